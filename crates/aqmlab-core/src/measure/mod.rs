@@ -1,0 +1,5 @@
+//! Recorders: streaming statistics that are cheap on the hot path.
+pub mod flow_stats;
+pub mod histogram;
+pub mod link_stats;
+pub mod time_avg;

@@ -1,0 +1,98 @@
+//! A unidirectional point-to-point link: rate, propagation delay, egress qdisc.
+//!
+//! There is no hidden device queue: the link pulls its next packet from the qdisc the
+//! moment it goes idle, so the qdisc sees every waiting packet. A link keeps at most one
+//! pending transmission-complete event, and one event for the head of its in-flight
+//! packets (they arrive in order because the delay is constant), after csg-htsim's pipe.
+//!
+//! A rate change takes effect from the next packet: a packet being serialised finishes
+//! at the rate it started with.
+
+use super::packet::PacketId;
+use crate::measure::link_stats::LinkStats;
+use crate::output::pcap::PcapWriter;
+use crate::qdisc::Qdisc;
+use crate::sim::rng::Rng;
+use crate::sim::time::Nanos;
+use std::collections::VecDeque;
+
+/// How the link rate changes over time.
+pub enum RateChange {
+    Fixed,
+    /// Steps at given times; `next` indexes the next step to apply.
+    Schedule {
+        steps: Vec<(Nanos, u64)>,
+        next: usize,
+    },
+    /// Every U[every_min, every_max] draw a new rate uniformly from `rates`.
+    Random {
+        every_min: Nanos,
+        every_max: Nanos,
+        rates: Vec<u64>,
+        rng: Rng,
+    },
+}
+
+impl RateChange {
+    /// The first change time, if any.
+    pub fn first(&mut self) -> Option<Nanos> {
+        match self {
+            RateChange::Fixed => None,
+            RateChange::Schedule { steps, next } => steps.get(*next).map(|s| s.0),
+            RateChange::Random { .. } => Some(self.next_gap()),
+        }
+    }
+
+    fn next_gap(&mut self) -> Nanos {
+        match self {
+            RateChange::Random {
+                every_min,
+                every_max,
+                rng,
+                ..
+            } => *every_min + rng.below(*every_max - *every_min + 1),
+            _ => 0,
+        }
+    }
+
+    /// Apply the change due at `now`: the new rate and when the next change is due.
+    pub fn apply(&mut self, now: Nanos) -> (Option<u64>, Option<Nanos>) {
+        match self {
+            RateChange::Fixed => (None, None),
+            RateChange::Schedule { steps, next } => {
+                let rate = steps.get(*next).map(|s| s.1);
+                *next += 1;
+                (rate, steps.get(*next).map(|s| s.0))
+            }
+            RateChange::Random { rates, rng, .. } => {
+                let rate = rates[rng.below(rates.len() as u64) as usize];
+                let gap = self.next_gap();
+                (Some(rate), Some(now + gap))
+            }
+        }
+    }
+}
+
+pub struct Link {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay: Nanos,
+    pub mtu: u32,
+    /// Bernoulli loss on entry (0 = none).
+    pub loss: f64,
+    pub qdisc: Qdisc,
+    /// The packet being serialised and when it started.
+    pub tx: Option<(PacketId, Nanos)>,
+    /// Packets propagating, with their arrival times at `to`.
+    pub in_flight: VecDeque<(Nanos, PacketId)>,
+    /// The time of the pending qdisc timer event, if any.
+    pub timer_at: Option<Nanos>,
+    pub rate_change: RateChange,
+    pub stats: LinkStats,
+    /// Randomness of the qdisc (e.g. RED's coin) and of the loss model, kept apart.
+    pub qdisc_rng: Rng,
+    pub loss_rng: Rng,
+    pub pcap: Option<PcapWriter>,
+}

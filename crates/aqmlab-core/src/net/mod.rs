@@ -1,0 +1,4 @@
+//! The network: packets, links, nodes, routing, topology builders.
+pub mod link;
+pub mod packet;
+pub mod topology;

@@ -1,0 +1,369 @@
+//! Topology builders (explicit graph, dumbbell) and static shortest-path routing.
+//!
+//! Routing is by hop count, computed once by a breadth-first search towards every
+//! destination; among equal-length routes the link created first wins, so routes are
+//! deterministic.
+//!
+//! Dumbbell layout: host pairs `G_l{i}` ↔ `G_r{i}` for each host group `G`, left hosts
+//! attached to the left router (default name `L`), right hosts to the right router
+//! (`R`), and the bottleneck `L->R` with its reverse `R->L`. Links are named
+//! `FROM->TO` unless given a `name`.
+
+use super::link::{Link, RateChange};
+use crate::measure::link_stats::LinkStats;
+use crate::qdisc::{self, LinkInfo};
+use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::spec::{LinkSpec, Rate, TopologySpec};
+use crate::sim::rng::Rng;
+use serde_json::json;
+use std::collections::{BTreeMap, VecDeque};
+
+pub const NO_ROUTE: u32 = u32::MAX;
+
+pub struct Node {
+    pub name: String,
+    /// `routes[d]` is the outgoing link towards node `d`, or `NO_ROUTE`.
+    pub routes: Vec<u32>,
+}
+
+/// The built network.
+pub struct Topology {
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    /// Dumbbell host groups: name → (left host, right host) node pairs.
+    pub groups: BTreeMap<String, Vec<(u32, u32)>>,
+    pub node_index: BTreeMap<String, u32>,
+}
+
+impl Topology {
+    pub fn node(&self, name: &str) -> Option<u32> {
+        self.node_index.get(name).copied()
+    }
+
+    pub fn link_index(&self, name: &str) -> Option<usize> {
+        self.links.iter().position(|l| l.name == name)
+    }
+}
+
+struct Builder {
+    seed: u64,
+    nodes: Vec<Node>,
+    node_index: BTreeMap<String, u32>,
+    links: Vec<Link>,
+}
+
+const DEFAULT_MTU: u32 = 1500;
+
+impl Builder {
+    fn add_node(&mut self, name: &str, path: &str) -> Result<u32> {
+        if name.is_empty() {
+            return Err(ScenarioError::new(
+                path,
+                "\"\": expected a non-empty node name",
+            ));
+        }
+        if self.node_index.contains_key(name) {
+            return Err(ScenarioError::new(
+                path,
+                format!("\"{name}\": duplicate node name"),
+            ));
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node {
+            name: name.to_string(),
+            routes: Vec::new(),
+        });
+        self.node_index.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    /// Add the link `from → to` described by `spec` (at `path`). `default_qdisc` is used
+    /// when the spec has none.
+    fn add_link(
+        &mut self,
+        from: u32,
+        to: u32,
+        spec: &LinkSpec,
+        path: &str,
+        name: Option<String>,
+    ) -> Result<()> {
+        spec.validate(path)?;
+        let mtu = spec.mtu.map(|m| m.0 as u32).unwrap_or(DEFAULT_MTU);
+        let name = name.unwrap_or_else(|| {
+            format!(
+                "{}->{}",
+                self.nodes[from as usize].name, self.nodes[to as usize].name
+            )
+        });
+        if self.links.iter().any(|l| l.name == name) {
+            return Err(ScenarioError::new(
+                path,
+                format!("\"{name}\": duplicate link name"),
+            ));
+        }
+        let info = LinkInfo {
+            rate_bps: spec.rate.0,
+            mtu,
+        };
+        let default_q = json!({"kind": "pfifo", "limit": "1000pkt"});
+        let q = qdisc::build(
+            spec.qdisc.as_ref().unwrap_or(&default_q),
+            &format!("{path}.qdisc"),
+            &info,
+        )?;
+        let rate_change = if let Some(steps) = &spec.rate_schedule {
+            RateChange::Schedule {
+                steps: steps.iter().map(|s| (s.at.0, s.rate.0)).collect(),
+                next: 0,
+            }
+        } else if let Some(p) = &spec.rate_process {
+            RateChange::Random {
+                every_min: p.every_min.0,
+                every_max: p.every_max.0,
+                rates: p.rates.iter().map(|r| r.0).collect(),
+                rng: Rng::stream(self.seed, &format!("link[{name}].rate")),
+            }
+        } else {
+            RateChange::Fixed
+        };
+        self.links.push(Link {
+            qdisc_rng: Rng::stream(self.seed, &format!("link[{name}].qdisc")),
+            loss_rng: Rng::stream(self.seed, &format!("link[{name}].loss")),
+            name,
+            from,
+            to,
+            rate_bps: spec.rate.0,
+            delay: spec.delay.map(|d| d.0).unwrap_or(0),
+            mtu,
+            loss: spec.loss.unwrap_or(0.0),
+            qdisc: q,
+            tx: None,
+            in_flight: VecDeque::new(),
+            timer_at: None,
+            rate_change,
+            stats: LinkStats::default(),
+            pcap: None,
+        });
+        Ok(())
+    }
+
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        // Incoming links per node, in creation order.
+        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, l) in self.links.iter().enumerate() {
+            incoming[l.to as usize].push(i as u32);
+        }
+        for node in &mut self.nodes {
+            node.routes = vec![NO_ROUTE; n];
+        }
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for d in 0..n {
+            dist.iter_mut().for_each(|x| *x = u32::MAX);
+            dist[d] = 0;
+            queue.clear();
+            queue.push_back(d as u32);
+            while let Some(m) = queue.pop_front() {
+                for &li in &incoming[m as usize] {
+                    let from = self.links[li as usize].from as usize;
+                    if dist[from] == u32::MAX {
+                        dist[from] = dist[m as usize] + 1;
+                        self.nodes[from].routes[d] = li;
+                        queue.push_back(from as u32);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn default_access() -> LinkSpec {
+    LinkSpec {
+        from: None,
+        to: None,
+        duplex: None,
+        name: None,
+        rate: Rate(1_000_000_000),
+        delay: None,
+        qdisc: None,
+        mtu: None,
+        loss: None,
+        rate_schedule: None,
+        rate_process: None,
+    }
+}
+
+fn no_graph_fields(spec: &LinkSpec, path: &str) -> Result<()> {
+    for (field, set) in [
+        ("from", spec.from.is_some()),
+        ("to", spec.to.is_some()),
+        ("duplex", spec.duplex.is_some()),
+    ] {
+        if set {
+            return Err(ScenarioError::new(
+                format!("{path}.{field}"),
+                "only links of a `graph` topology take this field",
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
+    let mut b = Builder {
+        seed,
+        nodes: Vec::new(),
+        node_index: BTreeMap::new(),
+        links: Vec::new(),
+    };
+    let mut groups = BTreeMap::new();
+    match spec.kind.as_str() {
+        "dumbbell" => {
+            for (field, set) in [
+                ("nodes", !spec.nodes.is_empty()),
+                ("links", !spec.links.is_empty()),
+            ] {
+                if set {
+                    return Err(ScenarioError::new(
+                        format!("topology.{field}"),
+                        "a dumbbell takes `bottleneck` and `hosts`, not explicit nodes and links (use kind = \"graph\")",
+                    ));
+                }
+            }
+            let fwd = spec.bottleneck.as_ref().ok_or_else(|| {
+                ScenarioError::new(
+                    "topology.bottleneck",
+                    "missing: a dumbbell needs a bottleneck",
+                )
+            })?;
+            no_graph_fields(fwd, "topology.bottleneck")?;
+            if spec.hosts.is_empty() {
+                return Err(ScenarioError::new(
+                    "topology.hosts",
+                    "missing: a dumbbell needs at least one host group",
+                ));
+            }
+            let [ln, rn] = spec
+                .routers
+                .clone()
+                .unwrap_or(["L".to_string(), "R".to_string()]);
+            let l = b.add_node(&ln, "topology.routers[0]")?;
+            let r = b.add_node(&rn, "topology.routers[1]")?;
+            b.add_link(l, r, fwd, "topology.bottleneck", fwd.name.clone())?;
+            let rev = spec.reverse.clone().unwrap_or_else(|| LinkSpec {
+                name: None,
+                qdisc: None,
+                rate_schedule: None,
+                rate_process: None,
+                loss: None,
+                ..fwd.clone()
+            });
+            no_graph_fields(&rev, "topology.reverse")?;
+            b.add_link(r, l, &rev, "topology.reverse", rev.name.clone())?;
+            for (gi, g) in spec.hosts.iter().enumerate() {
+                let gpath = format!("topology.hosts[{gi}]");
+                if g.count == 0 {
+                    return Err(ScenarioError::new(
+                        format!("{gpath}.count"),
+                        "0: expected at least 1 host pair",
+                    ));
+                }
+                if groups.contains_key(&g.name) {
+                    return Err(ScenarioError::new(
+                        format!("{gpath}.name"),
+                        format!("\"{}\": duplicate host group", g.name),
+                    ));
+                }
+                let left = g.left.clone().unwrap_or_else(default_access);
+                let right = g.right.clone().unwrap_or_else(default_access);
+                no_graph_fields(&left, &format!("{gpath}.left"))?;
+                no_graph_fields(&right, &format!("{gpath}.right"))?;
+                let mut pairs = Vec::new();
+                for i in 0..g.count {
+                    let hl = b.add_node(&format!("{}_l{i}", g.name), &format!("{gpath}.name"))?;
+                    let hr = b.add_node(&format!("{}_r{i}", g.name), &format!("{gpath}.name"))?;
+                    b.add_link(hl, l, &left, &format!("{gpath}.left"), None)?;
+                    b.add_link(l, hl, &left, &format!("{gpath}.left"), None)?;
+                    b.add_link(hr, r, &right, &format!("{gpath}.right"), None)?;
+                    b.add_link(r, hr, &right, &format!("{gpath}.right"), None)?;
+                    pairs.push((hl, hr));
+                }
+                groups.insert(g.name.clone(), pairs);
+            }
+        }
+        "graph" => {
+            for (field, set) in [
+                ("bottleneck", spec.bottleneck.is_some()),
+                ("reverse", spec.reverse.is_some()),
+                ("hosts", !spec.hosts.is_empty()),
+                ("routers", spec.routers.is_some()),
+            ] {
+                if set {
+                    return Err(ScenarioError::new(
+                        format!("topology.{field}"),
+                        "only a dumbbell topology takes this field",
+                    ));
+                }
+            }
+            if spec.nodes.is_empty() {
+                return Err(ScenarioError::new(
+                    "topology.nodes",
+                    "missing: a graph needs nodes",
+                ));
+            }
+            for (i, n) in spec.nodes.iter().enumerate() {
+                b.add_node(&n.name, &format!("topology.nodes[{i}].name"))?;
+            }
+            for (i, ls) in spec.links.iter().enumerate() {
+                let path = format!("topology.links[{i}]");
+                let end = |field: &str, v: &Option<String>, b: &Builder| -> Result<u32> {
+                    let name = v.as_ref().ok_or_else(|| {
+                        ScenarioError::new(
+                            format!("{path}.{field}"),
+                            "missing: expected a node name",
+                        )
+                    })?;
+                    b.node_index.get(name).copied().ok_or_else(|| {
+                        ScenarioError::new(
+                            format!("{path}.{field}"),
+                            format!(
+                                "\"{name}\": no such node; nodes are: {}",
+                                b.node_index.keys().cloned().collect::<Vec<_>>().join(", ")
+                            ),
+                        )
+                    })
+                };
+                let from = end("from", &ls.from, &b)?;
+                let to = end("to", &ls.to, &b)?;
+                if from == to {
+                    return Err(ScenarioError::new(
+                        format!("{path}.to"),
+                        format!(
+                            "\"{}\": a link cannot connect a node to itself",
+                            b.nodes[to as usize].name
+                        ),
+                    ));
+                }
+                b.add_link(from, to, ls, &path, ls.name.clone())?;
+                if ls.duplex.unwrap_or(true) {
+                    let rev_name = ls.name.as_ref().map(|n| format!("{n}.rev"));
+                    b.add_link(to, from, ls, &path, rev_name)?;
+                }
+            }
+        }
+        other => {
+            return Err(ScenarioError::new(
+                "topology.kind",
+                format!("\"{other}\": expected \"dumbbell\" or \"graph\""),
+            ))
+        }
+    }
+    b.compute_routes();
+    Ok(Topology {
+        nodes: b.nodes,
+        links: b.links,
+        groups,
+        node_index: b.node_index,
+    })
+}

@@ -1,0 +1,3 @@
+//! Outputs: tables and pcap files.
+pub mod pcap;
+pub mod table;

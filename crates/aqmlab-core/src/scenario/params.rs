@@ -1,0 +1,277 @@
+//! Reading the parameters of a named component (a queue discipline, a traffic kind)
+//! from a scenario table, with an error for every unknown or malformed key.
+//!
+//! Each component declares its parameters once as `ParamDoc`s (name, type, default,
+//! meaning); `aqmlab qdiscs` prints those, and `Params::finish` rejects any key that
+//! the component did not read.
+
+use super::error::{Result, ScenarioError};
+use super::units::{self, Limit};
+use crate::sim::time::Nanos;
+use serde_json::{Map, Value};
+
+/// Documentation of one parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDoc {
+    pub name: &'static str,
+    /// `duration`, `rate`, `size`, `limit`, `float`, `int`, `bool`, `string`.
+    pub ty: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// Documentation of one component kind.
+#[derive(Clone, Copy, Debug)]
+pub struct KindDoc {
+    pub kind: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: &'static [ParamDoc],
+}
+
+/// A parameter table under `path`, with the keys read so far.
+pub struct Params<'a> {
+    path: String,
+    map: &'a Map<String, Value>,
+    read: Vec<&'static str>,
+    /// Keys handled by the caller (e.g. `kind`), never reported as unknown.
+    ignored: &'static [&'static str],
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{s}\""),
+        other => other.to_string(),
+    }
+}
+
+impl<'a> Params<'a> {
+    pub fn new(
+        path: impl Into<String>,
+        map: &'a Map<String, Value>,
+        ignored: &'static [&'static str],
+    ) -> Self {
+        Params {
+            path: path.into(),
+            map,
+            read: Vec::new(),
+            ignored,
+        }
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The full path of key `name`.
+    pub fn key_path(&self, name: &str) -> String {
+        if self.path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{}", self.path, name)
+        }
+    }
+
+    /// An error about key `name`.
+    pub fn error(&self, name: &str, msg: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(self.key_path(name), msg)
+    }
+
+    fn get(&mut self, name: &'static str) -> Option<&'a Value> {
+        self.read.push(name);
+        self.map.get(name)
+    }
+
+    fn text(&mut self, name: &'static str, what: &str) -> Result<Option<(&'a str, &'a Value)>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v @ Value::String(s)) => Ok(Some((s.as_str(), v))),
+            Some(v) => Err(self.error(
+                name,
+                format!("{}: expected {what} as a string with a unit", show(v)),
+            )),
+        }
+    }
+
+    fn unit<T>(
+        &mut self,
+        name: &'static str,
+        what: &str,
+        parse: fn(&str) -> std::result::Result<T, String>,
+    ) -> Result<Option<T>> {
+        match self.text(name, what)? {
+            None => Ok(None),
+            Some((s, v)) => parse(s)
+                .map(Some)
+                .map_err(|e| self.error(name, format!("{}: {e}", show(v)))),
+        }
+    }
+
+    pub fn duration(&mut self, name: &'static str) -> Result<Option<Nanos>> {
+        self.unit(name, "a duration", units::parse_duration)
+    }
+
+    pub fn duration_or(&mut self, name: &'static str, default: Nanos) -> Result<Nanos> {
+        Ok(self.duration(name)?.unwrap_or(default))
+    }
+
+    /// A duration that must be greater than zero.
+    pub fn positive_duration_or(&mut self, name: &'static str, default: Nanos) -> Result<Nanos> {
+        let d = self.duration_or(name, default)?;
+        if d == 0 {
+            return Err(self.error(name, "0: expected a duration greater than zero"));
+        }
+        Ok(d)
+    }
+
+    pub fn rate(&mut self, name: &'static str) -> Result<Option<u64>> {
+        self.unit(name, "a rate", units::parse_rate)
+    }
+
+    pub fn required_rate(&mut self, name: &'static str) -> Result<u64> {
+        self.rate(name)?
+            .ok_or_else(|| self.error(name, "missing: expected a rate like \"10Mbit\""))
+    }
+
+    pub fn size(&mut self, name: &'static str) -> Result<Option<u64>> {
+        self.unit(name, "a size", units::parse_size)
+    }
+
+    pub fn size_or(&mut self, name: &'static str, default: u64) -> Result<u64> {
+        Ok(self.size(name)?.unwrap_or(default))
+    }
+
+    pub fn limit_or(&mut self, name: &'static str, default: Limit) -> Result<Limit> {
+        Ok(self
+            .unit(name, "a limit", units::parse_limit)?
+            .unwrap_or(default))
+    }
+
+    /// A number within [lo, hi].
+    pub fn f64_or(&mut self, name: &'static str, default: f64, lo: f64, hi: f64) -> Result<f64> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => match v.as_f64() {
+                Some(x) if x >= lo && x <= hi => Ok(x),
+                _ => Err(self.error(
+                    name,
+                    format!("{}: expected a number in [{lo}, {hi}]", show(v)),
+                )),
+            },
+        }
+    }
+
+    /// A whole number within [lo, hi].
+    pub fn u64_or(&mut self, name: &'static str, default: u64, lo: u64, hi: u64) -> Result<u64> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => match v.as_u64() {
+                Some(x) if x >= lo && x <= hi => Ok(x),
+                _ => Err(self.error(
+                    name,
+                    format!("{}: expected a whole number in [{lo}, {hi}]", show(v)),
+                )),
+            },
+        }
+    }
+
+    pub fn bool_or(&mut self, name: &'static str, default: bool) -> Result<bool> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.error(name, format!("{}: expected true or false", show(v)))),
+        }
+    }
+
+    /// One of `choices`.
+    pub fn choice_or(
+        &mut self,
+        name: &'static str,
+        default: &'static str,
+        choices: &[&'static str],
+    ) -> Result<&'static str> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => {
+                let s = v.as_str().unwrap_or("");
+                choices.iter().copied().find(|c| *c == s).ok_or_else(|| {
+                    self.error(
+                        name,
+                        format!("{}: expected one of {}", show(v), choices.join(", ")),
+                    )
+                })
+            }
+        }
+    }
+
+    pub fn string(&mut self, name: &'static str) -> Result<Option<&'a str>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(v) => Err(self.error(name, format!("{}: expected a string", show(v)))),
+        }
+    }
+
+    /// The raw value, for callers that parse structure themselves.
+    pub fn raw(&mut self, name: &'static str) -> Option<&'a Value> {
+        self.get(name)
+    }
+
+    /// Fail on any key that was not read: a typo must never be silently ignored.
+    pub fn finish(self, component: &str) -> Result<()> {
+        let mut keys: Vec<&String> = self.map.keys().collect();
+        keys.sort();
+        for k in keys {
+            if !self.read.contains(&k.as_str()) && !self.ignored.contains(&k.as_str()) {
+                let mut known: Vec<&str> = self.read.clone();
+                known.sort();
+                known.dedup();
+                return Err(self.error(
+                    k,
+                    format!(
+                        "unknown parameter for {component}; expected one of: {}",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Render a value for messages.
+pub fn show_value(v: &Value) -> String {
+    show(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_key_is_named_with_its_path() {
+        let v = json!({"kind": "codel", "target": "5ms", "targte": "5ms"});
+        let mut p = Params::new(
+            "topology.bottleneck.qdisc",
+            v.as_object().unwrap(),
+            &["kind"],
+        );
+        assert_eq!(p.duration_or("target", 1).unwrap(), 5_000_000);
+        let e = p.finish("qdisc codel").unwrap_err();
+        assert_eq!(e.path, "topology.bottleneck.qdisc.targte");
+        assert!(e.message.contains("expected one of: target"), "{e}");
+    }
+
+    #[test]
+    fn bad_unit_names_value_and_expectation() {
+        let v = json!({"rate": "5 parsecs"});
+        let mut p = Params::new("traffic[0]", v.as_object().unwrap(), &[]);
+        let e = p.rate("rate").unwrap_err();
+        assert_eq!(e.path, "traffic[0].rate");
+        assert!(
+            e.message.contains("\"5 parsecs\"") && e.message.contains("unknown unit"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! The typed scenario: fixed-structure parts (top level, topology, output).
+//! See `docs/scenario.md` for the reference.
+
+use super::error::{Result, ScenarioError};
+use super::units;
+use crate::sim::time::Nanos;
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use serde_json::Value;
+
+macro_rules! unit_type {
+    ($name:ident, $inner:ty, $parse:path, $what:expr) => {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct $name(pub $inner);
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                let v = Value::deserialize(d)?;
+                match &v {
+                    Value::String(s) => $parse(s)
+                        .map($name)
+                        .map_err(|e| de::Error::custom(format!("\"{s}\": {e}"))),
+                    other => Err(de::Error::custom(format!(
+                        "{other}: expected {} as a string with a unit",
+                        $what
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+unit_type!(Duration, Nanos, units::parse_duration, "a duration");
+unit_type!(Rate, u64, units::parse_rate, "a rate");
+unit_type!(Size, u64, units::parse_size, "a size");
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Simulated time to run.
+    pub duration: Duration,
+    /// Statistics are collected from this time on.
+    #[serde(default)]
+    pub warmup: Option<Duration>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub topology: TopologySpec,
+    /// One table per traffic source group; read per kind by `app::build`.
+    #[serde(default)]
+    pub traffic: Vec<Value>,
+    #[serde(default)]
+    pub output: OutputSpec,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologySpec {
+    /// `dumbbell` or `graph`.
+    pub kind: String,
+    /// Dumbbell: the forward (left → right) bottleneck.
+    #[serde(default)]
+    pub bottleneck: Option<LinkSpec>,
+    /// Dumbbell: the reverse (right → left) bottleneck; defaults to the forward rate and
+    /// delay with a 1000-packet pfifo.
+    #[serde(default)]
+    pub reverse: Option<LinkSpec>,
+    /// Dumbbell: the names of the left and right routers.
+    #[serde(default)]
+    pub routers: Option<[String; 2]>,
+    /// Dumbbell: groups of host pairs.
+    #[serde(default)]
+    pub hosts: Vec<HostGroup>,
+    /// Graph: the nodes.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// Graph: the links.
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+}
+
+fn default_count() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostGroup {
+    pub name: String,
+    #[serde(default = "default_count")]
+    pub count: u32,
+    /// Access link of each left host (both directions); default 1 Gbit/s, 0 ms.
+    #[serde(default)]
+    pub left: Option<LinkSpec>,
+    /// Access link of each right host (both directions); default 1 Gbit/s, 0 ms.
+    #[serde(default)]
+    pub right: Option<LinkSpec>,
+}
+
+/// A link, or in a graph a pair of links (`duplex`, the default).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Graph links only: endpoints.
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Graph links only: also create the reverse direction (default true).
+    #[serde(default)]
+    pub duplex: Option<bool>,
+    /// A name for the `queues` table; default `"FROM->TO"`.
+    #[serde(default)]
+    pub name: Option<String>,
+    pub rate: Rate,
+    #[serde(default)]
+    pub delay: Option<Duration>,
+    /// Queue discipline table; default `{ kind = "pfifo", limit = "1000pkt" }`.
+    #[serde(default)]
+    pub qdisc: Option<Value>,
+    /// Largest packet in bytes (CoDel/DRR defaults); default 1500 B.
+    #[serde(default)]
+    pub mtu: Option<Size>,
+    /// Bernoulli loss probability applied to every packet entering the link.
+    #[serde(default)]
+    pub loss: Option<f64>,
+    /// Piecewise-constant rate: `[{ at = "10s", rate = "1Mbit" }, ...]`.
+    #[serde(default)]
+    pub rate_schedule: Option<Vec<RateStep>>,
+    /// Random rate process: every U[every_min, every_max] redraw the rate from `rates`.
+    #[serde(default)]
+    pub rate_process: Option<RateProcess>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at: Duration,
+    pub rate: Rate,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateProcess {
+    pub every_min: Duration,
+    pub every_max: Duration,
+    pub rates: Vec<Rate>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Sample interval of the `timeseries` table; off when absent.
+    #[serde(default)]
+    pub timeseries: Option<Duration>,
+    /// Links sampled in the time series (default: all).
+    #[serde(default)]
+    pub timeseries_links: Option<Vec<String>>,
+    /// Keep the per-drop event log (`drops` table).
+    #[serde(default)]
+    pub drops: bool,
+    /// Links whose transmitted packets are written to `LINK.pcap`.
+    #[serde(default)]
+    pub pcap: Vec<String>,
+}
+
+impl ScenarioSpec {
+    /// Read a scenario from a JSON value.
+    pub fn from_value(v: Value) -> Result<ScenarioSpec> {
+        if !v.is_object() {
+            return Err(ScenarioError::new("", "a scenario must be a table"));
+        }
+        let spec: ScenarioSpec = serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            ScenarioError::new(path, e.into_inner().to_string())
+        })?;
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    pub fn from_toml_str(text: &str) -> Result<ScenarioSpec> {
+        let v: Value = toml::from_str(text)
+            .map_err(|e| ScenarioError::new("", format!("invalid TOML: {e}")))?;
+        Self::from_value(v)
+    }
+
+    pub fn from_json_str(text: &str) -> Result<ScenarioSpec> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| ScenarioError::new("", format!("invalid JSON: {e}")))?;
+        Self::from_value(v)
+    }
+
+    /// Checks that need more than one field.
+    fn validate(&self) -> Result<()> {
+        if self.duration.0 == 0 {
+            return Err(ScenarioError::new(
+                "duration",
+                "\"0s\": expected a duration greater than zero",
+            ));
+        }
+        if let Some(w) = self.warmup {
+            if w.0 >= self.duration.0 {
+                return Err(ScenarioError::new(
+                    "warmup",
+                    "must be shorter than `duration`",
+                ));
+            }
+        }
+        if let Some(t) = self.output.timeseries {
+            if t.0 == 0 {
+                return Err(ScenarioError::new(
+                    "output.timeseries",
+                    "expected an interval greater than zero",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LinkSpec {
+    /// Checks of one link's own fields, at `path`.
+    pub fn validate(&self, path: &str) -> Result<()> {
+        if let Some(l) = self.loss {
+            if !(0.0..=1.0).contains(&l) {
+                return Err(ScenarioError::new(
+                    format!("{path}.loss"),
+                    format!("{l}: expected a probability in [0, 1]"),
+                ));
+            }
+        }
+        if let Some(m) = self.mtu {
+            if m.0 < 68 || m.0 > 65535 {
+                return Err(ScenarioError::new(
+                    format!("{path}.mtu"),
+                    format!("{}B: expected an MTU between 68B and 65535B", m.0),
+                ));
+            }
+        }
+        if let Some(p) = &self.rate_process {
+            if p.rates.is_empty() {
+                return Err(ScenarioError::new(
+                    format!("{path}.rate_process.rates"),
+                    "expected at least one rate",
+                ));
+            }
+            if p.every_min.0 == 0 || p.every_max.0 < p.every_min.0 {
+                return Err(ScenarioError::new(
+                    format!("{path}.rate_process"),
+                    "expected 0 < every_min <= every_max",
+                ));
+            }
+        }
+        if let Some(s) = &self.rate_schedule {
+            for (i, w) in s.windows(2).enumerate() {
+                if w[1].at.0 <= w[0].at.0 {
+                    return Err(ScenarioError::new(
+                        format!("{path}.rate_schedule[{}].at", i + 1),
+                        "expected times in increasing order",
+                    ));
+                }
+            }
+        }
+        if self.rate_schedule.is_some() && self.rate_process.is_some() {
+            return Err(ScenarioError::new(
+                path,
+                "give either rate_schedule or rate_process, not both",
+            ));
+        }
+        Ok(())
+    }
+}

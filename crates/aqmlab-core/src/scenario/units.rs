@@ -1,0 +1,185 @@
+//! Quantities with units, as written in scenario files.
+//!
+//! - durations: `ns`, `us`, `ms`, `s`, `min`, `h` (e.g. `"5ms"`, `"1.5s"`);
+//! - rates, always **bits** per second with SI prefixes: `bit`/`bps`, `kbit`/`kbps`,
+//!   `Mbit`/`Mbps`, `Gbit`/`Gbps` (case-insensitive; unlike Linux `tc`, `mbps` is
+//!   megabits, not megabytes);
+//! - sizes: `B`, `KB`/`MB`/`GB` (powers of 1000), `KiB`/`MiB`/`GiB` (powers of 1024);
+//! - queue limits: a size, or packets: `pkt`, `pkts`, `p`, `packets`.
+//!
+//! A bare number is refused: a unit-less `5` is a common source of silent errors.
+
+use crate::sim::time::Nanos;
+
+/// A queue limit: in packets or in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::Packets(n) => write!(f, "{n}pkt"),
+            Limit::Bytes(n) => write!(f, "{n}B"),
+        }
+    }
+}
+
+/// Split `"12.5 ms"` into (12.5, "ms").
+fn split(text: &str) -> Result<(f64, &str), String> {
+    let t = text.trim();
+    let end = t
+        .char_indices()
+        .find(|&(_, c)| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
+        })
+        .map(|(i, _)| i)
+        .unwrap_or(t.len());
+    // An exponent 'e' directly followed by a letter is the start of a unit, not a number.
+    let mut end = end;
+    while end > 0 && matches!(t.as_bytes()[end - 1], b'e' | b'E') {
+        end -= 1;
+    }
+    let (num, unit) = t.split_at(end);
+    if num.is_empty() {
+        return Err("no number".into());
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{num}` is not a number"))?;
+    if !v.is_finite() {
+        return Err("not a finite number".into());
+    }
+    if v < 0.0 {
+        return Err("must not be negative".into());
+    }
+    Ok((v, unit.trim()))
+}
+
+pub fn parse_duration(text: &str) -> Result<Nanos, String> {
+    let expected = "expected a duration with a unit (ns, us, ms, s, min, h), like \"5ms\"";
+    let (v, unit) = split(text).map_err(|e| format!("{e}; {expected}"))?;
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "sec" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        "" => return Err(format!("missing unit; {expected}")),
+        u => return Err(format!("unknown unit `{u}`; {expected}")),
+    };
+    Ok((v * scale).round() as Nanos)
+}
+
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    let expected =
+        "expected a rate in bits per second with a unit (bit, kbit, Mbit, Gbit, or bps, kbps, Mbps, Gbps), like \"10Mbit\"";
+    let (v, unit) = split(text).map_err(|e| format!("{e}; {expected}"))?;
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "bit" | "bps" | "bit/s" => 1.0,
+        "kbit" | "kbps" | "kbit/s" => 1e3,
+        "mbit" | "mbps" | "mbit/s" => 1e6,
+        "gbit" | "gbps" | "gbit/s" => 1e9,
+        "" => return Err(format!("missing unit; {expected}")),
+        _ => return Err(format!("unknown unit `{unit}`; {expected}")),
+    };
+    let bps = (v * scale).round();
+    if bps < 1.0 {
+        return Err(format!("must be positive; {expected}"));
+    }
+    Ok(bps as u64)
+}
+
+fn byte_scale(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "B" | "b" | "byte" | "bytes" => 1.0,
+        "KB" | "kB" | "kb" => 1e3,
+        "MB" | "mb" => 1e6,
+        "GB" | "gb" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    })
+}
+
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let expected = "expected a size with a unit (B, KB, MB, GB, KiB, MiB, GiB), like \"1500B\"";
+    let (v, unit) = split(text).map_err(|e| format!("{e}; {expected}"))?;
+    if unit.is_empty() {
+        return Err(format!("missing unit; {expected}"));
+    }
+    let scale = byte_scale(unit).ok_or_else(|| format!("unknown unit `{unit}`; {expected}"))?;
+    Ok((v * scale).round() as u64)
+}
+
+pub fn parse_limit(text: &str) -> Result<Limit, String> {
+    let expected = "expected a queue limit in packets or bytes, like \"100pkt\" or \"150KB\"";
+    let (v, unit) = split(text).map_err(|e| format!("{e}; {expected}"))?;
+    let limit = match unit {
+        "pkt" | "pkts" | "p" | "packet" | "packets" => {
+            if v.fract() != 0.0 {
+                return Err(format!("a packet count must be whole; {expected}"));
+            }
+            Limit::Packets(v as u64)
+        }
+        "" => return Err(format!("missing unit; {expected}")),
+        u => Limit::Bytes(
+            (v * byte_scale(u).ok_or_else(|| format!("unknown unit `{u}`; {expected}"))?).round()
+                as u64,
+        ),
+    };
+    match limit {
+        Limit::Packets(0) | Limit::Bytes(0) => {
+            Err(format!("must be greater than zero; {expected}"))
+        }
+        l => Ok(l),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5ms"), Ok(5_000_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration("2 min"), Ok(120_000_000_000));
+        assert_eq!(parse_duration("250us"), Ok(250_000));
+        assert!(parse_duration("5").unwrap_err().contains("missing unit"));
+        assert!(parse_duration("5 parsecs")
+            .unwrap_err()
+            .contains("unknown unit `parsecs`"));
+        assert!(parse_duration("-1ms").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn rates_are_bits_per_second() {
+        assert_eq!(parse_rate("10Mbit"), Ok(10_000_000));
+        assert_eq!(parse_rate("10Mbps"), Ok(10_000_000));
+        assert_eq!(parse_rate("10mbps"), Ok(10_000_000));
+        assert_eq!(parse_rate("64kbit"), Ok(64_000));
+        assert_eq!(parse_rate("0.5Mbit"), Ok(500_000));
+        assert_eq!(parse_rate("1Gbit"), Ok(1_000_000_000));
+        assert!(parse_rate("0Mbit").unwrap_err().contains("positive"));
+        assert!(parse_rate("-2Mbit").unwrap_err().contains("negative"));
+        assert!(parse_rate("2").unwrap_err().contains("missing unit"));
+    }
+
+    #[test]
+    fn sizes_and_limits() {
+        assert_eq!(parse_size("150KB"), Ok(150_000));
+        assert_eq!(parse_size("1KiB"), Ok(1024));
+        assert_eq!(parse_size("1500B"), Ok(1500));
+        assert_eq!(parse_limit("100pkt"), Ok(Limit::Packets(100)));
+        assert_eq!(parse_limit("150KB"), Ok(Limit::Bytes(150_000)));
+        assert!(parse_limit("0pkt")
+            .unwrap_err()
+            .contains("greater than zero"));
+        assert!(parse_limit("1.5pkt").unwrap_err().contains("whole"));
+    }
+}

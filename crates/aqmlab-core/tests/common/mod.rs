@@ -1,0 +1,29 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use aqmlab_core::{run_scenario, Results, RunOptions, ScenarioSpec};
+
+pub fn spec(toml_text: &str) -> ScenarioSpec {
+    ScenarioSpec::from_toml_str(toml_text).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
+}
+
+pub fn run(toml_text: &str, seed: u64) -> Results {
+    run_scenario(&spec(toml_text), Some(seed), &RunOptions::default()).expect("run")
+}
+
+/// The value of numeric column `col` in the row of `table` whose `key` column is `value`.
+pub fn cell(r: &Results, table: &str, key: &str, value: &str, col: &str) -> f64 {
+    let t = r.table(table);
+    let i = t
+        .find(key, value)
+        .unwrap_or_else(|| panic!("no row {key}={value} in {table}"));
+    t.f64s(col)[i]
+}
+
+/// Path of a file in the repository's `examples/`.
+pub fn example(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
