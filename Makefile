@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $(STAMP)
 
 $(VENV)/.build-stamp: $(STAMP) $(RUST_SOURCES)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --skip-install -q
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
 	touch $@
 
 install: $(VENV)/.build-stamp
@@ -30,7 +30,7 @@ run: install
 test: test-rust test-python
 
 test-rust:
-	cargo test -p aqmlab-core --release -q 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+	cargo test -p aqmlab-core -q 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
 
 test-python: install
 	$(PY) -m pytest tests

@@ -51,7 +51,12 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 /// Run `f` without the GIL, converting a panic into `SimulationError`.
 fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     py.detach(|| catch_unwind(AssertUnwindSafe(f)))
-        .map_err(|p| simulation_error(format!("internal error in the simulator core: {}", panic_message(p))))
+        .map_err(|p| {
+            simulation_error(format!(
+                "internal error in the simulator core: {}",
+                panic_message(p)
+            ))
+        })
 }
 
 fn parse(json: &str) -> PyResult<ScenarioSpec> {
@@ -63,7 +68,9 @@ fn parse(json: &str) -> PyResult<ScenarioSpec> {
 fn validate(py: Python<'_>, json: &str) -> PyResult<()> {
     let spec = guarded(py, || ScenarioSpec::from_json_str(json))?.map_err(scenario_error)?;
     // Building checks cross-references (nodes, links, qdisc and traffic parameters).
-    let built = guarded(py, || CoreSimulation::new(&spec, None, &RunOptions::default()).map(|_| ()))?;
+    let built = guarded(py, || {
+        CoreSimulation::new(&spec, None, &RunOptions::default()).map(|_| ())
+    })?;
     match built {
         Ok(()) => Ok(()),
         // A pcap request without an output directory is not a scenario fault.
@@ -98,11 +105,20 @@ struct Simulation {
 impl Simulation {
     #[new]
     #[pyo3(signature = (json, seed=None, out_dir=None))]
-    fn new(py: Python<'_>, json: &str, seed: Option<u64>, out_dir: Option<PathBuf>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        json: &str,
+        seed: Option<u64>,
+        out_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
         let spec = parse(json)?;
         let opts = RunOptions { out_dir };
-        let inner = guarded(py, || CoreSimulation::new(&spec, seed, &opts))?.map_err(scenario_error)?;
-        Ok(Simulation { inner, finished: false })
+        let inner =
+            guarded(py, || CoreSimulation::new(&spec, seed, &opts))?.map_err(scenario_error)?;
+        Ok(Simulation {
+            inner,
+            finished: false,
+        })
     }
 
     /// Simulate up to `t_ns` (capped at the end).
@@ -134,14 +150,19 @@ impl Simulation {
 
     #[getter]
     fn pcap_files(&self) -> Vec<String> {
-        self.inner.pcap_files.iter().map(|p| p.display().to_string()).collect()
+        self.inner
+            .pcap_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
     }
 
     /// The result tables: `[(name, [(column, dtype, values), ...]), ...]`.
     fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let sim = &mut self.inner;
         if !self.finished {
-            guarded(py, || sim.flush_outputs())?.map_err(|e| simulation_error(format!("writing outputs: {e}")))?;
+            guarded(py, || sim.flush_outputs())?
+                .map_err(|e| simulation_error(format!("writing outputs: {e}")))?;
             self.finished = true;
         }
         let res = guarded(py, || aqmlab_core::results::collect(sim))?;
