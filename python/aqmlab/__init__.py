@@ -10,15 +10,20 @@ from .errors import ScenarioError, SimulationError
 from .results import Results
 from .runner import run
 from .scenario import load_scenario, validate, qdisc_docs, traffic_docs
+from .sweep import sweep
+from .aggregate import load, load_runs
 
 __all__ = [
     "Results",
     "ScenarioError",
     "SimulationError",
     "__version__",
+    "load",
+    "load_runs",
     "load_scenario",
     "qdisc_docs",
     "run",
+    "sweep",
     "traffic_docs",
     "validate",
 ]
