@@ -111,6 +111,113 @@ def run(
             out_console.print(f"tables written to {out}/")
 
 
+class SweepProgress:
+    """A rich progress bar for a sweep: runs done of total, failures, elapsed, ETA."""
+
+    def __init__(self, console: Console, title: str = "sweep"):
+        from rich.progress import MofNCompleteColumn, TimeElapsedColumn
+
+        self.bar = Progress(
+            TextColumn(f"[bold]{title}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[failed]} failed[/]"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self.task = None
+
+    def __call__(self, ev: dict) -> None:
+        if ev["event"] == "start":
+            self.bar.start()
+            self.task = self.bar.add_task("runs", total=ev["todo"], failed=0)
+            if ev["skipped"]:
+                self.bar.console.print(f"resume: {ev['skipped']} of {ev['total']} runs already done")
+        else:
+            self.bar.update(self.task, completed=ev["done"], failed=ev["failed"])
+            if ev["status"] != "ok":
+                err = ev["error"]
+                where = f"{err['path']}: " if err.get("path") else ""
+                self.bar.console.print(f"[red]run {ev['id']} failed[/] ({_point_text(ev['point'])}, seed {ev['seed']}): {err['type']}: {where}{err['message']}", highlight=False)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _point_text(point: dict) -> str:
+    from .aggregate import point_label
+
+    return point_label(point)
+
+
+def sweep_report(res, console: Console) -> None:
+    console.print(
+        f"{res.total} runs: {res.ok} ran ok, {res.skipped} already done, "
+        f"[{'red' if res.n_failed else 'green'}]{res.n_failed} failed[/] "
+        f"({res.wall_s:.1f} s, {res.workers} workers) → {res.out}/",
+        highlight=False,
+    )
+
+
+@app.command()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(help="Sweep file (TOML): base, grid, zip, seeds, executor.")],
+    out: Annotated[Optional[Path], typer.Option(help="Output folder (default: the file's `out`, else out/NAME).")] = None,
+    executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
+    address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port (default: a LocalCluster).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    seeds: Annotated[Optional[int], typer.Option(help="Number of seeds (overrides the file).")] = None,
+    set: SetOpt = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Use the file's [quick] settings.")] = False,
+    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Skip runs already written.")] = True,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
+) -> None:
+    """Run a sweep: every grid/zip point × seed, each run written as it finishes.
+
+    Exit status: 0 when every run succeeded, 1 when some failed, 2 for a bad input."""
+    from .sweep import read_sweep_file, run_sweep_file
+
+    try:
+        sf = read_sweep_file(sweep_file)
+    except ScenarioError as e:
+        fail(ScenarioError(e.path, f"{e.message} (in {sweep_file})") if e.path else e)
+    res = run_with_progress(
+        lambda progress: run_sweep_file(
+            sf, quick=quick, out=out, executor=executor, address=address, workers=workers,
+            seeds=seeds, set=set, resume=resume, progress=progress,
+        ),
+        title=sf.name,
+        show=not (quiet or json_out),
+    )
+    finish_sweep(res, json_out, quiet)
+
+
+def run_with_progress(fn, title: str, show: bool):
+    bar = SweepProgress(err_console, title) if show else None
+    try:
+        return fn(bar)
+    except ScenarioError as e:
+        fail(e)
+    except SimulationError as e:
+        fail(e)
+    finally:
+        if bar is not None:
+            bar.stop()
+
+
+def finish_sweep(res, json_out: bool, quiet: bool) -> None:
+    if json_out:
+        print(json.dumps(res.to_dict()))
+    elif not quiet:
+        sweep_report(res, out_console)
+    if res.n_failed:
+        raise typer.Exit(1)
+
+
 @app.command()
 def validate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],

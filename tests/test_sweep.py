@@ -1,0 +1,273 @@
+"""Sweeps: points, run ids, resume, failures, executors (local pool and a real Dask
+LocalCluster with a worker killed mid-sweep), aggregation and its confidence intervals."""
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+
+import pandas as pd
+import polars as pl
+import pytest
+
+import aqmlab
+from aqmlab import ScenarioError
+from aqmlab.aggregate import aggregate, load_runs
+from aqmlab.stats import mean_ci, t_ppf
+from aqmlab.sweep import make_tasks, read_sweep_file, run_id
+from conftest import AQMLAB, EXAMPLES, ROOT
+
+#: A run of about 0.1 s: the small dumbbell example, shortened.
+BASE = EXAMPLES / "dumbbell-udp.toml"
+FAST = {"duration": "100s", "output": {}}
+GRID = {"bottleneck.qdisc.kind": ["pfifo", "pfifo_head_drop"], "bottleneck.qdisc.limit": ["20pkt", "50pkt", "100pkt"]}
+
+
+def run_dirs(out):
+    return sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+
+
+def test_grid_times_seeds_gives_stable_ids_and_resume_reruns_only_what_is_missing(tmp_path):
+    out = tmp_path / "sw"
+    events = []
+    res = aqmlab.sweep(BASE, grid=GRID, seeds=3, set=FAST, out=out, workers=2, progress=events.append)
+    assert (res.total, res.ok, res.n_failed, res.skipped) == (18, 18, 0, 0)
+    ids = run_dirs(out)
+    assert len(ids) == 18 and all(len(i) == 16 for i in ids)
+    # every run folder is complete: the four core tables, its scenario and metadata
+    for i in ids:
+        names = {p.name for p in (out / "runs" / i).iterdir()}
+        assert {"summary.parquet", "queues.parquet", "flows.parquet", "apps.parquet", "scenario.json", "run.json"} <= names
+    # the id is the hash of the resolved scenario and seed: same for another axis order
+    _, _, tasks = make_tasks(BASE, grid=dict(reversed(list(GRID.items()))), seeds=3, set=FAST)
+    assert sorted(t.id for t in tasks) == ids
+    t = tasks[0]
+    assert run_id(t.scenario, t.seed) == t.id
+    assert json.loads((out / "runs" / t.id / "scenario.json").read_text())["seed"] == t.seed
+    assert events[0] == {"event": "start", "total": 18, "todo": 18, "skipped": 0}
+    assert [e["done"] for e in events[1:]] == list(range(1, 19))
+
+    again = aqmlab.sweep(BASE, grid=GRID, seeds=3, set=FAST, out=out, workers=2)
+    assert (again.ran, again.skipped) == (0, 18)
+
+    victim = ids[4]
+    shutil.rmtree(out / "runs" / victim)
+    mtimes = {i: (out / "runs" / i / "run.json").stat().st_mtime_ns for i in ids if i != victim}
+    seen = []
+    third = aqmlab.sweep(BASE, grid=GRID, seeds=3, set=FAST, out=out, workers=2, progress=seen.append)
+    assert (third.ran, third.skipped, third.ok) == (1, 17, 1)
+    assert [e["id"] for e in seen if e["event"] == "run"] == [victim]
+    assert run_dirs(out) == ids
+    assert all((out / "runs" / i / "run.json").stat().st_mtime_ns == m for i, m in mtimes.items())
+
+    # resume=False runs everything again
+    fresh = aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": ["20pkt"]}, seeds=2, set=FAST, out=tmp_path / "b", workers=2)
+    again = aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": ["20pkt"]}, seeds=2, set=FAST, out=tmp_path / "b", workers=2, resume=False)
+    assert (fresh.ran, again.ran, again.skipped) == (2, 2, 0)
+
+
+def test_a_failing_point_is_recorded_and_the_others_finish(tmp_path):
+    out = tmp_path / "sw"
+    grid = {"bottleneck.qdisc.limit": ["20pkt", "-3pkt", "50pkt"]}
+    res = aqmlab.sweep(BASE, grid=grid, seeds=2, set=FAST, out=out, workers=2)
+    assert (res.ok, res.n_failed) == (4, 2)
+    assert len(run_dirs(out)) == 4
+    failed = sorted((out / "failed").glob("*.json"))
+    assert len(failed) == 2
+    rec = json.loads(failed[0].read_text())
+    assert rec["point"] == {"bottleneck.qdisc.limit": "-3pkt"}
+    assert rec["error"]["type"] == "ScenarioError"
+    assert rec["error"]["path"] == "topology.bottleneck.qdisc.limit"
+    assert json.loads((out / "status.json").read_text())["failed"] == 2
+    # the aggregate covers the good points only
+    agg = aqmlab.load(out)
+    assert set(agg["bottleneck.qdisc.limit"]) == {"20pkt", "50pkt"}
+    # resume tries failed runs again (and they fail again); finished runs are skipped
+    res2 = aqmlab.sweep(BASE, grid=grid, seeds=2, set=FAST, out=out, workers=1)
+    assert (res2.skipped, res2.ran, res2.n_failed) == (4, 2, 2)
+
+
+def test_local_executor_runs_in_several_processes(tmp_path):
+    out = tmp_path / "sw"
+    aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": ["20pkt", "50pkt", "80pkt"]}, seeds=2, set={"duration": "300s", "output": {}}, out=out, workers=2)
+    pids = {json.loads((out / "runs" / i / "run.json").read_text())["pid"] for i in run_dirs(out)}
+    assert len(pids) == 2 and os.getpid() not in pids
+
+
+def test_local_executor_survives_a_killed_worker(tmp_path):
+    out = tmp_path / "sw"
+    killed = []
+
+    def progress(ev):
+        if ev["event"] == "run" and ev["done"] == 1:
+            killed.append(ev["pid"])
+            os.kill(ev["pid"], signal.SIGKILL)
+
+    res = aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": [f"{n}pkt" for n in (10, 20, 30, 40, 50)]}, seeds=2, set={"duration": "200s", "output": {}}, out=out, workers=2, progress=progress)
+    assert killed
+    assert (res.ok, res.n_failed) == (10, 0)
+    assert len(run_dirs(out)) == 10
+    pids = {json.loads((out / "runs" / i / "run.json").read_text())["pid"] for i in run_dirs(out)}
+    assert len(pids) >= 3  # the pool was rebuilt with new processes
+
+
+def test_dask_cluster_with_a_worker_killed_mid_sweep_loses_nothing(tmp_path):
+    from distributed import Client, LocalCluster
+
+    out = tmp_path / "sw"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        worker_pids = set(client.run(os.getpid).values())
+        assert len(worker_pids) == 2 and os.getpid() not in worker_pids
+        killed = []
+
+        def progress(ev):
+            # Right after the first result, kill the *other* worker: with 10 runs
+            # queued it is in the middle of a run.
+            if ev["event"] == "run" and not killed:
+                victim = next(p for p in worker_pids if p != ev["pid"])
+                killed.append(victim)
+                os.kill(victim, signal.SIGKILL)
+
+        res = aqmlab.sweep(
+            BASE, grid={"bottleneck.qdisc.limit": [f"{n}pkt" for n in (10, 20, 30, 40, 50)]}, seeds=2,
+            set={"duration": "600s", "output": {}}, out=out, executor="dask", address=cluster.scheduler_address, progress=progress,
+        )
+        assert killed
+        assert (res.total, res.ok, res.n_failed) == (10, 10, 0)
+        ids = run_dirs(out)
+        assert len(ids) == 10
+        written = [json.loads(l) for l in (out / "log.jsonl").read_text().splitlines()]
+        written = [w["id"] for w in written if w["event"] == "written"]
+        assert sorted(written) == ids  # each run written exactly once
+        metas = [json.loads((out / "runs" / i / "run.json").read_text()) for i in ids]
+        first = min(m["written"] for m in metas)
+        # after the kill, no run came from the dead process; the others took its work
+        assert all(m["pid"] != killed[0] for m in metas if m["written"] > first)
+        assert sum(m["pid"] != killed[0] for m in metas) >= 9
+
+
+def test_t_quantiles_match_the_printed_table():
+    table = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 9: 2.262, 19: 2.093, 29: 2.045, 120: 1.980}
+    for df, t in table.items():
+        assert round(t_ppf(0.975, df), 3) == t
+    assert round(t_ppf(0.95, 10), 3) == 1.812
+    assert t_ppf(0.025, 5) == pytest.approx(-t_ppf(0.975, 5))
+
+
+def test_aggregation_matches_a_hand_computed_mean_and_ci():
+    # three seeds of one point: 2, 4, 9 → mean 5, s = sqrt(((−3)² + (−1)² + 4²)/2) = sqrt(13)
+    runs = pl.DataFrame(
+        {
+            "x": ["a", "a", "a", "b", "b"],
+            "point_id": ["p1", "p1", "p1", "p2", "p2"],
+            "label": ["x=a"] * 3 + ["x=b"] * 2,
+            "seed": [1, 2, 3, 1, 2],
+            "run_id": ["r1", "r2", "r3", "r4", "r5"],
+            "link": ["L->R"] * 5,
+            "qdisc": ["pfifo"] * 5,
+            "sojourn_ms_mean": [2.0, 4.0, 9.0, 1.0, float("nan")],
+            "drops": [1, 1, 1, 0, 0],
+        }
+    )
+    agg = aggregate(runs, "queues", ["x"])
+    row = agg.filter((pl.col("point_id") == "p1") & (pl.col("metric") == "sojourn_ms_mean")).row(0, named=True)
+    s = math.sqrt(13.0)
+    half = 4.303 * s / math.sqrt(3)  # t(0.975, 2) = 4.303
+    assert row["n"] == 3 and row["mean"] == pytest.approx(5.0)
+    assert row["std"] == pytest.approx(s)
+    # 4.303 is rounded to 3 decimals: |error| <= 0.0005 * s / sqrt(3) < 1.1e-3
+    assert row["ci_half"] == pytest.approx(half, abs=1.1e-3)
+    assert row["ci_low"] == pytest.approx(5 - half, abs=1.1e-3)
+    assert row["ci_high"] == pytest.approx(5 + half, abs=1.1e-3)
+    assert row["entity"] == "L->R" and row["table"] == "queues" and row["x"] == "a"
+    # NaN is left out: one value, no spread, no interval
+    row = agg.filter((pl.col("point_id") == "p2") & (pl.col("metric") == "sojourn_ms_mean")).row(0, named=True)
+    assert row["n"] == 1 and row["mean"] == 1.0 and row["std"] is None and row["ci_half"] is None
+    # zero spread: a zero-width interval
+    row = agg.filter((pl.col("point_id") == "p1") & (pl.col("metric") == "drops")).row(0, named=True)
+    assert (row["mean"], row["std"], row["ci_half"]) == (1.0, 0.0, 0.0)
+    assert mean_ci([2, 4, 9])["ci_half"] == pytest.approx(half, abs=1.1e-3)
+
+
+def test_load_gives_one_tidy_table_for_polars_and_pandas(tmp_path):
+    out = tmp_path / "sw"
+    aqmlab.sweep(BASE, grid={"bottleneck.qdisc.kind": ["pfifo", "pfifo_head_drop"]}, seeds=3, set=FAST, out=out, workers=2)
+    agg = aqmlab.load(out)
+    for c in ("bottleneck.qdisc.kind", "point_id", "label", "table", "entity", "metric", "n", "mean", "std", "ci_low", "ci_high"):
+        assert c in agg.columns, c
+    assert set(agg["table"]) == {"summary", "queues", "flows", "apps"}
+    soj = agg.filter((pl.col("metric") == "sojourn_ms_mean") & (pl.col("entity") == "L->R"))
+    assert soj.height == 2 and set(soj["n"]) == {3}
+    # the mean equals the mean of the per-run values
+    raw = load_runs(out, "queues").filter(pl.col("link") == "L->R")
+    for kind in ("pfifo", "pfifo_head_drop"):
+        vals = raw.filter(pl.col("bottleneck.qdisc.kind") == kind)["sojourn_ms_mean"].to_list()
+        assert len(vals) == 3
+        got = soj.filter(pl.col("bottleneck.qdisc.kind") == kind).row(0, named=True)
+        assert got["mean"] == pytest.approx(sum(vals) / 3)
+        assert got["ci_low"] < got["mean"] < got["ci_high"]
+    pdf = agg.to_pandas()
+    assert isinstance(pdf, pd.DataFrame) and len(pdf) == agg.height
+
+
+def test_zip_axes_move_together(tmp_path):
+    _, points, tasks = make_tasks(
+        BASE, grid={"bottleneck.qdisc.kind": ["pfifo", "pfifo_head_drop"]},
+        zip={"bottleneck.rate": ["5Mbit", "20Mbit"], "traffic[0].rate": ["2.6Mbit", "10.4Mbit"]}, seeds=2, set=FAST,
+    )
+    assert len(points) == 4 and len(tasks) == 8
+    assert {(p["bottleneck.rate"], p["traffic[0].rate"]) for p in points} == {("5Mbit", "2.6Mbit"), ("20Mbit", "10.4Mbit")}
+    t = next(t for t in tasks if t.point["bottleneck.rate"] == "20Mbit")
+    assert t.scenario["topology"]["bottleneck"]["rate"] == "20Mbit" and t.scenario["traffic"][0]["rate"] == "10.4Mbit"
+    with pytest.raises(ScenarioError) as e:
+        make_tasks(BASE, zip={"bottleneck.rate": ["5Mbit", "20Mbit"], "traffic[0].rate": ["1Mbit"]})
+    assert e.value.path == "zip" and "same length" in e.value.message
+
+
+@pytest.mark.parametrize(
+    "text, path, needle",
+    [
+        ('base = "dumbbell-udp.toml"\nseedz = 2\n', "seedz", "unknown key"),
+        ("seeds = 2\n", "base", "missing"),
+        ('base = "nope.toml"\n', "base", "not found"),
+        ('base = "dumbbell-udp.toml"\nseeds = 0\n', "seeds", "at least one"),
+        ('base = "dumbbell-udp.toml"\n[grid]\n"bottleneck.qdisc.kind" = "pfifo"\n', "grid.bottleneck.qdisc.kind", "non-empty list"),
+        ('base = "dumbbell-udp.toml"\nexecutor = "ray2"\n', "executor", "unknown executor"),
+        ('base = "dumbbell-udp.toml"\n[grid]\n"traffic[9].rate" = ["1Mbit"]\n', "traffic[9]", "index out of range"),
+        ('base = "dumbbell-udp.toml"\n[grid]\n"a..b" = [1]\n', "grid.a..b", "dotted path"),
+    ],
+)
+def test_bad_sweep_files_raise_scenario_errors_with_the_key(tmp_path, text, path, needle):
+    f = tmp_path / "s.toml"
+    shutil.copy(BASE, tmp_path / "dumbbell-udp.toml")
+    f.write_text(text)
+    with pytest.raises(ScenarioError) as e:
+        sf = read_sweep_file(f)
+        aqmlab.sweep(sf.base, grid=sf.grid, zip=sf.zip, seeds=sf.seeds, out=tmp_path / "o")
+    assert e.value.path == path
+    assert needle in e.value.message
+
+
+def cli(*args):
+    return subprocess.run([*AQMLAB, *map(str, args)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+def test_cli_sweep_json_quiet_exit_status_and_errors(tmp_path):
+    out = tmp_path / "sw"
+    p = cli("sweep", EXAMPLES / "sweep-small.toml", "--out", out, "--set", "duration=50s", "--json", "--workers", "2")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert (doc["total"], doc["ok"], doc["failed"]) == (4, 4, 0)
+    p = cli("sweep", EXAMPLES / "sweep-small.toml", "--out", out, "--set", "duration=50s", "--quiet")
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
+    # a bad value in one run: exit status 1 and the summary says how many failed
+    p = cli("sweep", EXAMPLES / "sweep-small.toml", "--out", tmp_path / "bad", "--set", "duration=50s", "--set", "bottleneck.qdisc.limit=0pkt", "--workers", "2")
+    assert p.returncode == 1
+    assert "4 failed" in p.stdout and "greater than zero" in p.stderr
+    # a bad sweep file: exit status 2, the key named, no traceback
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "x.toml"\n')
+    p = cli("sweep", bad)
+    assert p.returncode == 2 and "base" in p.stderr and "not found" in p.stderr and "Traceback" not in p.stderr
