@@ -1,0 +1,368 @@
+"""Figures for runs and sweeps: one style, a colour-blind-safe palette, units on axes.
+
+Every function returns a matplotlib ``Figure``; `save` writes it as PNG and SVG. The
+Agg backend is used, so no display is needed.
+
+* `cdf` — empirical CDF of sojourn time or queue length (from the ``timeseries`` table,
+  sampled every ``output.timeseries``), one line per sweep point, seeds pooled.
+* `timeseries` — queue length, sojourn, drop/mark probability, link rate (and cwnd when
+  a run has a ``tcp`` table) against time.
+* `sweep_lines` — a metric versus a swept parameter, mean with its 95 % CI band, one line
+  per value of another axis (e.g. per discipline).
+* `bars` — grouped bars of a metric with 95 % CI error bars.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, read_spec, short_name  # noqa: E402
+
+#: Okabe & Ito (2008), "Color Universal Design": distinguishable with every common
+#: colour-vision deficiency. Yellow comes late: it is faint on white.
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+LINESTYLES = ["-", "--", "-.", ":"]
+
+STYLE = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
+    "legend.frameon": False,
+    "legend.fontsize": 9,
+    "lines.linewidth": 1.6,
+    "svg.fonttype": "none",
+}
+
+#: Known columns: axis label and the factor that turns the stored unit into the shown one.
+LABELS: dict[str, tuple[str, float]] = {
+    "sojourn_ms": ("sojourn time (ms)", 1.0),
+    "qlen_pkts": ("queue length (packets)", 1.0),
+    "qlen_bytes": ("queue length (KB)", 1e-3),
+    "drop_prob": ("drop/mark probability", 1.0),
+    "rate_bps": ("link rate (Mbit/s)", 1e-6),
+    "throughput_bps": ("throughput (Mbit/s)", 1e-6),
+    "goodput_bps": ("goodput (Mbit/s)", 1e-6),
+    "drop_rate": ("drop rate (fraction of arrivals)", 1.0),
+    "loss_rate": ("loss rate (fraction)", 1.0),
+    "utilization": ("utilisation (fraction of link rate)", 1.0),
+    "owd_ms_mean": ("mean one-way delay (ms)", 1.0),
+    "rtt_ms_mean": ("mean RTT (ms)", 1.0),
+    "wall_time_s": ("wall time (s)", 1.0),
+}
+
+
+def metric_label(metric: str) -> tuple[str, float]:
+    """Axis label with units and scale factor for a column name."""
+    if metric in LABELS:
+        return LABELS[metric]
+    m = re.match(r"^(.*?)_(ms|s|bps|pkts|bytes|db)(?:_(.*))?$", metric)
+    if m:
+        base, unit, stat = m.groups()
+        names = {"ms": ("ms", 1.0), "s": ("s", 1.0), "bps": ("Mbit/s", 1e-6), "pkts": ("packets", 1.0), "bytes": ("bytes", 1.0), "db": ("dB", 1.0)}
+        u, f = names[unit]
+        stat_txt = {"mean": "mean", "p50": "median", "p95": "95th pct.", "p99": "99th pct."}.get(stat or "", stat or "")
+        return f"{base.replace('_', ' ')}{' ' + stat_txt if stat_txt else ''} ({u})", f
+    if metric.startswith("cwnd"):
+        return ("cwnd (" + ("bytes" if "bytes" in metric else "segments") + ")", 1.0)
+    return metric.replace("_", " "), 1.0
+
+
+def _style():
+    return plt.rc_context(STYLE)
+
+
+def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Write ``fig`` as ``STEM.png`` and ``STEM.svg`` (atomically) and close it."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        dest = stem.with_suffix(f".{fmt}")
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        fig.savefig(tmp, format=fmt)
+        os.replace(tmp, dest)
+        out.append(dest)
+    plt.close(fig)
+    return out
+
+
+def _numeric(v) -> float | None:
+    """``"100pkt"`` → 100.0, ``5`` → 5.0, ``"codel"`` → None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        m = re.match(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/%]*)\s*$", v)
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def _unit(values) -> str:
+    for v in values:
+        if isinstance(v, str):
+            m = re.match(r"^\s*[-+]?\d+(?:\.\d+)?\s*([A-Za-z/%]+)\s*$", v)
+            if m:
+                return m.group(1)
+    return ""
+
+
+def axis_title(path: str, values=()) -> str:
+    u = _unit(values)
+    return f"{short_name(path)}{f' ({u})' if u else ''}"
+
+
+def _pick_axes(spec: dict, x: str | None, hue: str | None) -> tuple[str | None, str | None]:
+    axes = spec["axes"]
+    if x is None and axes:
+        numeric = [a for a in axes if all(_numeric(axis_value(r["point"].get(a))) is not None for r in spec["runs"])]
+        x = numeric[0] if numeric else axes[0]
+    if hue is None:
+        rest = [a for a in axes if a != x]
+        hue = rest[0] if rest else None
+    return x, hue
+
+
+def _select(agg: pl.DataFrame, metric: str, table: str | None, entity: str | None, app: str | None) -> pl.DataFrame:
+    q = agg.filter(pl.col("metric") == metric)
+    if table:
+        q = q.filter(pl.col("table") == table)
+    if entity is not None:
+        q = q.filter(pl.col("entity") == entity)
+    if app is not None:
+        q = q.filter(pl.col("app") == app)
+    if q.height and q.select(pl.struct("point_id").n_unique()).item() != q.height:
+        # several entities left: the user must say which (e.g. two links)
+        ents = sorted(set(q["entity"].to_list()))
+        raise ValueError(f"{metric}: several rows per sweep point (entities {', '.join(map(str, ents))}); pass entity= or app=")
+    return q
+
+
+def default_entity(path, table: str) -> tuple[str | None, str | None]:
+    """(entity, app) defaults: the bottleneck link for queues, nothing otherwise."""
+    if table == "queues":
+        return bottleneck_link(path), None
+    return None, None
+
+
+def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x: str | None = None, hue: str | None = None,
+                entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None, logy: bool = False):
+    """Metric versus swept parameter ``x``: mean and 95 % CI band, one line per ``hue``."""
+    spec = read_spec(path)
+    x, hue = _pick_axes(spec, x, hue)
+    if x is None:
+        raise ValueError("this sweep has no axis to put on the x axis")
+    if entity is None and app is None:
+        entity, app = default_entity(path, table)
+    agg = load(path) if agg is None else agg
+    q = _select(agg, metric, table, entity, app)
+    if q.height == 0:
+        raise ValueError(f"no values of {table}.{metric} in {path}")
+    ylabel, scale = metric_label(metric)
+    xs_all = q[x].to_list()
+    numeric_x = all(_numeric(v) is not None for v in xs_all)
+    cats = list(dict.fromkeys(xs_all))
+    groups = list(dict.fromkeys(q[hue].to_list())) if hue else [None]
+    with _style():
+        fig, ax = plt.subplots()
+        for i, g in enumerate(groups):
+            d = q if g is None else q.filter(pl.col(hue) == g)
+            xv = [_numeric(v) if numeric_x else cats.index(v) for v in d[x].to_list()]
+            order = np.argsort(xv)
+            xv = np.asarray(xv, float)[order]
+            mean = np.asarray(d["mean"].to_list(), float)[order] * scale
+            lo = np.asarray([np.nan if v is None else v for v in d["ci_low"].to_list()], float)[order] * scale
+            hi = np.asarray([np.nan if v is None else v for v in d["ci_high"].to_list()], float)[order] * scale
+            c = OKABE_ITO[i % len(OKABE_ITO)]
+            # a line and a band only where x is a number; categories get points and bars
+            ls = LINESTYLES[i % len(LINESTYLES)] if numeric_x else "none"
+            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=str(g) if g is not None else metric)
+            if numeric_x:
+                ax.fill_between(xv, lo, hi, color=c, alpha=0.18, linewidth=0)
+            ax.errorbar(xv, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor=c, capsize=3, linewidth=1)
+        ax.set_xlabel(axis_title(x, xs_all))
+        ax.set_ylabel(ylabel)
+        if not numeric_x:
+            ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+        if logy:
+            ax.set_yscale("log")
+        n = q["n"].max()
+        where = f" at {entity}" if entity else (f" of {app}" if app else "")
+        ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
+        if hue:
+            ax.legend(title=short_name(hue))
+        fig.tight_layout()
+    return fig
+
+
+def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | None = None, hue: str | None = None,
+         entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None):
+    """Grouped bars of a metric per sweep point (``group`` on the x axis, ``hue`` as bar
+    colour), with 95 % CI error bars."""
+    spec = read_spec(path)
+    axes = spec["axes"]
+    if group is None and axes:
+        group = axes[0]
+    if hue is None:
+        rest = [a for a in axes if a != group]
+        hue = rest[0] if rest else None
+    if entity is None and app is None:
+        entity, app = default_entity(path, table)
+    agg = load(path) if agg is None else agg
+    q = _select(agg, metric, table, entity, app)
+    if q.height == 0:
+        raise ValueError(f"no values of {table}.{metric} in {path}")
+    ylabel, scale = metric_label(metric)
+    cats = list(dict.fromkeys(q[group].to_list())) if group else ["all"]
+    hues = list(dict.fromkeys(q[hue].to_list())) if hue else [None]
+    width = 0.8 / len(hues)
+    with _style():
+        fig, ax = plt.subplots(figsize=(max(6.4, 0.5 * len(cats) * len(hues) + 2), 4.0))
+        for i, h in enumerate(hues):
+            d = q if h is None else q.filter(pl.col(hue) == h)
+            pos, mean, err = [], [], []
+            for row in d.iter_rows(named=True):
+                c = row[group] if group else "all"
+                pos.append(cats.index(c) - 0.4 + width * (i + 0.5))
+                mean.append(row["mean"] * scale)
+                err.append((row["ci_half"] or 0.0) * scale)
+            ax.bar(pos, mean, width=width * 0.92, yerr=err, capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=str(h) if h is not None else None, error_kw={"linewidth": 1})
+        ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+        if group:
+            ax.set_xlabel(axis_title(group, cats))
+        ax.set_ylabel(ylabel)
+        ax.grid(axis="x", visible=False)
+        n = q["n"].max()
+        where = f" at {entity}" if entity else (f" of {app}" if app else "")
+        ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
+        if hue:
+            ax.legend(title=short_name(hue))
+        fig.tight_layout()
+    return fig
+
+
+def _ts_frame(path, link: str | None) -> tuple[pl.DataFrame, str]:
+    ts = load_runs(path, "timeseries")
+    if ts.height == 0:
+        raise ValueError(f"{path}: no timeseries table (set output.timeseries in the scenario)")
+    link = link or bottleneck_link(path) or ts["link"][0]
+    ts = ts.filter(pl.col("link") == link)
+    if ts.height == 0:
+        raise ValueError(f"{path}: no time series for link {link!r} (links: {', '.join(sorted(set(load_runs(path, 'timeseries')['link'])))})")
+    if "label" not in ts.columns:
+        ts = ts.with_columns(pl.lit(Path(path).name).alias("label"))
+    return ts, link
+
+
+def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "label", title: str | None = None, logx: bool = False):
+    """Empirical CDF of ``sojourn_ms`` or ``qlen_pkts`` samples at ``link`` (default: the
+    bottleneck), one line per sweep point (seeds pooled)."""
+    ts, link = _ts_frame(path, link)
+    if metric not in ts.columns:
+        raise ValueError(f"the timeseries table has no column {metric!r}")
+    xlabel, scale = metric_label(metric)
+    with _style():
+        fig, ax = plt.subplots()
+        groups = list(dict.fromkeys(ts[by].to_list()))
+        for i, g in enumerate(groups):
+            v = ts.filter(pl.col(by) == g)[metric].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy() * scale
+            if v.size == 0:
+                continue
+            v = np.sort(v)
+            y = np.arange(1, v.size + 1) / v.size
+            ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("fraction of samples ≤ x")
+        ax.set_ylim(0, 1.01)
+        if logx:
+            ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_title(title or f"CDF of {xlabel.split(' (')[0]} at {link}")
+        if len(groups) > 1:
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
+def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = None, seed: int | None = None, title: str | None = None):
+    """Stacked time-series panels at ``link``: queue length, sojourn, drop/mark
+    probability (when the discipline has one), link rate, and cwnd when the run has a
+    ``tcp`` table. For a sweep, one line per point (the first seed, or ``seed``)."""
+    ts, link = _ts_frame(path, link)
+    if "seed" in ts.columns:
+        s = seed if seed is not None else ts["seed"].min()
+        ts = ts.filter(pl.col("seed") == s)
+    if metrics is None:
+        metrics = [m for m in ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps") if m in ts.columns and ts[m].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0]
+    tcp = load_runs(path, "tcp")
+    cwnd_col = next((c for c in tcp.columns if c.startswith("cwnd")), None) if tcp.height else None
+    panels = list(metrics) + (["cwnd"] if cwnd_col and "time_ns" in tcp.columns else [])
+    groups = list(dict.fromkeys(ts["label"].to_list()))
+    with _style():
+        fig, axs = plt.subplots(len(panels), 1, sharex=True, figsize=(7.0, 1.9 * len(panels) + 0.6), squeeze=False)
+        for ax, m in zip(axs[:, 0], panels):
+            if m == "cwnd":
+                d = tcp.filter(pl.col("seed") == ts["seed"][0]) if "seed" in tcp.columns else tcp
+                flows = list(dict.fromkeys(d["flow"].to_list())) if "flow" in d.columns else [None]
+                for i, f in enumerate(flows[:8]):
+                    e = d if f is None else d.filter(pl.col("flow") == f)
+                    ax.plot(e["time_ns"].to_numpy() / 1e9, e[cwnd_col].to_numpy(), color=OKABE_ITO[i % 8], linewidth=1.0, label=f"flow {f}")
+                ax.set_ylabel(metric_label(cwnd_col)[0])
+                continue
+            label, scale = metric_label(m)
+            for i, g in enumerate(groups):
+                d = ts.filter(pl.col("label") == g).sort("time_ns")
+                ax.plot(d["time_ns"].to_numpy() / 1e9, d[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[i % 8], linewidth=1.0, label=str(g))
+            ax.set_ylabel(label)
+        axs[-1, 0].set_xlabel("time (s)")
+        if len(groups) > 1:
+            axs[0, 0].legend(fontsize=7, ncol=2)
+        axs[0, 0].set_title(title or f"time series at {link}")
+        fig.align_ylabels(axs[:, 0])
+        fig.tight_layout()
+    return fig
+
+
+KINDS = ("cdf", "timeseries", "sweep", "bars")
+
+
+def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg"), **kw) -> list[Path]:
+    """Make one figure of ``kind`` from a run or sweep folder and save it (PNG + SVG).
+    Default file stem: ``PATH/figures/KIND-METRIC``."""
+    path = Path(path)
+    kw = {k: v for k, v in kw.items() if v is not None}
+    if kind == "cdf":
+        fig = cdf(path, **kw)
+    elif kind == "timeseries":
+        fig = timeseries(path, **kw)
+    elif kind in ("sweep", "bars"):
+        if not is_sweep(path):
+            raise ValueError(f"{path}: `{kind}` needs a sweep folder (with sweep.json)")
+        fig = sweep_lines(path, **kw) if kind == "sweep" else bars(path, **kw)
+    else:
+        raise ValueError(f"unknown plot kind {kind!r}; expected one of {', '.join(KINDS)}")
+    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate"}[kind]
+    stem = Path(out) if out else path / "figures" / (f"{kind}-{metric}" if metric else kind)
+    return save(fig, stem, formats)
