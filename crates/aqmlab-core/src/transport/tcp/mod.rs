@@ -39,6 +39,8 @@ pub mod cc;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
+#[cfg(test)]
+mod tests;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};

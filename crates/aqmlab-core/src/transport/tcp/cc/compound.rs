@@ -121,20 +121,24 @@ mod tests {
     use super::*;
     use crate::sim::time::NS_PER_MS;
 
-    fn round(c: &mut Compound, w: &mut Window, una: &mut u64, rtt_ms: u64) {
-        // One round: 4 ACKs with RTT samples, the last one ends the round.
-        for i in 0..4 {
+    /// Feed one round of 4 ACKs (1000 B each, RTT samples of `rtt_ms`). ACKs ack
+    /// 1000 B each and `snd_nxt` is 4000 B ahead, so each round closes on its last ACK.
+    /// Returns (dwnd before, dwnd after, the window used by the update).
+    fn round(c: &mut Compound, w: &mut Window, una: &mut u64, rtt_ms: u64) -> (f64, f64, f64) {
+        let before = c.dwnd;
+        for _ in 0..4 {
             *una += 1000;
             let a = AckSample {
                 acked: 1000,
                 rtt: Some(rtt_ms * NS_PER_MS),
-                snd_una: *una + if i == 3 { 1_000_000 } else { 0 },
-                snd_nxt: *una + 2_000_000,
+                snd_una: *una,
+                snd_nxt: *una + 4000,
                 ..Default::default()
             };
             c.observe(&a);
             c.on_ack(w, &a);
         }
+        (before, c.dwnd, w.cwnd as f64 / 1000.0 + before)
     }
 
     #[test]
@@ -146,15 +150,30 @@ mod tests {
             mss: 1000,
         };
         let mut una = 0;
-        round(&mut c, &mut w, &mut una, 100); // sets the base RTT
-        let d0 = c.dwnd;
-        round(&mut c, &mut w, &mut una, 100); // diff = 0 < γ: grow by α·win^0.75 − 1
-        let win = 100.0 + d0;
-        assert!((c.dwnd - d0 - (ALPHA * win.powf(K) - 1.0)).abs() < 1e-9);
-        let before = c.dwnd;
-        round(&mut c, &mut w, &mut una, 200); // diff = win/2 ≥ γ: shrink to 0
-        assert!(c.dwnd < before);
+        // A first ACK closes the empty initial round (too few samples: no update); from
+        // then on every `round` call is one measurement round.
+        una += 1000;
+        let first = AckSample {
+            acked: 1000,
+            rtt: Some(100 * NS_PER_MS),
+            snd_una: una,
+            snd_nxt: una + 4000,
+            ..Default::default()
+        };
+        c.observe(&first);
+        c.on_ack(&mut w, &first);
         assert_eq!(c.dwnd, 0.0);
+        round(&mut c, &mut w, &mut una, 100);
+        // diff = 0 < γ: dwnd += α·win^0.75 − 1.
+        let (d0, d1, win) = round(&mut c, &mut w, &mut una, 100);
+        assert!(d1 > d0);
+        assert!(
+            (d1 - d0 - (ALPHA * win.powf(K) - 1.0)).abs() < 1e-9,
+            "{d0} {d1} {win}"
+        );
+        // RTT doubles: diff = win/2 ≥ γ: dwnd −= ζ·diff, to 0 here.
+        let (_, d2, _) = round(&mut c, &mut w, &mut una, 200);
+        assert_eq!(d2, 0.0);
     }
 
     #[test]

@@ -41,7 +41,7 @@ impl Dctcp {
         if a.ece {
             self.marked_bytes += a.acked;
         }
-        if a.snd_una > self.window_end {
+        if a.snd_una >= self.window_end {
             if self.acked_bytes > 0 {
                 let f = self.marked_bytes as f64 / self.acked_bytes as f64;
                 self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
@@ -79,17 +79,19 @@ impl Dctcp {
 mod tests {
     use super::*;
 
-    /// A hand-driven ECE stream: in every window of 10 ACKs, `marked` carry ECE.
-    fn run_windows(d: &mut Dctcp, windows: u32, marked: u32) {
-        let mut una = d.window_end;
+    /// A hand-driven ECE stream: windows of 10 segments of 1000 B, one ACK each; in
+    /// every window the first `marked` ACKs carry ECE. The sender is one window ahead
+    /// (`snd_nxt` = end of the next window), so after the first ACK closes the empty
+    /// initial window, observation windows close on ACKs 20, 30, 40, ...
+    fn run_windows(d: &mut Dctcp, una: &mut u64, windows: u32, marked: u32) {
         for _ in 0..windows {
-            let end = una + 10_000;
+            let end = *una + 10_000;
             for i in 0..10 {
-                una += 1000;
+                *una += 1000;
                 d.observe(&AckSample {
                     acked: 1000,
                     ece: i < marked,
-                    snd_una: una,
+                    snd_una: *una,
                     snd_nxt: end + 10_000,
                     ..Default::default()
                 });
@@ -100,7 +102,8 @@ mod tests {
     #[test]
     fn alpha_converges_to_the_marked_fraction() {
         let mut d = Dctcp::new(1.0 / 16.0);
-        run_windows(&mut d, 200, 3);
+        let mut una = 0;
+        run_windows(&mut d, &mut una, 200, 3);
         assert!((d.alpha - 0.3).abs() < 0.01, "{}", d.alpha);
         // Reduction on ECE: cwnd·(1 − α/2).
         let w = Window {
@@ -116,9 +119,10 @@ mod tests {
     #[test]
     fn alpha_decays_by_one_minus_g_per_unmarked_window() {
         let mut d = Dctcp::new(1.0 / 16.0);
-        // The first window closes when snd_una passes 0; then two clean windows.
-        run_windows(&mut d, 3, 0);
-        let expect = (15.0f64 / 16.0).powi(3);
+        let mut una = 0;
+        // Updates at ACKs 1, 20, 30 and 40, all with F = 0.
+        run_windows(&mut d, &mut una, 4, 0);
+        let expect = (15.0f64 / 16.0).powi(4);
         assert!((d.alpha - expect).abs() < 1e-12, "{} vs {expect}", d.alpha);
     }
 }

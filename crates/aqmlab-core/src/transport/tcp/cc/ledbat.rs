@@ -153,12 +153,20 @@ mod tests {
         // Base 50 ms; queuing 0: off_target = 1 → +1000·1000/20000 = +50 B per 1000 B.
         l.on_ack(&mut w, &ack(0, 50, 1000, 20_000));
         assert_eq!(w.cwnd, 20_050);
-        // Queuing delay 150 ms (all 4 filter samples): off_target = -0.5.
+        // Samples of 200 ms: once they fill the 4-sample filter, queuing delay is
+        // 150 ms and off_target = −0.5.
         for i in 0..4 {
-            l.on_ack(&mut w, &ack(i + 1, 200, 1000, 20_000));
+            l.on_ack(&mut w, &ack(i + 1, 200, 1000, 40_000));
         }
-        assert!(w.cwnd < 20_050, "{}", w.cwnd);
         assert_eq!(l.queuing_delay(), Some(150 * NS_PER_MS));
+        let before = w.cwnd as f64;
+        l.on_ack(&mut w, &ack(5, 200, 1000, 40_000));
+        let expect = before - 0.5 * 1000.0 * 1000.0 / before;
+        assert!(
+            (w.cwnd as f64 - expect).abs() <= 1.0,
+            "{} vs {expect}",
+            w.cwnd
+        );
     }
 
     #[test]
