@@ -11,6 +11,7 @@
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
 //! reported it dropped: the engine frees it.
 
+pub mod codel;
 pub mod fifo;
 pub mod queue;
 
@@ -174,9 +175,11 @@ pub trait QdiscExtras {
 }
 
 impl QdiscExtras for fifo::Fifo {}
+impl QdiscExtras for codel::Codel {}
 
 disciplines! {
     Fifo(fifo::Fifo),
+    Codel(codel::Codel),
 }
 
 impl Qdisc {
@@ -188,6 +191,7 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Packets(_)) => "pfifo",
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
+            Qdisc::Codel(_) => "codel",
         }
     }
 }
@@ -199,6 +203,7 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_BFIFO,
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
+        codel::DOC,
     ]
 }
 
@@ -230,11 +235,11 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         }
     };
     let mut p = Params::new(path, map, &["kind"]);
-    let _ = link;
     let q = match kind {
         "pfifo" | "bfifo" | "droptail" | "pfifo_head_drop" => {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
+        "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
@@ -309,6 +314,15 @@ pub mod testing {
                     Verdict::Drop(r) => Some((e.packet, r)),
                     Verdict::Mark => None,
                 })
+                .collect()
+        }
+
+        /// The packets marked so far, in order.
+        pub fn marked(&self) -> Vec<PacketId> {
+            self.events
+                .iter()
+                .filter(|e| e.verdict == Verdict::Mark)
+                .map(|e| e.packet)
                 .collect()
         }
     }
