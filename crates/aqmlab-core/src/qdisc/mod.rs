@@ -11,9 +11,11 @@
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
 //! reported it dropped: the engine frees it.
 
+pub mod ared;
 pub mod codel;
 pub mod fifo;
 pub mod queue;
+pub mod red;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -180,6 +182,7 @@ impl QdiscExtras for codel::Codel {}
 disciplines! {
     Fifo(fifo::Fifo),
     Codel(codel::Codel),
+    Red(red::Red),
 }
 
 impl Qdisc {
@@ -192,6 +195,8 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
             Qdisc::Codel(_) => "codel",
+            Qdisc::Red(r) if r.adapt.is_some() => "ared",
+            Qdisc::Red(_) => "red",
         }
     }
 }
@@ -204,6 +209,8 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
         codel::DOC,
+        red::DOC,
+        ared::DOC,
     ]
 }
 
@@ -240,6 +247,8 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
         "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
+        "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
+        "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
