@@ -14,6 +14,7 @@
 pub mod ared;
 pub mod codel;
 pub mod fifo;
+pub mod pie;
 pub mod queue;
 pub mod red;
 
@@ -183,6 +184,7 @@ disciplines! {
     Fifo(fifo::Fifo),
     Codel(codel::Codel),
     Red(red::Red),
+    Pie(pie::Pie),
 }
 
 impl Qdisc {
@@ -197,6 +199,7 @@ impl Qdisc {
             Qdisc::Codel(_) => "codel",
             Qdisc::Red(r) if r.adapt.is_some() => "ared",
             Qdisc::Red(_) => "red",
+            Qdisc::Pie(_) => "pie",
         }
     }
 }
@@ -211,6 +214,7 @@ pub fn kinds() -> Vec<KindDoc> {
         codel::DOC,
         red::DOC,
         ared::DOC,
+        pie::DOC,
     ]
 }
 
@@ -249,6 +253,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
         "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
         "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
+        "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
