@@ -11,8 +11,12 @@
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
 //! reported it dropped: the engine frees it.
 
+pub mod ared;
+pub mod codel;
 pub mod fifo;
+pub mod pie;
 pub mod queue;
+pub mod red;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -174,9 +178,13 @@ pub trait QdiscExtras {
 }
 
 impl QdiscExtras for fifo::Fifo {}
+impl QdiscExtras for codel::Codel {}
 
 disciplines! {
     Fifo(fifo::Fifo),
+    Codel(codel::Codel),
+    Red(red::Red),
+    Pie(pie::Pie),
 }
 
 impl Qdisc {
@@ -188,6 +196,10 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Packets(_)) => "pfifo",
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
+            Qdisc::Codel(_) => "codel",
+            Qdisc::Red(r) if r.adapt.is_some() => "ared",
+            Qdisc::Red(_) => "red",
+            Qdisc::Pie(_) => "pie",
         }
     }
 }
@@ -199,6 +211,10 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_BFIFO,
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
+        codel::DOC,
+        red::DOC,
+        ared::DOC,
+        pie::DOC,
     ]
 }
 
@@ -230,11 +246,14 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         }
     };
     let mut p = Params::new(path, map, &["kind"]);
-    let _ = link;
     let q = match kind {
         "pfifo" | "bfifo" | "droptail" | "pfifo_head_drop" => {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
+        "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
+        "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
+        "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
+        "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
@@ -309,6 +328,15 @@ pub mod testing {
                     Verdict::Drop(r) => Some((e.packet, r)),
                     Verdict::Mark => None,
                 })
+                .collect()
+        }
+
+        /// The packets marked so far, in order.
+        pub fn marked(&self) -> Vec<PacketId> {
+            self.events
+                .iter()
+                .filter(|e| e.verdict == Verdict::Mark)
+                .map(|e| e.packet)
                 .collect()
         }
     }
