@@ -219,6 +219,63 @@ def finish_sweep(res, json_out: bool, quiet: bool) -> None:
 
 
 @app.command()
+def plot(
+    path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
+    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars")] = "sweep",
+    metric: Annotated[Optional[str], typer.Option(help="Column to plot (e.g. sojourn_ms_mean, drop_rate; cdf: sojourn_ms or qlen_pkts).")] = None,
+    table: Annotated[Optional[str], typer.Option(help="sweep/bars: summary | queues | flows | apps (default queues).")] = None,
+    x: Annotated[Optional[str], typer.Option(help="sweep: the swept path on the x axis.")] = None,
+    hue: Annotated[Optional[str], typer.Option(help="sweep/bars: the swept path that makes one line/colour per value.")] = None,
+    group: Annotated[Optional[str], typer.Option(help="bars: the swept path on the x axis.")] = None,
+    link: Annotated[Optional[str], typer.Option(help="cdf/timeseries: the link (default: the bottleneck).")] = None,
+    entity: Annotated[Optional[str], typer.Option(help="sweep/bars: the link, flow id or app (default: the bottleneck link for queues).")] = None,
+    app_name: Annotated[Optional[str], typer.Option("--app", help="sweep/bars: rows of this app (flows/apps tables).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="File stem; .png and .svg are written (default PATH/figures/KIND-METRIC).")] = None,
+) -> None:
+    """Plot a run or a sweep: CDF, time series, metric vs parameter with 95 % CI, bars."""
+    from . import plots
+
+    kw: dict = {"metric": metric}
+    if kind in ("cdf", "timeseries"):
+        kw["link"] = link
+        if kind == "timeseries":
+            kw.pop("metric")
+            if metric:
+                kw["metrics"] = metric.split(",")
+    elif kind in ("sweep", "bars"):
+        kw.update(table=table, entity=entity, app=app_name, hue=hue)
+        if kind == "sweep":
+            kw["x"] = x
+        else:
+            kw["group"] = group
+    if not path.exists():
+        fail(ScenarioError("", f"{path}: no such folder"))
+    try:
+        files = plots.plot(path, kind, out=out, **kw)
+    except (ValueError, FileNotFoundError) as e:
+        fail(e)
+    for f in files:
+        out_console.print(str(f))
+
+
+@app.command()
+def report(
+    path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
+    out: Annotated[Optional[Path], typer.Option(help="HTML file (default PATH/report.html).")] = None,
+) -> None:
+    """Write one self-contained HTML page (figures, tables, scenario, versions)."""
+    from .report import build
+
+    if not path.exists():
+        fail(ScenarioError("", f"{path}: no such folder"))
+    try:
+        f = build(path, out)
+    except (ValueError, FileNotFoundError) as e:
+        fail(e)
+    out_console.print(str(f))
+
+
+@app.command()
 def validate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
     set: SetOpt = None,

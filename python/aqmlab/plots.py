@@ -93,7 +93,7 @@ def _style():
     return plt.rc_context(STYLE)
 
 
-def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg"), close: bool = True) -> list[Path]:
     """Write ``fig`` as ``STEM.png`` and ``STEM.svg`` (atomically) and close it."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -104,8 +104,14 @@ def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg")) 
         fig.savefig(tmp, format=fmt)
         os.replace(tmp, dest)
         out.append(dest)
-    plt.close(fig)
+    if close:
+        plt.close(fig)
     return out
+
+
+def save_copy(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Like `save`, but the figure stays open (for a report that embeds it next)."""
+    return save(fig, stem, formats, close=False)
 
 
 def _numeric(v) -> float | None:

@@ -1,0 +1,286 @@
+"""`aqmlab report DIR`: one self-contained HTML page for a run or a sweep.
+
+Figures are inline SVG (no external files, no scripts, no network), followed by the
+tables, the scenario and the versions used. The page opens in any browser and can be
+mailed as one file.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from . import plots
+from .aggregate import bottleneck_link, failures, is_run, is_sweep, load, load_runs, read_spec, short_name
+
+
+@dataclass
+class Figure:
+    """A figure for a report: a title, a matplotlib figure and a caption."""
+
+    name: str
+    title: str
+    fig: object
+    caption: str = ""
+
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #222; margin: 0; background: #fff; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 32px 64px; }
+h1 { font-size: 1.7em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ddd; padding-bottom: 4px; margin-top: 2em; }
+.meta { color: #666; font-size: 0.9em; }
+figure { margin: 1.5em 0; } figure svg { max-width: 100%; height: auto; }
+figcaption { color: #444; font-size: 0.92em; max-width: 820px; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; }
+th, td { border-bottom: 1px solid #e4e4e4; padding: 3px 10px; text-align: right; }
+th { background: #f4f6f8; } td.l, th.l { text-align: left; }
+pre { background: #f6f8fa; padding: 12px; overflow-x: auto; font-size: 0.8em; border-radius: 4px; }
+.bad { color: #D55E00; font-weight: 600; } .ok { color: #009E73; font-weight: 600; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 8px 24px; }
+"""
+
+
+def svg_of(fig) -> str:
+    """A matplotlib figure as inline ``<svg>`` markup (XML header removed)."""
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    with plt.rc_context({**plots.STYLE, "svg.hashsalt": "aqmlab"}):
+        fig.savefig(buf, format="svg")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if v != v:
+            return "–"
+        return f"{v:.4g}"
+    return html.escape(str(v))
+
+
+def table_html(df: pl.DataFrame, max_rows: int = 60) -> str:
+    if df.height == 0:
+        return "<p><em>empty</em></p>"
+    numeric = {c for c, t in df.schema.items() if t.is_numeric()}
+    head = "".join(f'<th class="{"" if c in numeric else "l"}">{html.escape(c)}</th>' for c in df.columns)
+    rows = []
+    for row in df.head(max_rows).iter_rows():
+        rows.append("<tr>" + "".join(f'<td class="{"" if c in numeric else "l"}">{_fmt(v)}</td>' for c, v in zip(df.columns, row)) + "</tr>")
+    more = f"<p class=meta>{df.height - max_rows} more rows not shown</p>" if df.height > max_rows else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+def markdown_html(md: str) -> str:
+    """A small Markdown subset (headings, paragraphs, lists, code blocks, inline code,
+    bold, links) for study READMEs."""
+    out, para, in_list, in_code, code = [], [], False, False, []
+
+    def inline(t: str) -> str:
+        t = html.escape(t)
+        t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
+        t = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
+        t = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', t)
+        return t
+
+    def flush():
+        nonlocal para
+        if para:
+            out.append("<p>" + inline(" ".join(para)) + "</p>")
+            para = []
+
+    for line in md.splitlines():
+        if line.startswith("```"):
+            if in_code:
+                out.append("<pre>" + html.escape("\n".join(code)) + "</pre>")
+                code, in_code = [], False
+            else:
+                flush()
+                in_code = True
+            continue
+        if in_code:
+            code.append(line)
+            continue
+        m = re.match(r"^(#{1,4})\s+(.*)$", line)
+        if m:
+            flush()
+            if in_list:
+                out.append("</ul>")
+                in_list = False
+            lvl = min(len(m.group(1)) + 1, 5)
+            out.append(f"<h{lvl}>{inline(m.group(2))}</h{lvl}>")
+        elif re.match(r"^\s*[-*]\s+", line):
+            flush()
+            if not in_list:
+                out.append("<ul>")
+                in_list = True
+            out.append("<li>" + inline(re.sub(r"^\s*[-*]\s+", "", line)) + "</li>")
+        elif line.strip() == "":
+            flush()
+            if in_list:
+                out.append("</ul>")
+                in_list = False
+        elif in_list and line.startswith("  "):
+            out[-1] = out[-1][:-5] + " " + inline(line.strip()) + "</li>"
+        else:
+            para.append(line.strip())
+    flush()
+    if in_list:
+        out.append("</ul>")
+    return "\n".join(out)
+
+
+def _versions(path: Path) -> dict:
+    if is_sweep(path):
+        v = read_spec(path).get("versions")
+        if v:
+            return v
+    from .sweep import versions
+
+    return versions()
+
+
+def default_sweep_figures(path: Path) -> list[Figure]:
+    spec = read_spec(path)
+    agg = load(path)
+    figs: list[Figure] = []
+    link = bottleneck_link(path)
+    x, hue = plots._pick_axes(spec, None, None)
+    for metric, kind in (("sojourn_ms_mean", "sweep"), ("sojourn_ms_p99", "sweep"), ("drop_rate", "bars"), ("utilization", "bars")):
+        try:
+            fig = plots.sweep_lines(path, metric=metric, agg=agg, x=x, hue=hue) if kind == "sweep" else plots.bars(path, metric=metric, agg=agg)
+        except ValueError:
+            continue
+        figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with the 95 % Student-t confidence interval."))
+    if load_runs(path, "timeseries").height:
+        figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), "Samples of the time series, all seeds of a point pooled."))
+        figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path), "First seed of each point."))
+    return figs
+
+
+def default_run_figures(path: Path) -> list[Figure]:
+    figs = []
+    if load_runs(path, "timeseries").height:
+        link = bottleneck_link(path)
+        figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path)))
+        figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path)))
+        figs.append(Figure("cdf-qlen", f"Queue length CDF at {link}", plots.cdf(path, metric="qlen_pkts")))
+    return figs
+
+
+KEY_METRICS = ["sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drop_rate", "utilization", "throughput_bps"]
+
+
+def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[str] = KEY_METRICS, entity: str | None = None) -> pl.DataFrame:
+    """Per point: ``mean ± ci_half`` of the key bottleneck metrics, as text."""
+    agg = load(path) if agg is None else agg
+    spec = read_spec(path)
+    entity = entity or bottleneck_link(path)
+    q = agg.filter((pl.col("table") == "queues") & (pl.col("entity") == entity) & pl.col("metric").is_in(list(metrics)))
+    if q.height == 0:
+        return pl.DataFrame()
+    q = q.with_columns(
+        pl.when(pl.col("ci_half").is_null())
+        .then(pl.col("mean").map_elements(lambda v: f"{v:.4g}", return_dtype=pl.Utf8))
+        .otherwise(pl.struct("mean", "ci_half").map_elements(lambda s: f"{s['mean']:.4g} ± {s['ci_half']:.2g}", return_dtype=pl.Utf8))
+        .alias("v")
+    )
+    axes = [a for a in spec["axes"]]
+    wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v").drop("point_id")
+    cols = [*axes, *[m for m in metrics if m in wide.columns]]
+    return wide.select(cols).rename({a: short_name(a) for a in axes})
+
+
+def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures: list[Figure] | None = None,
+          title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike | None = None) -> Path:
+    """Write the HTML report of a run or sweep folder. Returns its path
+    (default ``PATH/report.html``). With ``figures_dir`` each figure is also saved there
+    as PNG and SVG."""
+    path = Path(path)
+    sweep = is_sweep(path)
+    if not sweep and not is_run(path):
+        raise FileNotFoundError(f"{path}: neither a sweep folder (sweep.json) nor a run folder (summary.parquet)")
+    out = Path(out) if out else path / "report.html"
+    if figures is None:
+        figures = default_sweep_figures(path) if sweep else default_run_figures(path)
+    parts = []
+    if sweep:
+        spec = read_spec(path)
+        name = title or f"aqmlab sweep: {spec.get('name', path.name)}"
+        ids = [r["id"] for r in spec["runs"]]
+        done = sum((path / "runs" / i).is_dir() for i in ids)
+        fails = failures(path)
+        status = f'<span class="{"bad" if fails else "ok"}">{len(fails)} failed</span>'
+        parts.append(f"<p class=meta>{len(ids)} runs ({len(set(r['point_id'] for r in spec['runs']))} points × {len(spec['seeds'])} seeds): {done} finished, {status}. Source: <code>{html.escape(str(path))}</code>. Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>")
+    else:
+        s = pl.read_parquet(path / "summary.parquet").row(0, named=True)
+        name = title or f"aqmlab run: {s.get('scenario')} (seed {s.get('seed')})"
+        parts.append(f"<p class=meta>{s.get('sim_time_s')} s simulated in {s.get('wall_time_s', 0):.3f} s. Source: <code>{html.escape(str(path))}</code>. Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>")
+    if intro_md:
+        parts.append(markdown_html(intro_md))
+    if figures:
+        parts.append('<h2>Figures</h2><div class="grid">')
+        for i, f in enumerate(figures, 1):
+            if figures_dir is not None:
+                plots.save_copy(f.fig, Path(figures_dir) / f.name)
+            parts.append(f'<figure id="fig-{html.escape(f.name)}">{svg_of(f.fig)}<figcaption><strong>Figure {i}.</strong> {html.escape(f.title)}. {html.escape(f.caption)}</figcaption></figure>')
+        parts.append("</div>")
+    parts.append("<h2>Tables</h2>")
+    if sweep:
+        agg = load(path)
+        parts.append("<h3>Bottleneck queue, mean ± 95 % CI half-width per point</h3>")
+        parts.append(table_html(sweep_table(path, agg)))
+        parts.append("<h3>Apps, mean per point</h3>")
+        apps = agg.filter(pl.col("table") == "apps").select([*[a for a in spec["axes"]], "entity", "metric", "n", "mean", "ci_half"])
+        parts.append(table_html(apps.rename({a: short_name(a) for a in spec["axes"]}), max_rows=80))
+        if fails:
+            parts.append("<h3>Failed runs</h3>")
+            ft = pl.DataFrame({
+                "id": [f["id"] for f in fails],
+                "point": [json.dumps(f["point"]) for f in fails],
+                "seed": [f["seed"] for f in fails],
+                "error": [f"{f['error']['type']}: {f['error'].get('path') or ''} {f['error']['message']}" for f in fails],
+            })
+            parts.append(table_html(ft))
+        parts.append("<h2>Scenario</h2><p>Base scenario; the sweep axes are:</p>")
+        parts.append("<ul>" + "".join(f"<li><code>{html.escape(a)}</code>: {html.escape(', '.join(map(str, dict.fromkeys(json.dumps(r['point'][a]) for r in spec['runs']))))}</li>" for a in spec["axes"]) + f"<li>seeds: {html.escape(str(spec['seeds']))}</li></ul>")
+        if spec.get("set"):
+            parts.append(f"<p>Fixed overrides: <code>{html.escape(json.dumps(spec['set']))}</code></p>")
+        parts.append(f"<pre>{html.escape(json.dumps(spec['base'], indent=2), quote=False)}</pre>")
+    else:
+        for t in ("summary", "queues", "flows", "apps"):
+            f = path / f"{t}.parquet"
+            if f.exists():
+                df = pl.read_parquet(f)
+                if t == "queues" and "enqueued" in df.columns:
+                    df = df.filter(pl.col("enqueued") > 0)
+                parts.append(f"<h3>{t}</h3>" + table_html(df))
+        sc = path / "scenario.json"
+        if sc.exists():
+            parts.append(f"<h2>Scenario</h2><pre>{html.escape(sc.read_text(), quote=False)}</pre>")
+    v = _versions(path)
+    parts.append("<h2>Versions</h2>" + table_html(pl.DataFrame({"component": list(v), "version": [str(x) for x in v.values()]})))
+    doc = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(name)}</title><style>{CSS}</style></head>
+<body><main><h1>{html.escape(name)}</h1>
+{chr(10).join(parts)}
+</main></body></html>
+"""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(doc, encoding="utf-8")
+    os.replace(tmp, out)
+    return out
