@@ -275,6 +275,75 @@ def report(
     out_console.print(str(f))
 
 
+study_app = typer.Typer(no_args_is_help=True, help="Built-in studies: list, run, report.")
+app.add_typer(study_app, name="study")
+
+
+@study_app.command("list")
+def study_list(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
+    """List the studies."""
+    from .study import list_studies
+
+    studies = list_studies()
+    if json_out:
+        print(json.dumps(studies, indent=2))
+        return
+    t = Table(title="studies")
+    t.add_column("name")
+    t.add_column("question")
+    for s in studies:
+        t.add_row(s["name"], s["title"])
+    out_console.print(t)
+
+
+@study_app.command("run")
+def study_run(
+    name: Annotated[str, typer.Argument(help="Study name (aqmlab study list).")],
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds (the study's [quick] settings).")] = False,
+    out: Annotated[Optional[Path], typer.Option(help="Sweep folder (default out/studies/NAME).")] = None,
+    executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
+    address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    set: SetOpt = None,
+    report_too: Annotated[bool, typer.Option("--report/--no-report", help="Write the report and figures after the runs.")] = True,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
+) -> None:
+    """Run a study's sweep (resuming), then write its report and figures."""
+    from . import study
+
+    try:
+        study.study_dir(name)
+    except ScenarioError as e:
+        fail(e)
+    res = run_with_progress(
+        lambda progress: study.run(name, quick=quick, out=out, executor=executor, address=address, workers=workers, set=set, progress=progress),
+        title=name,
+        show=not (quiet or json_out),
+    )
+    if report_too and res.ok + res.skipped > 0:
+        f = study.report(name, res.out)
+        if not (quiet or json_out):
+            out_console.print(f"report: {f}")
+    finish_sweep(res, json_out, quiet)
+
+
+@study_app.command("report")
+def study_report(
+    name: Annotated[str, typer.Argument(help="Study name.")],
+    sweep_dir: Annotated[Optional[Path], typer.Option("--dir", help="The study's sweep folder (default out/studies/NAME).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="HTML file (default DIR/report.html); figures go beside it in figures/.")] = None,
+) -> None:
+    """Write a study's report (its README, figures and tables) from its runs."""
+    from . import study
+
+    try:
+        f = study.report(name, sweep_dir, out)
+    except (ScenarioError, FileNotFoundError, ValueError) as e:
+        fail(e)
+    out_console.print(str(f))
+
+
 @app.command()
 def validate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],

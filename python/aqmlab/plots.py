@@ -152,7 +152,7 @@ def _pick_axes(spec: dict, x: str | None, hue: str | None) -> tuple[str | None, 
     return x, hue
 
 
-def _select(agg: pl.DataFrame, metric: str, table: str | None, entity: str | None, app: str | None) -> pl.DataFrame:
+def _select(agg: pl.DataFrame, metric: str, table: str | None, entity: str | None, app: str | None, several: bool = False) -> pl.DataFrame:
     q = agg.filter(pl.col("metric") == metric)
     if table:
         q = q.filter(pl.col("table") == table)
@@ -160,7 +160,7 @@ def _select(agg: pl.DataFrame, metric: str, table: str | None, entity: str | Non
         q = q.filter(pl.col("entity") == entity)
     if app is not None:
         q = q.filter(pl.col("app") == app)
-    if q.height and q.select(pl.struct("point_id").n_unique()).item() != q.height:
+    if not several and q.height and q["point_id"].n_unique() != q.height:
         # several entities left: the user must say which (e.g. two links)
         ents = sorted(set(q["entity"].to_list()))
         raise ValueError(f"{metric}: several rows per sweep point (entities {', '.join(map(str, ents))}); pass entity= or app=")
@@ -225,20 +225,24 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
 
 
 def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | None = None, hue: str | None = None,
-         entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None):
+         entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None,
+         by_entity: bool = False):
     """Grouped bars of a metric per sweep point (``group`` on the x axis, ``hue`` as bar
-    colour), with 95 % CI error bars."""
+    colour), with 95 % CI error bars. With ``by_entity`` the colours are the entities
+    (links, flows or apps) instead of an axis."""
     spec = read_spec(path)
     axes = spec["axes"]
     if group is None and axes:
         group = axes[0]
-    if hue is None:
+    if by_entity:
+        hue = "entity"
+    elif hue is None:
         rest = [a for a in axes if a != group]
         hue = rest[0] if rest else None
-    if entity is None and app is None:
+    if entity is None and app is None and not by_entity:
         entity, app = default_entity(path, table)
     agg = load(path) if agg is None else agg
-    q = _select(agg, metric, table, entity, app)
+    q = _select(agg, metric, table, entity, app, several=by_entity)
     if q.height == 0:
         raise ValueError(f"no values of {table}.{metric} in {path}")
     ylabel, scale = metric_label(metric)
@@ -265,7 +269,7 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
         ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
         if hue:
-            ax.legend(title=short_name(hue))
+            ax.legend(title=short_name(hue) if hue != "entity" else None)
         fig.tight_layout()
     return fig
 
@@ -283,10 +287,17 @@ def _ts_frame(path, link: str | None) -> tuple[pl.DataFrame, str]:
     return ts, link
 
 
-def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "label", title: str | None = None, logx: bool = False):
+def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "label", title: str | None = None, logx: bool = False,
+        where: dict | None = None):
     """Empirical CDF of ``sojourn_ms`` or ``qlen_pkts`` samples at ``link`` (default: the
-    bottleneck), one line per sweep point (seeds pooled)."""
+    bottleneck), one line per value of ``by`` (default: per sweep point; seeds pooled).
+    ``where`` keeps only the points with these axis values, e.g.
+    ``{"bottleneck.qdisc.limit": "400pkt"}``."""
     ts, link = _ts_frame(path, link)
+    for k, v in (where or {}).items():
+        ts = ts.filter(pl.col(k) == v)
+    if ts.height == 0:
+        raise ValueError(f"no time-series samples match {where}")
     if metric not in ts.columns:
         raise ValueError(f"the timeseries table has no column {metric!r}")
     xlabel, scale = metric_label(metric)
@@ -300,13 +311,15 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
             v = np.sort(v)
             y = np.arange(1, v.size + 1) / v.size
             ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+        if by != "label":
+            ax.legend(title=short_name(by), fontsize=8)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction of samples ≤ x")
         ax.set_ylim(0, 1.01)
         if logx:
             ax.set_xscale("symlog", linthresh=1.0)
         ax.set_title(title or f"CDF of {xlabel.split(' (')[0]} at {link}")
-        if len(groups) > 1:
+        if len(groups) > 1 and by == "label":
             ax.legend(fontsize=8)
         fig.tight_layout()
     return fig
