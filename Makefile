@@ -24,8 +24,10 @@ $(VENV)/.build-stamp: $(STAMP) $(RUST_SOURCES)
 
 install: $(VENV)/.build-stamp
 
+# The main job: the bufferbloat-basics study in quick mode (5 seeds; finished runs are
+# reused) → out/report.html, out/figures/*.png|svg, runs in out/bufferbloat-basics/.
 run: install
-	$(PY) -m aqmlab.main_job out
+	$(VENV)/bin/aqmlab study run bufferbloat-basics --quick --out out/bufferbloat-basics --report-out out/report.html --figures out/figures
 
 test: test-rust test-python
 

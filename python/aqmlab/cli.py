@@ -306,6 +306,8 @@ def study_run(
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
     set: SetOpt = None,
     report_too: Annotated[bool, typer.Option("--report/--no-report", help="Write the report and figures after the runs.")] = True,
+    report_out: Annotated[Optional[Path], typer.Option("--report-out", help="Report file (default OUT/report.html).")] = None,
+    figures: Annotated[Optional[Path], typer.Option(help="Folder for the figures as PNG and SVG (default: figures/ beside the report).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
 ) -> None:
@@ -322,9 +324,9 @@ def study_run(
         show=not (quiet or json_out),
     )
     if report_too and res.ok + res.skipped > 0:
-        f = study.report(name, res.out)
+        f = study.report(name, res.out, out=report_out, figures_dir=figures)
         if not (quiet or json_out):
-            out_console.print(f"report: {f}")
+            out_console.print(f"report: {f}\nfigures: {figures or f.parent / 'figures'}/")
     finish_sweep(res, json_out, quiet)
 
 

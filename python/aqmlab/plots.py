@@ -269,7 +269,7 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
         ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
         if hue:
-            ax.legend(title=short_name(hue) if hue != "entity" else None)
+            ax.legend(title=short_name(hue) if hue != "entity" else None, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
     return fig
 
@@ -288,12 +288,15 @@ def _ts_frame(path, link: str | None) -> tuple[pl.DataFrame, str]:
 
 
 def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "label", title: str | None = None, logx: bool = False,
-        where: dict | None = None):
+        where: dict | None = None, after_s: float = 0.0):
     """Empirical CDF of ``sojourn_ms`` or ``qlen_pkts`` samples at ``link`` (default: the
     bottleneck), one line per value of ``by`` (default: per sweep point; seeds pooled).
     ``where`` keeps only the points with these axis values, e.g.
-    ``{"bottleneck.qdisc.limit": "400pkt"}``."""
+    ``{"bottleneck.qdisc.limit": "400pkt"}``; ``after_s`` drops the samples before that
+    time (e.g. the warm-up)."""
     ts, link = _ts_frame(path, link)
+    if after_s:
+        ts = ts.filter(pl.col("time_ns") >= int(after_s * 1e9))
     for k, v in (where or {}).items():
         ts = ts.filter(pl.col(k) == v)
     if ts.height == 0:
@@ -318,6 +321,7 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
         ax.set_ylim(0, 1.01)
         if logx:
             ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(left=0)
         ax.set_title(title or f"CDF of {xlabel.split(' (')[0]} at {link}")
         if len(groups) > 1 and by == "label":
             ax.legend(fontsize=8)

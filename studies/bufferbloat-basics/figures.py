@@ -43,9 +43,9 @@ def figures(sweep_dir: Path) -> list[Figure]:
         figs.append(Figure(
             f"sojourn-cdf-{limit}",
             f"CDF of the bottleneck sojourn time, {limit} buffer",
-            plots.cdf(sweep_dir, metric="sojourn_ms", link=LINK, by=KIND, where={LIMIT: limit}, logx=True,
+            plots.cdf(sweep_dir, metric="sojourn_ms", link=LINK, by=KIND, where={LIMIT: limit}, logx=True, after_s=20.0,
                       title=f"Sojourn time at the bottleneck, buffer {limit}"),
-            "Sojourn of the last dequeued packet, sampled every 100 ms after the warm-up, all seeds pooled. Symmetric-log x axis.",
+            "Sojourn of the last dequeued packet, sampled every 100 ms after the 20 s warm-up, all seeds pooled. Log x axis above 1 ms, linear below.",
         ))
     figs += [
         Figure(
