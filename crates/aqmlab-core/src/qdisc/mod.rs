@@ -11,8 +11,13 @@
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
 //! reported it dropped: the engine frees it.
 
+pub mod child_stats;
+pub mod classify;
+pub mod drr;
 pub mod fifo;
+pub mod prio;
 pub mod queue;
+pub mod sfq;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -158,6 +163,14 @@ macro_rules! disciplines {
             pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
                 match self { $( Qdisc::$variant(q) => q.on_timer(ctx) ),* }
             }
+            /// Per-child-queue counters, for schedulers with `child_stats = true`.
+            pub fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+                match self { $( Qdisc::$variant(q) => q.child_stats() ),* }
+            }
+            /// Zero the per-child counters (end of warm-up).
+            pub fn restart_stats(&mut self) {
+                match self { $( Qdisc::$variant(q) => q.restart_stats() ),* }
+            }
         }
     };
 }
@@ -171,12 +184,19 @@ pub trait QdiscExtras {
         None
     }
     fn on_timer(&mut self, _ctx: &mut QdiscCtx) {}
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        None
+    }
+    fn restart_stats(&mut self) {}
 }
 
 impl QdiscExtras for fifo::Fifo {}
 
 disciplines! {
     Fifo(fifo::Fifo),
+    Drr(drr::Drr),
+    Sfq(sfq::Sfq),
+    Prio(prio::Prio),
 }
 
 impl Qdisc {
@@ -188,6 +208,9 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Packets(_)) => "pfifo",
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
+            Qdisc::Drr(_) => "drr",
+            Qdisc::Sfq(_) => "sfq",
+            Qdisc::Prio(_) => "prio",
         }
     }
 }
@@ -199,6 +222,9 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_BFIFO,
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
+        drr::DOC,
+        sfq::DOC,
+        prio::DOC,
     ]
 }
 
@@ -230,11 +256,13 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         }
     };
     let mut p = Params::new(path, map, &["kind"]);
-    let _ = link;
     let q = match kind {
         "pfifo" | "bfifo" | "droptail" | "pfifo_head_drop" => {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
+        "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
+        "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
+        "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
