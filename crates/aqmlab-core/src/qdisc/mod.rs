@@ -13,6 +13,7 @@
 
 pub mod child_stats;
 pub mod classify;
+pub mod codel;
 pub mod drr;
 pub mod fifo;
 pub mod prio;
@@ -191,9 +192,11 @@ pub trait QdiscExtras {
 }
 
 impl QdiscExtras for fifo::Fifo {}
+impl QdiscExtras for codel::Codel {}
 
 disciplines! {
     Fifo(fifo::Fifo),
+    Codel(codel::Codel),
     Drr(drr::Drr),
     Sfq(sfq::Sfq),
     Prio(prio::Prio),
@@ -208,6 +211,7 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Packets(_)) => "pfifo",
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
+            Qdisc::Codel(_) => "codel",
             Qdisc::Drr(_) => "drr",
             Qdisc::Sfq(_) => "sfq",
             Qdisc::Prio(_) => "prio",
@@ -222,6 +226,7 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_BFIFO,
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
+        codel::DOC,
         drr::DOC,
         sfq::DOC,
         prio::DOC,
@@ -260,6 +265,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "pfifo" | "bfifo" | "droptail" | "pfifo_head_drop" => {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
+        "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
         "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
         "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
         "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
@@ -337,6 +343,15 @@ pub mod testing {
                     Verdict::Drop(r) => Some((e.packet, r)),
                     Verdict::Mark => None,
                 })
+                .collect()
+        }
+
+        /// The packets marked so far, in order.
+        pub fn marked(&self) -> Vec<PacketId> {
+            self.events
+                .iter()
+                .filter(|e| e.verdict == Verdict::Mark)
+                .map(|e| e.packet)
                 .collect()
         }
     }
