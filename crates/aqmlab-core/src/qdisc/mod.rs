@@ -16,6 +16,7 @@ pub mod classify;
 pub mod codel;
 pub mod drr;
 pub mod fifo;
+pub mod fq_codel;
 pub mod prio;
 pub mod queue;
 pub mod sfq;
@@ -200,6 +201,7 @@ disciplines! {
     Drr(drr::Drr),
     Sfq(sfq::Sfq),
     Prio(prio::Prio),
+    FqCodel(fq_codel::FqCodel),
 }
 
 impl Qdisc {
@@ -215,6 +217,7 @@ impl Qdisc {
             Qdisc::Drr(_) => "drr",
             Qdisc::Sfq(_) => "sfq",
             Qdisc::Prio(_) => "prio",
+            Qdisc::FqCodel(_) => "fq_codel",
         }
     }
 }
@@ -230,6 +233,7 @@ pub fn kinds() -> Vec<KindDoc> {
         drr::DOC,
         sfq::DOC,
         prio::DOC,
+        fq_codel::DOC,
     ]
 }
 
@@ -269,6 +273,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
         "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
         "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
+        "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
