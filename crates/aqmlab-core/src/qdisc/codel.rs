@@ -237,9 +237,7 @@ pub fn codel_dequeue(
         let since = diff(now, v.drop_next);
         let reseed = match p.reentry {
             Reentry::Linux => (delta > 1 && since < 16 * p.interval as i64).then_some(delta),
-            Reentry::Acm2012 => {
-                (v.count > 2 && since < 8 * p.interval as i64).then_some(v.count - 2)
-            }
+            Reentry::Acm2012 => (v.count > 2 && since < 8 * p.interval as i64).then(|| v.count - 2),
         };
         match reseed {
             Some(c) => {
