@@ -20,6 +20,7 @@ pub mod fq_codel;
 pub mod prio;
 pub mod queue;
 pub mod sfq;
+pub mod sfq_codel;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -202,6 +203,7 @@ disciplines! {
     Sfq(sfq::Sfq),
     Prio(prio::Prio),
     FqCodel(fq_codel::FqCodel),
+    SfqCodel(sfq_codel::SfqCodel),
 }
 
 impl Qdisc {
@@ -218,6 +220,7 @@ impl Qdisc {
             Qdisc::Sfq(_) => "sfq",
             Qdisc::Prio(_) => "prio",
             Qdisc::FqCodel(_) => "fq_codel",
+            Qdisc::SfqCodel(_) => "sfq_codel",
         }
     }
 }
@@ -234,6 +237,7 @@ pub fn kinds() -> Vec<KindDoc> {
         sfq::DOC,
         prio::DOC,
         fq_codel::DOC,
+        sfq_codel::DOC,
     ]
 }
 
@@ -274,6 +278,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
         "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
         "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
+        "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
