@@ -609,6 +609,29 @@ mod tests {
     }
 
     #[test]
+    fn codel_keeps_dropping_after_an_overflow_batch_raised_count() {
+        // The fat-flow drop adds its batch to `count` without touching Linux's cached
+        // 1/sqrt(count); the next CoDel drop must still work (Linux's Newton step
+        // wraps in u64 there; ours did overflow-panic before).
+        let mut h = Harness::new();
+        let mut f = fq(4, 10_000);
+        f.params.ecn = false;
+        let t0 = 1000 * MS;
+        overload(&mut f, &mut h, t0, 273, Ecn::NotEct); // drops at 101, 201, 272
+        assert_eq!(f.flows[0].cvars.count, 3);
+        f.flows[0].cvars.count += 50; // as if an overflow batch of 50 had been dropped
+        let n = h.dropped().len();
+        // Next drop due at drop_next = t0 + 329.445704 ms -> the 330 ms dequeue.
+        for k in 273..=330 {
+            let now = t0 + k * MS;
+            arrive(&mut f, &mut h, 0, 1500, now);
+            f.dequeue(&mut h.ctx(now));
+        }
+        assert_eq!(h.dropped().len(), n + 1);
+        assert_eq!(f.flows[0].cvars.count, 54);
+    }
+
+    #[test]
     fn ecn_is_on_by_default_and_marks_instead_of_dropping() {
         let v = serde_json::json!({"kind": "fq_codel"});
         let mut p = Params::new("q", v.as_object().unwrap(), &["kind"]);
