@@ -171,6 +171,22 @@ impl Simulation {
             }
         }
 
+        for f in &traffic.flows {
+            if topo.nodes[f.src as usize].routes[f.dst as usize] == NO_ROUTE {
+                let name = &traffic
+                    .entries
+                    .get(f.entry as usize)
+                    .map(|e| e.name.as_str())
+                    .unwrap_or("?");
+                return Err(ScenarioError::new(
+                    "traffic",
+                    format!(
+                        "`{name}`: no route from {} to {} (links are one-way unless duplex)",
+                        topo.nodes[f.src as usize].name, topo.nodes[f.dst as usize].name
+                    ),
+                ));
+            }
+        }
         let flows = traffic
             .flows
             .iter()
@@ -342,12 +358,10 @@ impl Simulation {
             return;
         }
         let l = self.nodes[node as usize].routes[dst as usize];
-        debug_assert_ne!(l, NO_ROUTE);
         if l == NO_ROUTE {
-            // Unreachable destination: counted as a drop (cannot happen in built topologies
-            // where every flow's endpoints are connected; guarded for graph scenarios).
-            self.dropped += 1;
-            self.packets.free(p);
+            // Unreachable destination (only reverse traffic can get here: forward routes
+            // are checked when the simulation is built). Counted as a drop.
+            self.discard(p);
             return;
         }
         self.link_enqueue(l as usize, p);
@@ -375,8 +389,7 @@ impl Simulation {
         if link.loss > 0.0 && link.loss_rng.chance(link.loss) {
             link.stats.drops_random += 1;
             self.log_drop(l, p, "random", Stage::Enqueue);
-            self.dropped += 1;
-            self.packets.free(p);
+            self.discard(p);
             return;
         }
         self.packets[p].enqueued = now;
@@ -421,8 +434,7 @@ impl Simulation {
                 };
                 self.log_drop(l, e.packet, reason, e.at);
                 if reason != "mark" {
-                    self.dropped += 1;
-                    self.packets.free(e.packet);
+                    self.discard(e.packet);
                 }
             }
             self.qevents = evs;
@@ -543,6 +555,16 @@ impl Simulation {
             self.events
                 .schedule(t, Event::LinkRateChange { link: l as u32 });
         }
+    }
+
+    /// Account a dropped packet to its flow and free it.
+    fn discard(&mut self, p: PacketId) {
+        let pk = &self.packets[p];
+        if !pk.reverse {
+            self.flows[pk.flow as usize].stats.packets_dropped += 1;
+        }
+        self.dropped += 1;
+        self.packets.free(p);
     }
 
     fn log_drop(&mut self, l: usize, p: PacketId, reason: &'static str, at: Stage) {
