@@ -4,8 +4,14 @@ use aqmlab_core::sim::events::{Event, EventQueue};
 use aqmlab_core::sim::rng::Rng;
 
 fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).map(|a| a.parse().unwrap()).collect();
-    let (pending, ops) = (args.first().copied().unwrap_or(1000), args.get(1).copied().unwrap_or(1_000_000));
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().unwrap())
+        .collect();
+    let (pending, ops) = (
+        args.first().copied().unwrap_or(1000),
+        args.get(1).copied().unwrap_or(1_000_000),
+    );
     let mut q = EventQueue::new();
     let mut rng = Rng::stream(1, "hold");
     for i in 0..pending {
@@ -19,5 +25,9 @@ fn main() {
         q.schedule(t + 1 + rng.below(1_000_000), ev);
     }
     let dt = t0.elapsed().as_secs_f64();
-    println!("{pending} pending: {:.1} ns/event, {:.1} M events/s (checksum {sum})", dt * 1e9 / ops as f64, ops as f64 / dt / 1e6);
+    println!(
+        "{pending} pending: {:.1} ns/event, {:.1} M events/s (checksum {sum})",
+        dt * 1e9 / ops as f64,
+        ops as f64 / dt / 1e6
+    );
 }

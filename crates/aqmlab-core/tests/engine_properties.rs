@@ -231,10 +231,19 @@ fn adding_an_unrelated_flow_leaves_other_sources_packet_times_alone() {
     let row = |r: &Results| {
         let f = r.table("flows");
         let i = f.find("app", "probe").unwrap();
-        let cols = ["packets_sent", "bytes_sent", "packets_dropped", "owd_ms_mean", "owd_ms_p99"];
+        let cols = [
+            "packets_sent",
+            "bytes_sent",
+            "packets_dropped",
+            "owd_ms_mean",
+            "owd_ms_p99",
+        ];
         cols.map(|c| f.f64s(c)[i])
     };
-    assert!(row(&alone)[2] > 0.0, "the probe's queue should overflow sometimes");
+    assert!(
+        row(&alone)[2] > 0.0,
+        "the probe's queue should overflow sometimes"
+    );
     assert_eq!(row(&alone), row(&after));
     assert_eq!(row(&alone), row(&before));
     assert_eq!(after.table("flows").rows(), 2);
