@@ -425,7 +425,7 @@ def bench(
         s = res.summary.row(0, named=True)
         rows.append(
             {
-                "scenario": str(sc),
+                "scenario": sc.stem,
                 "sim_time_s": s["sim_time_s"],
                 "wall_time_s": core_wall,
                 "wall_time_with_python_s": wall,

@@ -887,6 +887,7 @@ impl Simulation {
         let now = self.now();
         for link in &mut self.links {
             link.stats.restart(now);
+            link.qdisc.restart_stats();
         }
         for f in &mut self.flows {
             f.stats = FlowStats::default();

@@ -260,6 +260,56 @@ pub fn collect(sim: &Simulation) -> Results {
     }
     tables.push(apps);
 
+    // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
+    // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.
+    if sim.links.iter().any(|l| l.qdisc.child_stats().is_some()) {
+        let mut cq = Table::new(
+            "child_queues",
+            &[
+                ("link", Ty::S),
+                ("qdisc", Ty::S),
+                ("queue", Ty::U),
+                ("enqueued", Ty::U),
+                ("dequeued", Ty::U),
+                ("drops", Ty::U),
+                ("marks", Ty::U),
+                ("bytes", Ty::U),
+                ("throughput_bps", Ty::F),
+                ("sojourn_ms_mean", Ty::F),
+                ("sojourn_ms_max", Ty::F),
+            ],
+        );
+        for link in &sim.links {
+            let Some(rows) = link.qdisc.child_stats() else {
+                continue;
+            };
+            for (i, c) in rows.iter().enumerate() {
+                if c.enqueued == 0 && c.drops == 0 {
+                    continue;
+                }
+                cq.push(vec![
+                    link.name.clone().into(),
+                    link.qdisc.kind_name().into(),
+                    (i as u64).into(),
+                    c.enqueued.into(),
+                    c.dequeued.into(),
+                    c.drops.into(),
+                    c.marks.into(),
+                    c.bytes.into(),
+                    (c.bytes as f64 * 8.0 / secs(window)).into(),
+                    (if c.dequeued > 0 {
+                        ms(c.sojourn_sum as f64 / c.dequeued as f64)
+                    } else {
+                        f64::NAN
+                    })
+                    .into(),
+                    millis(c.sojourn_max).into(),
+                ]);
+            }
+        }
+        tables.push(cq);
+    }
+
     if let Some(series) = &sim.series {
         let mut ts = Table::new(
             "timeseries",

@@ -132,7 +132,10 @@ impl CodelVars {
         let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u32;
         let mut val: u64 = (3u64 << 32).wrapping_sub(self.count as u64 * invsqrt2 as u64);
         val >>= 2; // avoid overflow in the following multiply
-        val = (val * invsqrt as u64) >> (32 - 2 + 1);
+                   // Linux does this in u64 and lets it wrap: when `count` jumps while
+                   // `rec_inv_sqrt` is stale (fq_codel adds a whole overflow batch to `count`),
+                   // `3 - count·inv²` is negative and the product overflows.
+        val = val.wrapping_mul(invsqrt as u64) >> (32 - 2 + 1);
         self.rec_inv_sqrt = (val >> REC_INV_SQRT_SHIFT) as u16;
     }
 
@@ -237,9 +240,7 @@ pub fn codel_dequeue(
         let since = diff(now, v.drop_next);
         let reseed = match p.reentry {
             Reentry::Linux => (delta > 1 && since < 16 * p.interval as i64).then_some(delta),
-            Reentry::Acm2012 => {
-                (v.count > 2 && since < 8 * p.interval as i64).then_some(v.count - 2)
-            }
+            Reentry::Acm2012 => (v.count > 2 && since < 8 * p.interval as i64).then(|| v.count - 2),
         };
         match reseed {
             Some(c) => {
