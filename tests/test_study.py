@@ -44,7 +44,7 @@ def test_study_list_names_the_builtin_study():
 def test_study_sweep_has_the_promised_points_and_seeds():
     sf = read_sweep_file(study.study_dir("bufferbloat-basics") / "sweep.toml")
     kinds = sf.grid["topology.bottleneck.qdisc.kind"]
-    assert {"pfifo", "ared", "pie", "codel"} <= set(kinds)
+    assert {"pfifo", "ared", "pie", "codel", "fq_codel"} <= set(kinds)
     assert sf.grid["topology.bottleneck.qdisc.limit"] == ["100pkt", "200pkt", "400pkt"]
     assert sf.seeds == 20 and sf.quick["seeds"] == 5
     aqmlab.validate(sf.base)
