@@ -271,3 +271,26 @@ def test_cli_sweep_json_quiet_exit_status_and_errors(tmp_path):
     bad.write_text('base = "x.toml"\n')
     p = cli("sweep", bad)
     assert p.returncode == 2 and "base" in p.stderr and "not found" in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_an_interrupted_sweep_keeps_every_finished_run_and_resume_does_the_rest(tmp_path, sig):
+    import time
+
+    out = tmp_path / "sw"
+    args = [*AQMLAB, "sweep", EXAMPLES / "sweep-small.toml", "--out", out, "--seeds", "12", "--set", "duration=300s", "--workers", "2", "--quiet"]
+    p = subprocess.Popen(list(map(str, args)), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not (out / "runs").exists() or len(run_dirs(out)) < 3):
+        time.sleep(0.05)
+    os.kill(p.pid, sig)  # Ctrl-C, or a hard crash of the driver
+    p.communicate(timeout=120)
+    done = run_dirs(out)
+    assert 3 <= len(done) < 24, "interrupted in the middle"
+    for i in done:  # every run folder that exists is complete
+        names = {f.name for f in (out / "runs" / i).iterdir()}
+        assert {"summary.parquet", "queues.parquet", "flows.parquet", "apps.parquet", "run.json"} <= names
+        pl.read_parquet(out / "runs" / i / "queues.parquet")
+    res = aqmlab.sweep(EXAMPLES / "dumbbell-udp.toml", grid={"topology.bottleneck.qdisc.kind": ["pfifo", "codel"]}, seeds=12, set={"duration": "300s"}, out=out, workers=2)
+    assert (res.skipped, res.ran, res.ok, res.n_failed) == (len(done), 24 - len(done), 24 - len(done), 0)
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]

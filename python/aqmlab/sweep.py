@@ -220,6 +220,38 @@ class Executor:
         pass
 
 
+def _alive(pid: int) -> bool:
+    """Is process ``pid`` running (a zombie counts as dead)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+
+
+def _worker_init(driver: int) -> None:
+    """In each local worker: exit when the driver process is gone. A worker blocked on
+    the pool's queue would otherwise outlive a driver killed with SIGKILL (with
+    forkserver its parent is the fork server, which lives as long as its children)."""
+    import threading
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if not _alive(driver):
+                os._exit(1)
+
+    threading.Thread(target=watch, name="aqmlab-driver-watch", daemon=True).start()
+
+
 def _mp_context(name: str | None):
     name = name or ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
     if name == "fork":
@@ -238,7 +270,7 @@ class LocalExecutor(Executor):
 
     def _pool(self) -> cf.ProcessPoolExecutor:
         if self.pool is None:
-            self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context)
+            self.pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context, initializer=_worker_init, initargs=(os.getpid(),))
         return self.pool
 
     def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
