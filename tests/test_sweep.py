@@ -116,8 +116,19 @@ def test_local_executor_survives_a_killed_worker(tmp_path):
 def test_dask_cluster_with_a_worker_killed_mid_sweep_loses_nothing(tmp_path):
     from distributed import Client, LocalCluster
 
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class Transitions(SchedulerPlugin):
+        def __init__(self):
+            self.seen = []
+
+        def transition(self, key, start, finish, *args, **kwargs):
+            self.seen.append((str(key), start, finish))
+
     out = tmp_path / "sw"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+        log = Transitions()
+        cluster.scheduler.add_plugin(log, name="aqmlab-test-transitions")
         worker_pids = set(client.run(os.getpid).values())
         assert len(worker_pids) == 2 and os.getpid() not in worker_pids
         killed = []
@@ -146,6 +157,11 @@ def test_dask_cluster_with_a_worker_killed_mid_sweep_loses_nothing(tmp_path):
         # after the kill, no run came from the dead process; the others took its work
         assert all(m["pid"] != killed[0] for m in metas if m["written"] > first)
         assert sum(m["pid"] != killed[0] for m in metas) >= 9
+        # the kill really hit a running task: the scheduler took it back from the dead
+        # worker (processing → released) and ran it again
+        lost = {k for k, a, b in log.seen if k.startswith("aqmlab-run-") and a == "processing" and b != "memory"}
+        assert lost, "no task was running on the killed worker"
+        assert all((k, "processing", "memory") in log.seen for k in lost)
 
 
 def test_t_quantiles_match_the_printed_table():
