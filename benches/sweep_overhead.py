@@ -8,7 +8,7 @@ executor, and throughput with 1 versus 2 worker processes.
   result to the last − the simulations' own wall time) / (N − 1): task pickling, the
   process hop, sending the tables back, writing the Parquet files and the rename.
   Pool start-up (process creation, imports) is reported separately.
-* scaling: 2 × workers runs of a ~0.3 s scenario with 1 and then 2 workers.
+* scaling: 16 runs of a ~0.3 s scenario with 1 and then 2 workers, best of 3.
 """
 
 from __future__ import annotations
@@ -51,18 +51,24 @@ def overhead(runs: int, tmp: Path) -> dict:
     }
 
 
-def scaling(tmp: Path, per_worker: int = 6) -> dict:
-    out = {}
+def scaling(tmp: Path, runs: int = 16, repeats: int = 3) -> dict:
+    """Best of ``repeats`` alternating 1- and 2-worker sweeps (the machine is shared, so
+    the best is the least disturbed). Steady rate: runs finished after the first
+    ``w`` (one per worker) over the time from the w-th to the last result."""
+    out: dict = {1: None, 2: None}
     base = ROOT / "examples" / "dumbbell-udp.toml"
-    for w in (1, 2):
-        d = tmp / f"scale{w}"
-        t0 = time.perf_counter()
-        times = []
-        res = aqmlab.sweep(base, seeds=per_worker * 2, set={"duration": "600s", "output": {}}, out=d, workers=w,
-                           progress=lambda ev: times.append(time.perf_counter()))
-        assert res.ok == per_worker * 2
-        steady = times[-1] - times[1]
-        out[w] = {"runs": res.ok, "wall_s": time.perf_counter() - t0, "runs_per_s_steady": (res.ok - 1) / steady}
+    for rep in range(repeats):
+        for w in (1, 2):
+            d = tmp / f"scale{w}-{rep}"
+            t0 = time.perf_counter()
+            times = []
+            res = aqmlab.sweep(base, seeds=runs, set={"duration": "600s", "output": {}}, out=d, workers=w,
+                               progress=lambda ev: times.append(time.perf_counter()))
+            assert res.ok == runs
+            sim = aqmlab.load_runs(d, "summary")["wall_time_s"].mean()
+            r = {"runs": res.ok, "wall_s": time.perf_counter() - t0, "runs_per_s_steady": (res.ok - w) / (times[-1] - times[w]), "sim_s_per_run": sim}
+            if out[w] is None or r["runs_per_s_steady"] > out[w]["runs_per_s_steady"]:
+                out[w] = r
     out["speedup"] = out[2]["runs_per_s_steady"] / out[1]["runs_per_s_steady"]
     return out
 
