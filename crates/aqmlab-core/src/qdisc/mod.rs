@@ -13,6 +13,7 @@
 
 pub mod ared;
 pub mod codel;
+pub mod docsis_pie;
 pub mod fifo;
 pub mod pie;
 pub mod queue;
@@ -185,6 +186,7 @@ disciplines! {
     Codel(codel::Codel),
     Red(red::Red),
     Pie(pie::Pie),
+    DocsisPie(docsis_pie::DocsisPie),
 }
 
 impl Qdisc {
@@ -200,6 +202,7 @@ impl Qdisc {
             Qdisc::Red(r) if r.adapt.is_some() => "ared",
             Qdisc::Red(_) => "red",
             Qdisc::Pie(_) => "pie",
+            Qdisc::DocsisPie(_) => "docsis_pie",
         }
     }
 }
@@ -215,6 +218,7 @@ pub fn kinds() -> Vec<KindDoc> {
         red::DOC,
         ared::DOC,
         pie::DOC,
+        docsis_pie::DOC,
     ]
 }
 
@@ -254,6 +258,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
         "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
         "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
+        "docsis_pie" => Qdisc::DocsisPie(docsis_pie::DocsisPie::from_params(&mut p, link)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
