@@ -85,7 +85,11 @@ fn measure(cc: &str, p: f64, duration_s: u64) -> (f64, f64, f64) {
 
 fn check(cc: &str, p: f64, duration_s: u64) {
     let (_, _, err) = measure(cc, p, duration_s);
-    assert!(err.abs() <= 0.20, "{cc} p={p}: {:+.1} % off the model", err * 100.0);
+    assert!(
+        err.abs() <= 0.20,
+        "{cc} p={p}: {:+.1} % off the model",
+        err * 100.0
+    );
 }
 
 #[test]
@@ -113,5 +117,8 @@ fn newreno_at_3_percent_loss_beats_reno_by_avoiding_timeouts() {
     let (g_reno, to_reno, _) = measure("reno", 0.03, 1000);
     let (g_new, to_new, _) = measure("newreno", 0.03, 1000);
     assert!(g_new > 1.05 * g_reno, "NewReno {g_new} vs Reno {g_reno}");
-    assert!(to_new < 0.8 * to_reno, "timeouts: NewReno {to_new} vs Reno {to_reno}");
+    assert!(
+        to_new < 0.8 * to_reno,
+        "timeouts: NewReno {to_new} vs Reno {to_reno}"
+    );
 }

@@ -37,11 +37,16 @@ fn check(cc: &str, extra: &str) {
     let util = common::cell(&r, "queues", "link", "L->R", "utilization");
     let goodput = common::flows(&r, "goodput_bps")[0];
     let timeouts = common::flows(&r, "timeouts")[0];
-    eprintln!("{cc} {extra}: utilisation {util:.4}, goodput {goodput:.0} bit/s, timeouts {timeouts}");
+    eprintln!(
+        "{cc} {extra}: utilisation {util:.4}, goodput {goodput:.0} bit/s, timeouts {timeouts}"
+    );
     assert!(util >= 0.95, "{cc} {extra}: utilisation {util}");
     // Goodput is payload: at most 1448/1488 of the link.
     assert!(goodput <= 10e6 * 1448.0 / 1488.0 * 1.001, "{goodput}");
-    assert!(goodput >= 0.95 * 10e6 * 1448.0 / 1488.0, "{cc}: goodput {goodput}");
+    assert!(
+        goodput >= 0.95 * 10e6 * 1448.0 / 1488.0,
+        "{cc}: goodput {goodput}"
+    );
 }
 
 #[test]
