@@ -57,7 +57,9 @@ fn alone(target_ms: f64) {
     let sojourn = common::cell(&r, "queues", "link", "L->R", "sojourn_ms_mean");
     let util = common::cell(&r, "queues", "link", "L->R", "utilization");
     let drops = common::cell(&r, "queues", "link", "L->R", "drops");
-    eprintln!("target {target_ms} ms: mean sojourn {sojourn:.1} ms, utilisation {util:.3}, drops {drops}");
+    eprintln!(
+        "target {target_ms} ms: mean sojourn {sojourn:.1} ms, utilisation {util:.3}, drops {drops}"
+    );
     assert!(
         sojourn > 0.7 * target_ms && sojourn < 1.1 * target_ms,
         "mean sojourn {sojourn} ms vs target {target_ms} ms"
@@ -82,7 +84,10 @@ fn ledbat_yields_to_newreno() {
         let r = common::run(&scenario(target, true), 1);
         let g = common::flows(&r, "goodput_bps");
         let share = g[0] / (g[0] + g[1]);
-        eprintln!("target {target}: LEDBAT {:.0}, NewReno {:.0} bit/s, LEDBAT share {share:.3}", g[0], g[1]);
+        eprintln!(
+            "target {target}: LEDBAT {:.0}, NewReno {:.0} bit/s, LEDBAT share {share:.3}",
+            g[0], g[1]
+        );
         assert!(g[0] < 0.2 * 10e6, "LEDBAT took {} bit/s", g[0]);
         assert!(g[0] + g[1] > 0.9 * 10e6 * 1448.0 / 1488.0);
     }

@@ -67,7 +67,11 @@ fn syn_is_retried_after_the_initial_rto_then_at_doubled_intervals() {
 
     // With a 3 s initial RTO: SYNs at 0 and 3 s are lost, the one at 9 s succeeds.
     let r = common::run(
-        &path(r#"{ start = "0s", end = "6.5s" }"#, r#"initial_rto = "3s""#, "20s"),
+        &path(
+            r#"{ start = "0s", end = "6.5s" }"#,
+            r#"initial_rto = "3s""#,
+            "20s",
+        ),
         1,
     );
     let times: Vec<f64> = drops_of(&r, 0).iter().map(|x| x.0).collect();
@@ -84,7 +88,10 @@ fn an_outage_backs_the_rto_off_and_the_flow_recovers() {
         .replace("size = \"100KB\"", "rwnd = \"150KB\"");
     let r = common::run(&s, 1);
     let d = drops_of(&r, 0);
-    assert!(d.iter().all(|x| x.1 == "outage"), "only the outage drops: {d:?}");
+    assert!(
+        d.iter().all(|x| x.1 == "outage"),
+        "only the outage drops: {d:?}"
+    );
     // Retransmissions into the outage: first the window in flight is lost (drops
     // about one serialisation time apart), then one segment per RTO expiry, each gap
     // twice the previous (RTO ≥ min_rto = 200 ms).
@@ -95,7 +102,10 @@ fn an_outage_backs_the_rto_off_and_the_flow_recovers() {
     eprintln!("drops at {t:?}, RTO gaps {gaps:?}");
     assert!(gaps.len() >= 3, "{all_gaps:?}");
     for w in gaps.windows(2) {
-        assert!((w[1] / w[0] - 2.0).abs() < 0.02, "backoff not doubling: {gaps:?}");
+        assert!(
+            (w[1] / w[0] - 2.0).abs() < 0.02,
+            "backoff not doubling: {gaps:?}"
+        );
     }
     let timeouts = common::flows(&r, "timeouts")[0];
     assert!(timeouts >= 3.0, "{timeouts}");
