@@ -254,6 +254,12 @@ impl Simulation {
             if let Some(t) = t {
                 sim.events.schedule(*t, Event::App { app: i as u32 });
             }
+            // Single-connection TCP apps that stop early get an event at `stop`.
+            if let App::Tcp(a) = &sim.apps[i] {
+                if a.flow.is_some() && a.stop < end && t.is_some() {
+                    sim.events.schedule(a.stop, Event::App { app: i as u32 });
+                }
+            }
         }
         for l in 0..sim.links.len() {
             if let Some(t) = sim.links[l].rate_change.first() {
@@ -391,6 +397,17 @@ impl Simulation {
             return;
         };
         let (pattern, cfg, entry, src, dst) = (app.pattern, app.cfg, app.entry, app.src, app.dst);
+        if now >= app.stop {
+            // `stop` of a single-connection app: the application writes no more.
+            if let Some(f) = app.flow {
+                if let Some((s, _)) = self.flows[f as usize].tcp {
+                    if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+                        snd.stop_writing();
+                    }
+                }
+            }
+            return;
+        }
         let opened = app.opened;
         app.opened += 1;
         let flow = match pattern {
@@ -462,6 +479,13 @@ impl Simulation {
                 }
             }
             _ => {}
+        }
+        // A connection whose last byte (FIN) is acknowledged is finished.
+        let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
+        if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+            if snd.app_fin && snd.snd_una >= snd.app_written {
+                snd.release();
+            }
         }
     }
 

@@ -221,3 +221,19 @@ fn tcp_scenarios_conserve_packets_and_are_deterministic() {
         );
     }
 }
+
+#[test]
+fn a_bulk_flow_stops_writing_at_stop() {
+    let r = common::run(
+        &scenario(
+            "[[traffic]]\nkind = \"tcp-bulk\"\nname = \"f\"\nsrc = \"a_l0\"\ndst = \"a_r0\"\nstop = \"10s\"",
+            "",
+        ),
+        1,
+    );
+    let bytes = common::flows(&r, "bytes_delivered")[0];
+    let line = 10e6 / 8.0 * 1448.0 / 1488.0;
+    eprintln!("{bytes} B by 30 s with stop at 10 s");
+    // At most 10 s at line rate plus what was in flight at 10 s.
+    assert!(bytes > 8.0 * line && bytes < 10.0 * line + 200e3, "{bytes}");
+}

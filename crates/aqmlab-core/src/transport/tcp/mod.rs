@@ -102,7 +102,7 @@ impl Default for TcpConfig {
             initial_rto: NS_PER_S,
             max_rto: 60 * NS_PER_S,
             delack: 40 * NS_PER_MS,
-            rwnd: 64 << 20,
+            rwnd: 16_000_000,
             dupthresh: 3,
             rate_cap_bps: None,
         }

@@ -181,6 +181,21 @@ impl TcpSender {
         self.transmit(now, out, st);
     }
 
+    /// The application stops writing: no new data after what has been sent.
+    pub fn stop_writing(&mut self) {
+        self.app_written = self.snd_nxt;
+        self.transfer_end = None;
+    }
+
+    /// The connection is finished (its last transfer acknowledged, FIN sent): drop the
+    /// scoreboard's memory and ignore further segments.
+    pub fn release(&mut self) {
+        self.state = SenderState::Closed;
+        self.sb = VecDeque::new();
+        self.rto_at = None;
+        self.app_at = None;
+    }
+
     /// Bytes the application has made available by `now` (rate cap).
     fn app_avail(&self, now: Nanos) -> u64 {
         match self.cfg.rate_cap_bps {
