@@ -215,6 +215,24 @@ impl Simulation {
             }
         }
 
+        for f in &traffic.flows {
+            let no_way_back =
+                f.kind == "tcp" && topo.nodes[f.dst as usize].routes[f.src as usize] == NO_ROUTE;
+            if topo.nodes[f.src as usize].routes[f.dst as usize] == NO_ROUTE || no_way_back {
+                let name = &traffic
+                    .entries
+                    .get(f.entry as usize)
+                    .map(|e| e.name.as_str())
+                    .unwrap_or("?");
+                return Err(ScenarioError::new(
+                    "traffic",
+                    format!(
+                        "`{name}`: no route between {} and {} in the direction it needs (links are one-way unless duplex)",
+                        topo.nodes[f.src as usize].name, topo.nodes[f.dst as usize].name
+                    ),
+                ));
+            }
+        }
         let mut sim = Simulation {
             name: spec.name.clone(),
             seed,
@@ -618,12 +636,10 @@ impl Simulation {
             return;
         }
         let l = self.nodes[node as usize].routes[dst as usize];
-        debug_assert_ne!(l, NO_ROUTE);
         if l == NO_ROUTE {
-            // Unreachable destination: counted as a drop (cannot happen in built topologies
-            // where every flow's endpoints are connected; guarded for graph scenarios).
-            self.dropped += 1;
-            self.packets.free(p);
+            // Unreachable destination (only reverse traffic can get here: forward routes
+            // are checked when the simulation is built). Counted as a drop.
+            self.discard(p);
             return;
         }
         self.link_enqueue(l as usize, p);
@@ -673,8 +689,7 @@ impl Simulation {
         if link.loss > 0.0 && link.loss_rng.chance(link.loss) {
             link.stats.drops_random += 1;
             self.log_drop(l, p, "random", Stage::Enqueue);
-            self.dropped += 1;
-            self.packets.free(p);
+            self.discard(p);
             return;
         }
         self.packets[p].enqueued = now;
@@ -719,8 +734,7 @@ impl Simulation {
                 };
                 self.log_drop(l, e.packet, reason, e.at);
                 if reason != "mark" {
-                    self.dropped += 1;
-                    self.packets.free(e.packet);
+                    self.discard(e.packet);
                 }
             }
             self.qevents = evs;
@@ -843,6 +857,16 @@ impl Simulation {
         }
     }
 
+    /// Account a dropped packet to its flow and free it.
+    fn discard(&mut self, p: PacketId) {
+        let pk = &self.packets[p];
+        if !pk.reverse {
+            self.flows[pk.flow as usize].stats.packets_dropped += 1;
+        }
+        self.dropped += 1;
+        self.packets.free(p);
+    }
+
     fn log_drop(&mut self, l: usize, p: PacketId, reason: &'static str, at: Stage) {
         if let Some(log) = &mut self.drop_log {
             let pk = &self.packets[p];
@@ -887,6 +911,7 @@ impl Simulation {
         let now = self.now();
         for link in &mut self.links {
             link.stats.restart(now);
+            link.qdisc.restart_stats();
         }
         for f in &mut self.flows {
             f.stats = FlowStats::default();

@@ -26,7 +26,8 @@ fn ms(ns: f64) -> f64 {
 
 /// Build the tables. `now` is the end of the measurement window.
 pub fn collect(sim: &Simulation) -> Results {
-    let now: Nanos = sim.now().max(sim.end.min(sim.now()));
+    // A finished run is measured to its end time, not to its last event.
+    let now: Nanos = if sim.is_done() { sim.end } else { sim.now() };
     let window_start = sim.warmup.min(now);
     let window = (now - window_start).max(1);
     let mut tables = Vec::new();
@@ -154,6 +155,7 @@ pub fn collect(sim: &Simulation) -> Results {
             ("cc", Ty::S),
             ("packets_sent", Ty::U),
             ("packets_delivered", Ty::U),
+            ("packets_dropped", Ty::U),
             ("bytes_sent", Ty::U),
             ("bytes_delivered", Ty::U),
             ("goodput_bps", Ty::F),
@@ -171,8 +173,9 @@ pub fn collect(sim: &Simulation) -> Results {
     );
     for (i, f) in sim.flows.iter().enumerate() {
         let s = &f.stats;
+        // Packets dropped in the network over packets sent (still in flight is not lost).
         let loss = if s.packets_sent > 0 {
-            (s.packets_sent.saturating_sub(s.packets_delivered)) as f64 / s.packets_sent as f64
+            s.packets_dropped as f64 / s.packets_sent as f64
         } else {
             0.0
         };
@@ -185,6 +188,7 @@ pub fn collect(sim: &Simulation) -> Results {
             f.cc.clone().into(),
             s.packets_sent.into(),
             s.packets_delivered.into(),
+            s.packets_dropped.into(),
             s.bytes_sent.into(),
             s.bytes_delivered.into(),
             (s.bytes_delivered as f64 * 8.0 / secs(window)).into(),
@@ -222,13 +226,13 @@ pub fn collect(sim: &Simulation) -> Results {
     );
     for (e, entry) in sim.entries.iter().enumerate() {
         let mine = sim.flows.iter().filter(|f| f.entry as usize == e);
-        let (mut n, mut bytes, mut sent, mut got, mut owd_sum, mut owd_n) =
+        let (mut n, mut bytes, mut sent, mut lost, mut owd_sum, mut owd_n) =
             (0u64, 0u64, 0u64, 0u64, 0f64, 0u64);
         for f in mine {
             n += 1;
             bytes += f.stats.bytes_delivered;
             sent += f.stats.packets_sent;
-            got += f.stats.packets_delivered;
+            lost += f.stats.packets_dropped;
             if f.stats.owd.count() > 0 {
                 owd_sum += f.stats.owd.mean() * f.stats.owd.count() as f64;
                 owd_n += f.stats.owd.count();
@@ -247,7 +251,7 @@ pub fn collect(sim: &Simulation) -> Results {
             })
             .into(),
             (if sent > 0 {
-                sent.saturating_sub(got) as f64 / sent as f64
+                lost as f64 / sent as f64
             } else {
                 0.0
             })
@@ -255,6 +259,56 @@ pub fn collect(sim: &Simulation) -> Results {
         ]);
     }
     tables.push(apps);
+
+    // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
+    // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.
+    if sim.links.iter().any(|l| l.qdisc.child_stats().is_some()) {
+        let mut cq = Table::new(
+            "child_queues",
+            &[
+                ("link", Ty::S),
+                ("qdisc", Ty::S),
+                ("queue", Ty::U),
+                ("enqueued", Ty::U),
+                ("dequeued", Ty::U),
+                ("drops", Ty::U),
+                ("marks", Ty::U),
+                ("bytes", Ty::U),
+                ("throughput_bps", Ty::F),
+                ("sojourn_ms_mean", Ty::F),
+                ("sojourn_ms_max", Ty::F),
+            ],
+        );
+        for link in &sim.links {
+            let Some(rows) = link.qdisc.child_stats() else {
+                continue;
+            };
+            for (i, c) in rows.iter().enumerate() {
+                if c.enqueued == 0 && c.drops == 0 {
+                    continue;
+                }
+                cq.push(vec![
+                    link.name.clone().into(),
+                    link.qdisc.kind_name().into(),
+                    (i as u64).into(),
+                    c.enqueued.into(),
+                    c.dequeued.into(),
+                    c.drops.into(),
+                    c.marks.into(),
+                    c.bytes.into(),
+                    (c.bytes as f64 * 8.0 / secs(window)).into(),
+                    (if c.dequeued > 0 {
+                        ms(c.sojourn_sum as f64 / c.dequeued as f64)
+                    } else {
+                        f64::NAN
+                    })
+                    .into(),
+                    millis(c.sojourn_max).into(),
+                ]);
+            }
+        }
+        tables.push(cq);
+    }
 
     if let Some(series) = &sim.series {
         let mut ts = Table::new(

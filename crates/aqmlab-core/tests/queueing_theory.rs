@@ -4,6 +4,7 @@
 //! Mean waiting time (sojourn = time in queue, excluding service):
 //! - M/M/1 (exponential sizes): Wq = ρ·S/(1−ρ)
 //! - M/D/1 (fixed sizes):        Wq = ρ·S/(2(1−ρ))   (Pollaczek–Khinchine)
+//!
 //! with S the mean service time. Runs are long enough that the sample mean's standard
 //! error is about 1 % at ρ = 0.9 (the hardest case), so 3 % is a 3σ check.
 

@@ -8,6 +8,8 @@ pub struct FlowStats {
     pub packets_sent: u64,
     pub bytes_sent: u64,
     pub packets_delivered: u64,
+    /// Packets of this flow (data direction) dropped in the network.
+    pub packets_dropped: u64,
     pub bytes_delivered: u64,
     /// One-way delay of delivered data packets, ns.
     pub owd: Histogram,

@@ -11,8 +11,19 @@
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
 //! reported it dropped: the engine frees it.
 
+pub mod ared;
+pub mod child_stats;
+pub mod classify;
+pub mod codel;
+pub mod drr;
 pub mod fifo;
+pub mod fq_codel;
+pub mod pie;
+pub mod prio;
 pub mod queue;
+pub mod red;
+pub mod sfq;
+pub mod sfq_codel;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -158,6 +169,14 @@ macro_rules! disciplines {
             pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
                 match self { $( Qdisc::$variant(q) => q.on_timer(ctx) ),* }
             }
+            /// Per-child-queue counters, for schedulers with `child_stats = true`.
+            pub fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+                match self { $( Qdisc::$variant(q) => q.child_stats() ),* }
+            }
+            /// Zero the per-child counters (end of warm-up).
+            pub fn restart_stats(&mut self) {
+                match self { $( Qdisc::$variant(q) => q.restart_stats() ),* }
+            }
         }
     };
 }
@@ -171,12 +190,27 @@ pub trait QdiscExtras {
         None
     }
     fn on_timer(&mut self, _ctx: &mut QdiscCtx) {}
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        None
+    }
+    fn restart_stats(&mut self) {}
 }
 
 impl QdiscExtras for fifo::Fifo {}
+impl QdiscExtras for codel::Codel {}
+impl QdiscExtras for red::Red {}
+impl QdiscExtras for pie::Pie {}
 
 disciplines! {
     Fifo(fifo::Fifo),
+    Codel(codel::Codel),
+    Red(red::Red),
+    Pie(pie::Pie),
+    Drr(drr::Drr),
+    Sfq(sfq::Sfq),
+    Prio(prio::Prio),
+    FqCodel(fq_codel::FqCodel),
+    SfqCodel(sfq_codel::SfqCodel),
 }
 
 impl Qdisc {
@@ -188,6 +222,15 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Packets(_)) => "pfifo",
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
+            Qdisc::Codel(_) => "codel",
+            Qdisc::Red(r) if r.adapt.is_some() => "ared",
+            Qdisc::Red(_) => "red",
+            Qdisc::Pie(_) => "pie",
+            Qdisc::Drr(_) => "drr",
+            Qdisc::Sfq(_) => "sfq",
+            Qdisc::Prio(_) => "prio",
+            Qdisc::FqCodel(_) => "fq_codel",
+            Qdisc::SfqCodel(_) => "sfq_codel",
         }
     }
 }
@@ -199,6 +242,15 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_BFIFO,
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
+        codel::DOC,
+        red::DOC,
+        ared::DOC,
+        pie::DOC,
+        drr::DOC,
+        sfq::DOC,
+        prio::DOC,
+        fq_codel::DOC,
+        sfq_codel::DOC,
     ]
 }
 
@@ -230,11 +282,19 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         }
     };
     let mut p = Params::new(path, map, &["kind"]);
-    let _ = link;
     let q = match kind {
         "pfifo" | "bfifo" | "droptail" | "pfifo_head_drop" => {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
+        "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
+        "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
+        "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
+        "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
+        "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
+        "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
+        "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
+        "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
+        "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(
@@ -309,6 +369,15 @@ pub mod testing {
                     Verdict::Drop(r) => Some((e.packet, r)),
                     Verdict::Mark => None,
                 })
+                .collect()
+        }
+
+        /// The packets marked so far, in order.
+        pub fn marked(&self) -> Vec<PacketId> {
+            self.events
+                .iter()
+                .filter(|e| e.verdict == Verdict::Mark)
+                .map(|e| e.packet)
                 .collect()
         }
     }

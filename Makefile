@@ -1,0 +1,43 @@
+# aqmlab — the two commands: `make run` (main job) and `make test` (every test).
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.deps-stamp
+# One release build of the extension serves `make run`, `make test` and `make bench`.
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
+
+.PHONY: run test test-rust test-python bench install clean
+
+$(PY):
+	python3 -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "maturin>=1.16,<2"
+	$(PIP) install -q $$($(PY) -c 'import tomllib;d=tomllib.load(open("pyproject.toml","rb"))["project"];print(" ".join(repr(x) for x in d["dependencies"]+d["optional-dependencies"]["dev"]))' | tr -d "'")
+	touch $(STAMP)
+
+$(VENV)/.build-stamp: $(STAMP) $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	touch $@
+
+install: $(VENV)/.build-stamp
+
+run: install
+	$(PY) -m aqmlab.main_job out
+
+test: test-rust test-python
+
+test-rust:
+	cargo test -p aqmlab-core -q 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+
+test-python: install
+	$(PY) -m pytest tests
+
+bench: install
+	cargo bench -p aqmlab-core
+	$(VENV)/bin/aqmlab bench
+
+clean:
+	rm -rf target $(VENV) out

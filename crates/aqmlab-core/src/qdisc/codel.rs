@@ -1,0 +1,708 @@
+//! CoDel, "Controlled Delay" (Nichols & Jacobson; RFC 8289), cross-checked line by line
+//! with Linux `include/net/codel_impl.h` and `net/sched/sch_codel.c`.
+//!
+//! All AQM work happens at dequeue. The head packet's sojourn time is compared with
+//! `target`; once it has stayed at or above target for a whole `interval`
+//! (`first_above_time`), CoDel enters the dropping state, drops one packet and schedules
+//! the next drop at `drop_next = now + interval/sqrt(count)`, each later drop advancing
+//! `drop_next` *from the previous `drop_next`*, not from `now`. It leaves the dropping
+//! state as soon as a head packet's sojourn falls below target or no more than one MTU
+//! stays queued behind it.
+//!
+//! The control law is split out so FQ-CoDel can run it per flow queue: [`CodelParams`],
+//! [`CodelVars`] and [`codel_dequeue`], which takes the extra backlog (bytes held outside
+//! this `PacketQueue`) that counts toward the one-MTU test. Linux `fq_codel` passes the
+//! whole qdisc backlog there; plain `codel` passes 0.
+//!
+//! Where the sources disagree, and what we do:
+//! - **`first_above_time`**: drop only when `now > first_above_time` (Linux
+//!   `codel_time_after`, strict), not `>=` (RFC pseudocode).
+//! - **One-MTU test**: `backlog_after_removal <= mtu` (Linux `<=`; ns-3 FQ-CoDel uses `<`
+//!   on per-flow bytes). `mtu` is the link MTU (Linux uses the device MTU plus the link
+//!   header; our packet sizes are IP datagrams, so the link MTU is the same quantity).
+//! - **Re-entry** (`reentry`): `"linux"` (default, also RFC 8289):
+//!   `delta = count - lastcount; count = delta if delta > 1 and now - drop_next <
+//!   16·interval, else 1`. `"acm2012"`: the ACM Queue 2012 / ns-2 `sfqcodel.cc` rule
+//!   `count = count - 2 if count > 2 and now - drop_next < 8·interval, else 1`.
+//! - **`1/sqrt(count)`** (`sqrt`): `"exact"` (default) uses `f64::sqrt`, truncated to whole
+//!   nanoseconds, as the RFC pseudocode writes it. `"newton"` reproduces Linux: a Q0.32
+//!   reciprocal square root kept in 16 bits (`REC_INV_SQRT_BITS`), refined by one Newton
+//!   step per `count` change, so e.g. the second drop comes 50 ms (not 70.7 ms) after the
+//!   first. Linux's time unit is 1.024 µs; ours is 1 ns, so integer rounding differs
+//!   slightly even in `newton` mode.
+//! - **ECN** (`ecn`): an ECT packet is CE-marked instead of dropped. As in Linux a mark
+//!   counts like a drop (`count++`, `drop_next` advanced from `drop_next`) but ends the
+//!   dequeue: at most one mark per dequeue. ns-3 advances from `now` here; we follow Linux.
+//! - **`ce_threshold`**: an ECT packet whose sojourn exceeds it is CE-marked regardless
+//!   of the control law (Linux). A packet the control law already marked is not
+//!   reported twice.
+//! - **Drops per dequeue**: not capped (Linux `codel_impl.h` has no cap; the loop ends
+//!   when the queue empties or `drop_next` passes `now`).
+//! - **`limit`**: Linux `codel` counts packets (default 1000); ns-3 counts bytes. Both
+//!   units are accepted; arrivals beyond it are tail-dropped (`Overflow`).
+
+use super::queue::PacketQueue;
+use super::{DropReason, QdiscCtx, Stage};
+use crate::net::packet::{Ecn, PacketId};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::scenario::units::Limit;
+use crate::sim::time::{Nanos, NS_PER_MS};
+
+/// How CoDel seeds `count` when it re-enters the dropping state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reentry {
+    /// RFC 8289 / Linux: `count - lastcount` if > 1 and within 16 intervals.
+    Linux,
+    /// ACM Queue 2012 / ns-2 `sfqcodel.cc`: `count - 2` if count > 2 and within 8 intervals.
+    Acm2012,
+}
+
+/// How CoDel computes `interval / sqrt(count)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvSqrt {
+    /// `f64::sqrt`, truncated to whole nanoseconds.
+    Exact,
+    /// Linux's 16-bit Q0.32 reciprocal square root with one Newton step per change.
+    Newton,
+}
+
+/// CoDel's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct CodelParams {
+    pub target: Nanos,
+    pub interval: Nanos,
+    /// Bytes: at or below this backlog (after removing the head) CoDel does not drop.
+    pub mtu: u32,
+    pub ecn: bool,
+    pub ce_threshold: Option<Nanos>,
+    pub reentry: Reentry,
+    pub sqrt: InvSqrt,
+}
+
+impl CodelParams {
+    /// Linux `codel_params_init`: target 5 ms, interval 100 ms, no ECN, no CE threshold.
+    pub fn new(mtu: u32) -> Self {
+        CodelParams {
+            target: 5 * NS_PER_MS,
+            interval: 100 * NS_PER_MS,
+            mtu,
+            ecn: false,
+            ce_threshold: None,
+            reentry: Reentry::Linux,
+            sqrt: InvSqrt::Exact,
+        }
+    }
+}
+
+/// Linux keeps `rec_inv_sqrt` in the top 16 bits of a Q0.32 number.
+const REC_INV_SQRT_BITS: u32 = 16;
+const REC_INV_SQRT_SHIFT: u32 = 32 - REC_INV_SQRT_BITS;
+
+/// CoDel's state. `count` and `drop_next` persist across dropping episodes on purpose:
+/// the re-entry rule reads them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CodelVars {
+    /// Drops (and marks) since the dropping state was last entered, plus the seed.
+    pub count: u32,
+    /// `count` when the dropping state was last entered.
+    pub lastcount: u32,
+    pub dropping: bool,
+    /// Linux's `rec_inv_sqrt` (used only in `InvSqrt::Newton` mode).
+    pub rec_inv_sqrt: u16,
+    /// When the next drop is due while dropping; kept after leaving the state.
+    pub drop_next: Nanos,
+    /// When sojourn will have been above target for a full interval; `None` while below.
+    pub first_above_time: Option<Nanos>,
+    /// Sojourn time of the last packet examined.
+    pub ldelay: Nanos,
+}
+
+/// `a - b` as a signed number of nanoseconds (Linux compares u32 times with signed
+/// differences; with u64 nanoseconds we only need the sign).
+#[inline]
+fn diff(a: Nanos, b: Nanos) -> i64 {
+    a.wrapping_sub(b) as i64
+}
+
+impl CodelVars {
+    /// Linux `codel_Newton_step`: new = (inv/2)·(3 − count·inv²) in Q0.32.
+    fn newton_step(&mut self) {
+        let invsqrt = (self.rec_inv_sqrt as u32) << REC_INV_SQRT_SHIFT;
+        let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u32;
+        let mut val: u64 = (3u64 << 32).wrapping_sub(self.count as u64 * invsqrt2 as u64);
+        val >>= 2; // avoid overflow in the following multiply
+                   // Linux does this in u64 and lets it wrap: when `count` jumps while
+                   // `rec_inv_sqrt` is stale (fq_codel adds a whole overflow batch to `count`),
+                   // `3 - count·inv²` is negative and the product overflows.
+        val = val.wrapping_mul(invsqrt as u64) >> (32 - 2 + 1);
+        self.rec_inv_sqrt = (val >> REC_INV_SQRT_SHIFT) as u16;
+    }
+
+    /// `t + interval/sqrt(count)`.
+    fn control_law(&self, t: Nanos, p: &CodelParams) -> Nanos {
+        match p.sqrt {
+            InvSqrt::Exact => t + (p.interval as f64 / (self.count.max(1) as f64).sqrt()) as Nanos,
+            // Linux reciprocal_scale(interval, rec_inv_sqrt << SHIFT).
+            InvSqrt::Newton => {
+                let scale = (self.rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT;
+                t + ((p.interval as u128 * scale as u128) >> 32) as Nanos
+            }
+        }
+    }
+
+    /// Linux `codel_should_drop` (RFC 8289 `dodequeue`'s ok_to_drop): examine the packet
+    /// just removed from the head; `backlog` is the backlog left after removing it.
+    fn should_drop(
+        &mut self,
+        pkt: Option<PacketId>,
+        backlog: u64,
+        p: &CodelParams,
+        ctx: &QdiscCtx,
+    ) -> bool {
+        let Some(pkt) = pkt else {
+            self.first_above_time = None;
+            return false;
+        };
+        self.ldelay = ctx.now - ctx.packets[pkt].enqueued;
+        if self.ldelay < p.target || backlog <= p.mtu as u64 {
+            // Went below: stay below for at least an interval before dropping again.
+            self.first_above_time = None;
+            return false;
+        }
+        match self.first_above_time {
+            None => {
+                // Just went above from below: drop only if it stays above an interval.
+                self.first_above_time = Some(ctx.now + p.interval);
+                false
+            }
+            Some(t) => diff(ctx.now, t) > 0,
+        }
+    }
+}
+
+/// Run CoDel's dequeue on `queue` (Linux `codel_dequeue`). Drops and marks are reported
+/// through `ctx` at `Stage::Dequeue` with `DropReason::Early`. `extra_backlog` is the
+/// number of bytes queued elsewhere that count toward the one-MTU test (0 for plain
+/// CoDel; the rest of the qdisc for FQ-CoDel, as Linux does).
+pub fn codel_dequeue(
+    p: &CodelParams,
+    v: &mut CodelVars,
+    queue: &mut PacketQueue,
+    extra_backlog: u64,
+    ctx: &mut QdiscCtx,
+) -> Option<PacketId> {
+    let Some(mut pkt) = queue.pop_front(ctx.packets) else {
+        v.dropping = false;
+        return None;
+    };
+    let now = ctx.now;
+    let drop = v.should_drop(Some(pkt), queue.bytes() + extra_backlog, p, ctx);
+    let mut out = Some(pkt);
+    if v.dropping {
+        if !drop {
+            // Sojourn below target (or too little queued): leave the dropping state.
+            v.dropping = false;
+        } else {
+            // A large backlog can make several drops due now, hence the loop.
+            while v.dropping && diff(now, v.drop_next) >= 0 {
+                v.count = v.count.wrapping_add(1);
+                v.newton_step();
+                if p.ecn && ctx.mark(pkt, Stage::Dequeue) {
+                    v.drop_next = v.control_law(v.drop_next, p);
+                    break;
+                }
+                ctx.drop(pkt, DropReason::Early, Stage::Dequeue);
+                out = queue.pop_front(ctx.packets);
+                if !v.should_drop(out, queue.bytes() + extra_backlog, p, ctx) {
+                    v.dropping = false;
+                } else {
+                    // Schedule from the previous drop_next, not from now.
+                    v.drop_next = v.control_law(v.drop_next, p);
+                }
+                match out {
+                    Some(next) => pkt = next,
+                    None => break,
+                }
+            }
+        }
+    } else if drop {
+        if !(p.ecn && ctx.mark(pkt, Stage::Dequeue)) {
+            ctx.drop(pkt, DropReason::Early, Stage::Dequeue);
+            out = queue.pop_front(ctx.packets);
+            // Updates first_above_time; the result does not change the entry decision.
+            v.should_drop(out, queue.bytes() + extra_backlog, p, ctx);
+        }
+        v.dropping = true;
+        // If delay went above target soon after the last episode ended, the drop rate
+        // that controlled it then is a good starting point now.
+        let delta = v.count.wrapping_sub(v.lastcount);
+        let since = diff(now, v.drop_next);
+        let reseed = match p.reentry {
+            Reentry::Linux => (delta > 1 && since < 16 * p.interval as i64).then_some(delta),
+            Reentry::Acm2012 => (v.count > 2 && since < 8 * p.interval as i64).then(|| v.count - 2),
+        };
+        match reseed {
+            Some(c) => {
+                v.count = c;
+                // Imprecise start; later Newton steps converge quadratically (Linux).
+                v.newton_step();
+            }
+            None => {
+                v.count = 1;
+                v.rec_inv_sqrt = (u32::MAX >> REC_INV_SQRT_SHIFT) as u16;
+            }
+        }
+        v.lastcount = v.count;
+        v.drop_next = v.control_law(now, p);
+    }
+    if let (Some(pk), Some(ce)) = (out, p.ce_threshold) {
+        // A packet already CE (e.g. marked by the control law just now) is not
+        // reported twice.
+        if v.ldelay > ce && ctx.packets[pk].ecn != Ecn::Ce {
+            ctx.mark(pk, Stage::Dequeue);
+        }
+    }
+    out
+}
+
+/// The `codel` queue discipline: a FIFO with CoDel at its head.
+#[derive(Debug)]
+pub struct Codel {
+    pub params: CodelParams,
+    pub vars: CodelVars,
+    pub limit: Limit,
+    queue: PacketQueue,
+}
+
+pub const DOC: KindDoc = KindDoc {
+    kind: "codel",
+    summary: "CoDel: drop at dequeue when sojourn stays above target for an interval",
+    source: "RFC 8289; Linux include/net/codel_impl.h, net/sched/sch_codel.c",
+    params: &[
+        ParamDoc {
+            name: "limit",
+            ty: "limit",
+            default: "1000pkt",
+            doc: "hard limit in packets (Linux) or bytes (ns-3); arrivals beyond it are tail-dropped",
+        },
+        ParamDoc {
+            name: "target",
+            ty: "duration",
+            default: "5ms",
+            doc: "acceptable standing sojourn time",
+        },
+        ParamDoc {
+            name: "interval",
+            ty: "duration",
+            default: "100ms",
+            doc: "sliding window for the minimum sojourn; base of the control law",
+        },
+        ParamDoc {
+            name: "ecn",
+            ty: "bool",
+            default: "false",
+            doc: "CE-mark ECN-capable packets instead of dropping them",
+        },
+        ParamDoc {
+            name: "ce_threshold",
+            ty: "duration",
+            default: "off",
+            doc: "CE-mark ECT packets whose sojourn exceeds this, independent of the control law",
+        },
+        ParamDoc {
+            name: "reentry",
+            ty: "string",
+            default: "linux",
+            doc: "count seed on re-entry: linux (RFC 8289, count-lastcount within 16 intervals) or acm2012 (count-2 within 8)",
+        },
+        ParamDoc {
+            name: "sqrt",
+            ty: "string",
+            default: "exact",
+            doc: "interval/sqrt(count) by exact sqrt, or newton (Linux Q0.32 reciprocal sqrt)",
+        },
+    ],
+};
+
+impl Codel {
+    pub fn new(params: CodelParams, limit: Limit) -> Self {
+        Codel {
+            params,
+            vars: CodelVars::default(),
+            limit,
+            queue: PacketQueue::new(),
+        }
+    }
+
+    /// Read the CoDel parameters shared by `codel` and (later) `fq_codel`.
+    pub fn params_from(p: &mut Params, mtu: u32) -> Result<CodelParams> {
+        let mut c = CodelParams::new(mtu);
+        c.target = p.positive_duration_or("target", c.target)?;
+        c.interval = p.positive_duration_or("interval", c.interval)?;
+        c.ecn = p.bool_or("ecn", false)?;
+        c.ce_threshold = p.duration("ce_threshold")?;
+        c.reentry = match p.choice_or("reentry", "linux", &["linux", "acm2012"])? {
+            "acm2012" => Reentry::Acm2012,
+            _ => Reentry::Linux,
+        };
+        c.sqrt = match p.choice_or("sqrt", "exact", &["exact", "newton"])? {
+            "newton" => InvSqrt::Newton,
+            _ => InvSqrt::Exact,
+        };
+        Ok(c)
+    }
+
+    pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
+        let limit = p.limit_or("limit", Limit::Packets(1000))?;
+        if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
+            return Err(p.error(
+                "limit",
+                format!("\"{limit}\": expected a limit greater than zero"),
+            ));
+        }
+        let params = Self::params_from(p, mtu)?;
+        Ok(Codel::new(params, limit))
+    }
+
+    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let fits = match self.limit {
+            Limit::Packets(n) => (self.queue.len() as u64) < n,
+            Limit::Bytes(n) => self.queue.bytes() + ctx.packets[p].size as u64 <= n,
+        };
+        if !fits {
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        }
+        self.queue.push_back(p, ctx.packets);
+        true
+    }
+
+    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        codel_dequeue(&self.params, &mut self.vars, &mut self.queue, 0, ctx)
+    }
+
+    pub fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn len_bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::super::Verdict;
+    use super::*;
+    use serde_json::json;
+
+    const MS: Nanos = NS_PER_MS;
+
+    /// Queue a packet that arrived at `at` (the link stamps `enqueued` before enqueue).
+    fn arrive(q: &mut Codel, h: &mut Harness, at: Nanos, size: u32, ecn: Ecn) -> PacketId {
+        let p = h.packet(1, size);
+        h.packets[p].enqueued = at;
+        h.packets[p].ecn = ecn;
+        assert!(q.enqueue(p, &mut h.ctx(at)));
+        p
+    }
+
+    /// Constant overload: 200 packets of 1500 B preloaded (ages 200 ms .. 1 ms at t0),
+    /// then one arrival and one dequeue every millisecond, so the head's sojourn stays
+    /// near 200 ms minus the drops so far — far above the 5 ms target.
+    /// Returns the times (ms after t0) of the dequeues that dropped and the queue.
+    fn overload(q: &mut Codel, h: &mut Harness, t0: Nanos, steps: u64, ecn: Ecn) -> Vec<u64> {
+        for i in 0..200 {
+            arrive(q, h, t0 - 200 * MS + i * MS, 1500, ecn);
+        }
+        let mut when = Vec::new();
+        for k in 0..steps {
+            let now = t0 + k * MS;
+            arrive(q, h, now, 1500, ecn);
+            let before = h.events.len();
+            assert!(q.dequeue(&mut h.ctx(now)).is_some());
+            if h.events.len() > before {
+                when.push(k);
+            }
+        }
+        when
+    }
+
+    #[test]
+    fn first_drop_strictly_after_an_interval_then_interval_over_sqrt_count() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        let t0 = 1000 * MS;
+        let when = overload(&mut q, &mut h, t0, 430, Ecn::NotEct);
+        // First dequeue at t0 sets first_above_time = t0 + 100 ms. At t0+100 ms
+        // `now > first_above_time` is false (Linux is strict), so the first drop is at
+        // t0+101 ms; drop_next = 101 + 100/sqrt(1) = 201 ms.
+        // count 2: drop at 201; drop_next = 201 + 100/sqrt2 = 201 + 70.710678 = 271.710678
+        //          -> first 1 ms tick at or after it: 272.
+        // count 3: 271.710678 + 57.735026 = 329.445704 -> 330.
+        // count 4: 329.445704 + 50        = 379.445704 -> 380.
+        // count 5: 379.445704 + 44.721359 = 424.167063 -> 425.
+        assert_eq!(when, vec![101, 201, 272, 330, 380, 425]);
+        assert!(h.dropped().iter().all(|&(_, r)| r == DropReason::Early));
+        assert!(h.events.iter().all(|e| e.at == Stage::Dequeue));
+        assert_eq!(q.vars.count, 6);
+        // count 6 scheduled from drop_next, not from now (425):
+        // 424.167063 + 100/sqrt6 (40.824829) = 464.991892 ms after t0, in ns:
+        // 70_710_678 + 57_735_026 + 50_000_000 + 44_721_359 + 40_824_829 = 263_991_892.
+        assert_eq!(q.vars.drop_next, t0 + 201 * MS + 263_991_892);
+    }
+
+    #[test]
+    fn newton_mode_reproduces_linux_spacing() {
+        let mut h = Harness::new();
+        let mut params = CodelParams::new(1500);
+        params.sqrt = InvSqrt::Newton;
+        let mut q = Codel::new(params, Limit::Packets(1000));
+        let t0 = 1000 * MS;
+        let when = overload(&mut q, &mut h, t0, 340, Ecn::NotEct);
+        // count 1: rec_inv_sqrt = 0xFFFF -> 100 ms · 0xFFFF0000/2^32 = 99.998474 ms:
+        //   first drop at 101, drop_next = 101 + 99.998474 = 200.998474 -> drop at 201.
+        // count 2: one Newton step from y≈1: y/2·(3 − 2y²) ≈ 0.5; in Linux's Q0.32
+        //   arithmetic (codel_Newton_step) 0x8001 -> 100 ms·0x80010000/2^32 = 50.001525
+        //   -> 250.999999 -> 251.
+        // count 3: y = 0.5/2·(3 − 3·0.25) = 0.5625 = 0x9000 -> +56.25 = 307.249999 -> 308.
+        assert_eq!(&when[..4], &[101, 201, 251, 308]);
+    }
+
+    #[test]
+    fn leaves_dropping_when_sojourn_falls_below_target_and_keeps_count_and_drop_next() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        let t0 = 1000 * MS;
+        // Three drops (101, 201, 272 ms), then stop just after the third.
+        overload(&mut q, &mut h, t0, 273, Ecn::NotEct);
+        assert!(q.vars.dropping);
+        assert_eq!(q.vars.count, 3);
+        let drop_next = q.vars.drop_next;
+        // Replace the backlog by fresh packets: the head now waited 4 ms < 5 ms target.
+        let now = t0 + 300 * MS;
+        while q.queue.pop_front(&h.packets).is_some() {}
+        for i in 0..5 {
+            arrive(&mut q, &mut h, now - 4 * MS + i, 1500, Ecn::NotEct);
+        }
+        let n = h.events.len();
+        assert!(q.dequeue(&mut h.ctx(now)).is_some());
+        assert_eq!(h.events.len(), n, "no drop below target");
+        assert!(!q.vars.dropping);
+        assert_eq!(q.vars.first_above_time, None);
+        // count persists across episodes and drop_next is not reset on exit.
+        assert_eq!(q.vars.count, 3);
+        assert_eq!(q.vars.drop_next, drop_next);
+    }
+
+    /// Put CoDel in a state just before re-entry and dequeue once at `now`.
+    fn reenter(reentry: Reentry, count: u32, lastcount: u32, since_drop_next: Nanos) -> CodelVars {
+        let mut h = Harness::new();
+        let mut params = CodelParams::new(1500);
+        params.reentry = reentry;
+        let mut q = Codel::new(params, Limit::Packets(1000));
+        let now = 10_000 * MS;
+        for i in 0..10 {
+            arrive(&mut q, &mut h, now - 50 * MS + i, 1500, Ecn::NotEct);
+        }
+        q.vars.count = count;
+        q.vars.lastcount = lastcount;
+        q.vars.drop_next = now - since_drop_next;
+        q.vars.first_above_time = Some(now - 1);
+        q.dequeue(&mut h.ctx(now));
+        assert_eq!(h.dropped().len(), 1);
+        assert!(q.vars.dropping);
+        q.vars
+    }
+
+    #[test]
+    fn reentry_within_16_intervals_resumes_count_minus_lastcount() {
+        // delta = 10 − 4 = 6 > 1 and now − drop_next = 500 ms < 1600 ms -> count 6.
+        let v = reenter(Reentry::Linux, 10, 4, 500 * MS);
+        assert_eq!((v.count, v.lastcount), (6, 6));
+        // drop_next = now + 100 ms/sqrt(6) = now + 40.824829 ms (from now on entry).
+        assert_eq!(v.drop_next, 10_000 * MS + 40_824_829);
+        // now − drop_next = 1600 ms is not < 16 intervals -> count 1.
+        let v = reenter(Reentry::Linux, 10, 4, 1600 * MS);
+        assert_eq!(v.count, 1);
+        // delta = 1 is not > 1 -> count 1.
+        let v = reenter(Reentry::Linux, 5, 4, 10 * MS);
+        assert_eq!(v.count, 1);
+        // drop_next in the future (the last episode ended early): signed difference
+        // is negative, so it counts as "recent" -> count 6.
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        let now = 10_000 * MS;
+        for i in 0..10 {
+            arrive(&mut q, &mut h, now - 50 * MS + i, 1500, Ecn::NotEct);
+        }
+        q.vars = CodelVars {
+            count: 10,
+            lastcount: 4,
+            drop_next: now + 30 * MS,
+            first_above_time: Some(now - 1),
+            ..CodelVars::default()
+        };
+        q.dequeue(&mut h.ctx(now));
+        assert_eq!(q.vars.count, 6);
+    }
+
+    #[test]
+    fn acm2012_reentry_uses_count_minus_two_within_8_intervals() {
+        // count 10 > 2 and 500 ms < 800 ms -> 8.
+        assert_eq!(reenter(Reentry::Acm2012, 10, 4, 500 * MS).count, 8);
+        // 800 ms is not < 800 ms -> 1.
+        assert_eq!(reenter(Reentry::Acm2012, 10, 4, 800 * MS).count, 1);
+    }
+
+    #[test]
+    fn one_mtu_test_uses_the_backlog_after_removing_the_head() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        let now = 10_000 * MS;
+        // Two 1000 B packets, both 50 ms old: 2000 B queued before removal, but only
+        // 1000 B <= 1500 after it, so CoDel must not even arm first_above_time.
+        arrive(&mut q, &mut h, now - 50 * MS, 1000, Ecn::NotEct);
+        arrive(&mut q, &mut h, now - 50 * MS, 1000, Ecn::NotEct);
+        q.vars.first_above_time = Some(now - 1);
+        q.dequeue(&mut h.ctx(now));
+        assert!(h.dropped().is_empty());
+        assert_eq!(q.vars.first_above_time, None);
+        // With 1501 B left behind the head it is armed/dropped as usual.
+        arrive(&mut q, &mut h, now - 50 * MS, 1501, Ecn::NotEct);
+        arrive(&mut q, &mut h, now - 50 * MS, 1000, Ecn::NotEct);
+        q.vars.first_above_time = Some(now - 1);
+        // Queue: [1000, 1501, 1000]: after removing the head 2501 B > 1500 -> drop it;
+        // after removing the next (1501) 1000 B remain -> first_above_time cleared.
+        q.dequeue(&mut h.ctx(now));
+        assert_eq!(h.dropped().len(), 1);
+        assert_eq!(q.vars.first_above_time, None);
+    }
+
+    #[test]
+    fn extra_backlog_counts_toward_the_mtu_test_for_fq_codel() {
+        let mut h = Harness::new();
+        let params = CodelParams::new(1500);
+        let mut vars = CodelVars::default();
+        let mut queue = PacketQueue::new();
+        let now = 10_000 * MS;
+        for _ in 0..2 {
+            let p = h.packet(1, 1000);
+            h.packets[p].enqueued = now - 50 * MS;
+            queue.push_back(p, &h.packets);
+        }
+        vars.first_above_time = Some(now - 1);
+        // 1000 B left here + 4000 B in other flows = 5000 B > 1500 -> drop.
+        codel_dequeue(&params, &mut vars, &mut queue, 4000, &mut h.ctx(now));
+        assert_eq!(h.dropped().len(), 1);
+        assert!(vars.dropping);
+    }
+
+    #[test]
+    fn ecn_marks_instead_of_dropping_and_count_still_rises() {
+        let mut h = Harness::new();
+        let mut params = CodelParams::new(1500);
+        params.ecn = true;
+        let mut q = Codel::new(params, Limit::Packets(1000));
+        let t0 = 1000 * MS;
+        let when = overload(&mut q, &mut h, t0, 430, Ecn::Ect0);
+        // Same schedule as the drop case (a mark counts like a drop, drop_next advanced
+        // from drop_next), but nothing leaves the queue early, so the sojourn stays up.
+        assert_eq!(when, vec![101, 201, 272, 330, 380, 425]);
+        assert!(h.dropped().is_empty());
+        assert!(h.events.iter().all(|e| e.verdict == Verdict::Mark));
+        assert_eq!(q.vars.count, 6);
+        assert_eq!(q.vars.drop_next, t0 + 201 * MS + 263_991_892);
+    }
+
+    #[test]
+    fn ecn_on_drops_packets_that_are_not_ect() {
+        let mut h = Harness::new();
+        let mut params = CodelParams::new(1500);
+        params.ecn = true;
+        let mut q = Codel::new(params, Limit::Packets(1000));
+        overload(&mut q, &mut h, 1000 * MS, 202, Ecn::NotEct);
+        assert_eq!(h.dropped().len(), 2);
+    }
+
+    #[test]
+    fn several_drops_in_one_dequeue_after_a_stall() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        let t0 = 1000 * MS;
+        overload(&mut q, &mut h, t0, 202, Ecn::NotEct); // drops at 101, 201
+        assert_eq!(h.dropped().len(), 2);
+        // Next dequeue only at t0+400 ms: due drops at 271.71, 329.45, 379.45 (all ≤ 400);
+        // the one after (424.17) is not. So the loop drops 3 packets in one dequeue.
+        q.dequeue(&mut h.ctx(t0 + 400 * MS));
+        assert_eq!(h.dropped().len(), 5);
+        assert_eq!(q.vars.count, 5);
+    }
+
+    #[test]
+    fn ce_threshold_marks_regardless_of_control_law() {
+        let mut h = Harness::new();
+        let mut params = CodelParams::new(1500);
+        params.ce_threshold = Some(MS);
+        let mut q = Codel::new(params, Limit::Packets(1000));
+        let now = 10_000 * MS;
+        let a = arrive(&mut q, &mut h, now - 2 * MS, 100, Ecn::Ect1);
+        let b = arrive(&mut q, &mut h, now - MS / 2, 100, Ecn::Ect1);
+        assert_eq!(q.dequeue(&mut h.ctx(now)), Some(a)); // 2 ms > 1 ms
+        assert_eq!(q.dequeue(&mut h.ctx(now)), Some(b)); // 0.5 ms
+        assert_eq!(h.packets[a].ecn, Ecn::Ce);
+        assert_eq!(h.packets[b].ecn, Ecn::Ect1);
+        assert_eq!(h.events.len(), 1);
+        assert_eq!(q.vars.count, 0);
+    }
+
+    #[test]
+    fn limit_overflow_is_a_tail_drop() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(2));
+        arrive(&mut q, &mut h, 0, 100, Ecn::NotEct);
+        arrive(&mut q, &mut h, 0, 100, Ecn::NotEct);
+        let c = h.packet(1, 100);
+        assert!(!q.enqueue(c, &mut h.ctx(0)));
+        assert_eq!(h.dropped(), vec![(c, DropReason::Overflow)]);
+    }
+
+    #[test]
+    fn empty_queue_clears_dropping() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        q.vars.dropping = true;
+        assert_eq!(q.dequeue(&mut h.ctx(5)), None);
+        assert!(!q.vars.dropping);
+    }
+
+    #[test]
+    fn params_are_read_and_invalid_ones_rejected_with_their_path() {
+        let v = json!({"target": "10ms", "interval": "200ms", "ecn": true, "ce_threshold": "1ms",
+                       "limit": "50pkt", "reentry": "acm2012", "sqrt": "newton"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let c = Codel::from_params(&mut p, 1500).unwrap();
+        p.finish("codel").unwrap();
+        assert_eq!(c.params.target, 10 * MS);
+        assert_eq!(c.params.interval, 200 * MS);
+        assert!(c.params.ecn);
+        assert_eq!(c.params.ce_threshold, Some(MS));
+        assert_eq!(c.params.reentry, Reentry::Acm2012);
+        assert_eq!(c.params.sqrt, InvSqrt::Newton);
+        assert_eq!(c.limit, Limit::Packets(50));
+
+        for (bad, field) in [
+            (json!({"target": "0ms"}), "q.target"),
+            (json!({"interval": "5"}), "q.interval"),
+            (json!({"limit": "0pkt"}), "q.limit"),
+            (json!({"reentry": "bsd"}), "q.reentry"),
+            (json!({"ecn": "yes"}), "q.ecn"),
+        ] {
+            let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
+            let e = Codel::from_params(&mut p, 1500).unwrap_err();
+            assert_eq!(e.path, field, "{e}");
+        }
+    }
+}

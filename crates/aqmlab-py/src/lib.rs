@@ -1,0 +1,233 @@
+//! PyO3 bindings: a thin skin over `aqmlab-core`, no simulation logic here.
+//!
+//! Every entry point releases the GIL while the core works and turns a Rust panic into
+//! a Python `SimulationError` (via `catch_unwind`), so a bug in the core can never take
+//! the Python process down.
+
+use aqmlab_core::output::table::{Column, Table};
+use aqmlab_core::scenario::params::KindDoc;
+use aqmlab_core::{RunOptions, ScenarioSpec, Simulation as CoreSimulation};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+/// Raise `aqmlab.errors.NAME(*args)`: the exception classes live in Python so that they
+/// carry attributes (`path`, `message`) and one class serves Rust and Python code alike.
+fn python_error(name: &str, args: (String, Option<String>)) -> PyErr {
+    Python::attach(|py| {
+        let made = py
+            .import("aqmlab.errors")
+            .and_then(|m| m.getattr(name))
+            .and_then(|cls| match args {
+                (path, Some(msg)) => cls.call1((path, msg)),
+                (msg, None) => cls.call1((msg,)),
+            });
+        match made {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(e) => e,
+        }
+    })
+}
+
+fn scenario_error(e: aqmlab_core::ScenarioError) -> PyErr {
+    python_error("ScenarioError", (e.path, Some(e.message)))
+}
+
+fn simulation_error(msg: String) -> PyErr {
+    python_error("SimulationError", (msg, None))
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+/// Run `f` without the GIL, converting a panic into `SimulationError`.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    py.detach(|| catch_unwind(AssertUnwindSafe(f)))
+        .map_err(|p| {
+            simulation_error(format!(
+                "internal error in the simulator core: {}",
+                panic_message(p)
+            ))
+        })
+}
+
+fn parse(json: &str) -> PyResult<ScenarioSpec> {
+    ScenarioSpec::from_json_str(json).map_err(scenario_error)
+}
+
+/// Check a scenario (JSON text); raises `ScenarioError`.
+#[pyfunction]
+fn validate(py: Python<'_>, json: &str) -> PyResult<()> {
+    let spec = guarded(py, || ScenarioSpec::from_json_str(json))?.map_err(scenario_error)?;
+    // Building checks cross-references (nodes, links, qdisc and traffic parameters).
+    let built = guarded(py, || {
+        CoreSimulation::new(&spec, None, &RunOptions::default()).map(|_| ())
+    })?;
+    match built {
+        Ok(()) => Ok(()),
+        // A pcap request without an output directory is not a scenario fault.
+        Err(e) if e.path == "output.pcap" && e.message.contains("output directory") => Ok(()),
+        Err(e) => Err(scenario_error(e)),
+    }
+}
+
+fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
+    let cols = PyList::empty(py);
+    for (name, col) in &t.columns {
+        let (ty, values): (&str, Bound<'py, PyAny>) = match col {
+            Column::F64(v) => ("f64", v.clone().into_pyobject(py)?.into_any()),
+            Column::U64(v) => ("u64", v.clone().into_pyobject(py)?.into_any()),
+            Column::I64(v) => ("i64", v.clone().into_pyobject(py)?.into_any()),
+            Column::Str(v) => ("str", v.clone().into_pyobject(py)?.into_any()),
+            Column::Bool(v) => ("bool", v.clone().into_pyobject(py)?.into_any()),
+        };
+        cols.append((name.as_str(), ty, values))?;
+    }
+    Ok(cols)
+}
+
+/// One simulation, run in steps so Python can show progress.
+#[pyclass(module = "aqmlab._core")]
+struct Simulation {
+    inner: CoreSimulation,
+    finished: bool,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    #[pyo3(signature = (json, seed=None, out_dir=None))]
+    fn new(
+        py: Python<'_>,
+        json: &str,
+        seed: Option<u64>,
+        out_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let spec = parse(json)?;
+        let opts = RunOptions { out_dir };
+        let inner =
+            guarded(py, || CoreSimulation::new(&spec, seed, &opts))?.map_err(scenario_error)?;
+        Ok(Simulation {
+            inner,
+            finished: false,
+        })
+    }
+
+    /// Simulate up to `t_ns` (capped at the end).
+    fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        let sim = &mut self.inner;
+        guarded(py, || sim.run_until(t_ns))
+    }
+
+    /// Simulate to the end.
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
+        let sim = &mut self.inner;
+        guarded(py, || sim.run())
+    }
+
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.inner.end
+    }
+
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.inner.now()
+    }
+
+    #[getter]
+    fn done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    #[getter]
+    fn pcap_files(&self) -> Vec<String> {
+        self.inner
+            .pcap_files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
+    /// The result tables: `[(name, [(column, dtype, values), ...]), ...]`.
+    fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let sim = &mut self.inner;
+        if !self.finished {
+            guarded(py, || sim.flush_outputs())?
+                .map_err(|e| simulation_error(format!("writing outputs: {e}")))?;
+            self.finished = true;
+        }
+        let res = guarded(py, || aqmlab_core::results::collect(sim))?;
+        let out = PyList::empty(py);
+        for t in &res.tables {
+            out.append((t.name.as_str(), table_to_py(py, t)?))?;
+        }
+        Ok(out)
+    }
+}
+
+fn docs_to_py<'py>(py: Python<'py>, kinds: &[KindDoc]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for k in kinds {
+        let d = PyDict::new(py);
+        d.set_item("kind", k.kind)?;
+        d.set_item("summary", k.summary)?;
+        d.set_item("source", k.source)?;
+        let ps = PyList::empty(py);
+        for p in k.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("type", p.ty)?;
+            pd.set_item("default", p.default)?;
+            pd.set_item("doc", p.doc)?;
+            ps.append(pd)?;
+        }
+        d.set_item("params", ps)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Every queue discipline with its parameters.
+#[pyfunction]
+fn qdiscs(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    docs_to_py(py, &aqmlab_core::qdisc::kinds())
+}
+
+/// Every traffic kind with its parameters (plus `common`: keys every kind takes).
+#[pyfunction]
+fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let mut kinds = aqmlab_core::app::kinds();
+    kinds.push(KindDoc {
+        kind: "common",
+        summary: "keys every traffic kind takes",
+        source: "-",
+        params: aqmlab_core::app::common_params(),
+    });
+    docs_to_py(py, &kinds)
+}
+
+/// Test hook: panic inside the core, to prove a panic becomes a Python exception.
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    guarded(py, || panic!("deliberate panic (test hook)"))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(traffic_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    Ok(())
+}

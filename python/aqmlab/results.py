@@ -1,0 +1,99 @@
+"""Results of one run: named tables as polars DataFrames.
+
+Column names are a contract (see docs/output.md): scripts and studies rely on them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+_DTYPES = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
+
+#: Tables every run has; `timeseries`, `drops` (and others) are opt-in.
+CORE_TABLES = ("summary", "queues", "flows", "apps")
+
+
+def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
+    return pl.DataFrame({name: pl.Series(name, values, dtype=_DTYPES[ty]) for name, ty, values in columns})
+
+
+class Results:
+    """The tables of one run. Access them as attributes (``res.queues``) or by name
+    (``res["queues"]``); ``res.tables`` is the dict of all of them."""
+
+    def __init__(self, tables: dict[str, pl.DataFrame], scenario: dict | None = None, pcap_files: list[str] | None = None):
+        self.tables = tables
+        self.scenario = scenario or {}
+        self.pcap_files = pcap_files or []
+
+    @classmethod
+    def from_core(cls, raw: list, scenario: dict | None = None, pcap_files: list[str] | None = None) -> "Results":
+        return cls({name: frame(cols) for name, cols in raw}, scenario, pcap_files)
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        return self.tables[name]
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(f"no table {name!r}; tables are: {', '.join(tables)}")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tables
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}[{v.height}]" for k, v in self.tables.items())
+        return f"Results({parts})"
+
+    def to_pandas(self) -> dict[str, Any]:
+        """All tables as pandas DataFrames."""
+        return {k: v.to_pandas() for k, v in self.tables.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of DESIGN.md: summary as an object, other tables as lists of rows."""
+        out: dict[str, Any] = {}
+        for name, df in self.tables.items():
+            rows = [{k: _clean(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
+            out[name] = rows[0] if name == "summary" else rows
+        return out
+
+    def to_json(self, core_only: bool = True) -> str:
+        d = self.to_dict()
+        if core_only:
+            d = {k: d[k] for k in CORE_TABLES if k in d}
+        return json.dumps(d, allow_nan=False)
+
+    def write_parquet(self, out: str | os.PathLike) -> list[Path]:
+        """Write every table as ``OUT/NAME.parquet`` (atomically: temp file, then rename)."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, df in self.tables.items():
+            dest = out / f"{name}.parquet"
+            tmp = out / f".{name}.parquet.tmp"
+            df.write_parquet(tmp)
+            os.replace(tmp, dest)
+            written.append(dest)
+        if self.scenario:
+            (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2))
+        return written
+
+    @classmethod
+    def read_parquet(cls, path: str | os.PathLike) -> "Results":
+        path = Path(path)
+        tables = {p.stem: pl.read_parquet(p) for p in sorted(path.glob("*.parquet"))}
+        scen = path / "scenario.json"
+        return cls(tables, json.loads(scen.read_text()) if scen.exists() else None)
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return None
+    return v

@@ -1,0 +1,147 @@
+"""Scenario loading: TOML files or dicts, dotted-path overrides, validation.
+
+An override is ``PATH=VALUE``. PATH is dotted, with list indices as ``[i]`` or ``.i``
+(``traffic[0].count`` = ``traffic.0.count``); ``bottleneck.…`` is short for
+``topology.bottleneck.…``. VALUE is read as a TOML value when it parses as one
+(``5``, ``true``, ``"5ms"``, ``{ kind = "codel" }``), and as a plain string otherwise
+(``15ms``), so ``--set topology.bottleneck.qdisc.target=15ms`` just works.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import _core
+from .errors import ScenarioError
+
+ScenarioLike = str | Path | Mapping[str, Any]
+
+_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _split_path(path: str) -> list[str | int]:
+    if not path or path.startswith(".") or path.endswith("."):
+        raise ScenarioError(path, "expected a dotted path like topology.bottleneck.rate")
+    tokens: list[str | int] = []
+    pos = 0
+    for m in _TOKEN.finditer(path):
+        if m.start() != pos and path[pos:m.start()] != ".":
+            raise ScenarioError(path, "expected a dotted path like traffic[0].count")
+        pos = m.end()
+        if m.group(2) is not None:
+            tokens.append(int(m.group(2)))
+        elif m.group(1).isdigit():
+            tokens.append(int(m.group(1)))
+        else:
+            tokens.append(m.group(1))
+    if pos != len(path):
+        raise ScenarioError(path, "expected a dotted path like traffic[0].count")
+    return tokens
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value if ``text`` is one, else the string itself."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_path(doc: dict, path: str, value: Any) -> None:
+    """Set ``value`` at dotted ``path`` in ``doc``, creating tables as needed."""
+    tokens = _split_path(path)
+    if tokens and tokens[0] == "bottleneck" and "bottleneck" not in doc:
+        tokens = ["topology", *tokens]
+    node: Any = doc
+    walked = ""
+    for i, tok in enumerate(tokens):
+        last = i == len(tokens) - 1
+        here = f"{walked}[{tok}]" if isinstance(tok, int) else (f"{walked}.{tok}" if walked else tok)
+        if isinstance(tok, int):
+            if not isinstance(node, list):
+                raise ScenarioError(walked, f"is not a list, cannot index it with [{tok}]")
+            if tok >= len(node):
+                raise ScenarioError(here, f"index out of range: {walked} has {len(node)} entries")
+            if last:
+                node[tok] = value
+            else:
+                node = node[tok]
+        else:
+            if not isinstance(node, dict):
+                raise ScenarioError(walked, f"is not a table, cannot set `{tok}` in it")
+            if last:
+                node[tok] = value
+            else:
+                if tok not in node:
+                    node[tok] = {}
+                node = node[tok]
+        walked = here
+
+
+def parse_overrides(items: Sequence[str] | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``["a.b=1", ...]`` or a mapping → ``{path: value}``."""
+    if items is None:
+        return {}
+    if isinstance(items, Mapping):
+        return dict(items)
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ScenarioError(item, "expected PATH=VALUE, like topology.bottleneck.rate=5Mbit")
+        k, v = item.split("=", 1)
+        out[k.strip()] = parse_value(v.strip())
+    return out
+
+
+def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
+    """Read a scenario (TOML path, TOML text is not accepted, or a dict) and apply overrides."""
+    if isinstance(scenario, Mapping):
+        doc = copy.deepcopy(dict(scenario))
+    else:
+        p = Path(scenario)
+        if not p.exists():
+            raise ScenarioError("", f"scenario file not found: {p}")
+        try:
+            doc = tomllib.loads(p.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError("", f"{p}: invalid TOML: {e}") from None
+    for k, v in parse_overrides(overrides).items():
+        set_path(doc, k, v)
+    return doc
+
+
+def to_json(doc: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(doc, default=_json_default)
+    except TypeError as e:  # pragma: no cover - only odd objects get here
+        raise ScenarioError("", f"scenario contains a value that is not TOML/JSON data: {e}") from None
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"{type(o).__name__} is not serialisable")
+
+
+def validate(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
+    """Check a scenario completely (fields, units, nodes, links, parameters). Returns the
+    resolved dict; raises `ScenarioError`."""
+    doc = load_scenario(scenario, overrides)
+    _core.validate(to_json(doc))
+    return doc
+
+
+def qdisc_docs() -> list[dict]:
+    """Every queue discipline with its parameters, defaults and source."""
+    return _core.qdiscs()
+
+
+def traffic_docs() -> list[dict]:
+    """Every traffic kind with its parameters."""
+    return _core.traffic_kinds()
