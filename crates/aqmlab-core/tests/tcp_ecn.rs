@@ -238,3 +238,49 @@ fn dctcp_holds_the_queue_near_k_without_loss() {
         r.mean_queue
     );
 }
+
+/// End to end through the engine with CoDel marking (RFC 8289 with `ecn = true`): an
+/// ECN-capable flow loses nothing and is held near CoDel's target.
+#[test]
+fn newreno_through_codel_with_ecn_is_marked_not_dropped() {
+    let text = r#"
+name = "ecn-codel"
+duration = "40s"
+warmup = "10s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbit"
+delay = "20ms"
+qdisc = { kind = "codel", ecn = true, limit = "1000pkt" }
+[[topology.hosts]]
+name = "a"
+count = 2
+left = { rate = "1Gbit", delay = "5ms" }
+right = { rate = "1Gbit", delay = "5ms" }
+[[traffic]]
+kind = "tcp-bulk"
+name = "f"
+hosts = "a"
+cc = "newreno"
+ecn = true
+"#;
+    let spec = aqmlab_core::ScenarioSpec::from_toml_str(text).unwrap();
+    let r = aqmlab_core::run_scenario(&spec, Some(1), &Default::default()).unwrap();
+    let q = r.table("queues");
+    let i = q.find("link", "L->R").unwrap();
+    let (marks, drops, util, sojourn) = (
+        q.f64s("marks")[i],
+        q.f64s("drops")[i],
+        q.f64s("utilization")[i],
+        q.f64s("sojourn_ms_mean")[i],
+    );
+    let f = r.table("flows");
+    let retrans: f64 = f.f64s("retransmits").iter().sum();
+    eprintln!("marks {marks}, drops {drops}, retransmits {retrans}, utilisation {util:.3}, sojourn {sojourn:.1} ms");
+    assert!(marks > 10.0);
+    assert_eq!(drops, 0.0);
+    assert_eq!(retrans, 0.0);
+    assert!(util > 0.9, "{util}");
+    assert!(sojourn < 15.0, "{sojourn}");
+}
