@@ -21,7 +21,10 @@ use crate::transport::tcp::sender::{SenderState, TcpSender};
 use crate::transport::tcp::{Segment, TcpConfig};
 use std::path::{Path, PathBuf};
 
-/// A TCP endpoint, indexed by `Event::Transport { endpoint }`.
+/// A TCP endpoint, indexed by `Event::Transport { endpoint }`. Endpoints sit in one
+/// `Vec` and are reached by index on every segment, so the sender is kept inline (no
+/// box) even though it is larger than the receiver.
+#[allow(clippy::large_enum_variant)]
 pub enum TcpEndpoint {
     Sender(TcpSender),
     Receiver(TcpReceiver),
@@ -464,6 +467,21 @@ impl Simulation {
         self.tcp_after(s as usize);
     }
 
+    /// Clamp the advertised receive window of TCP flow `flow` (None: only its buffer
+    /// limits it), e.g. from a PEP's buffer flow control. A window that opens is
+    /// announced at once with a window update. Returns false if `flow` is not TCP.
+    pub fn set_tcp_window_limit(&mut self, flow: u32, limit: Option<u64>) -> bool {
+        let Some((_, r)) = self.flows.get(flow as usize).and_then(|f| f.tcp) else {
+            return false;
+        };
+        let now = self.now();
+        if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
+            rcv.set_window_limit(now, limit, &mut self.seg_buf);
+        }
+        self.tcp_after(r as usize);
+        true
+    }
+
     /// A transfer of `flow` was acknowledged completely.
     fn on_transfer_done(&mut self, flow: u32) {
         use crate::app::tcp::Pattern;
@@ -484,11 +502,9 @@ impl Simulation {
                 }
                 self.tcp_after(s as usize);
             }
-            Pattern::OnOff { pause, .. } => {
-                if now + pause < app.stop {
-                    self.events
-                        .schedule(now + pause, Event::App { app: a as u32 });
-                }
+            Pattern::OnOff { pause, .. } if now + pause < app.stop => {
+                self.events
+                    .schedule(now + pause, Event::App { app: a as u32 });
             }
             Pattern::Closed { .. } => {
                 let t = now + app.gap();

@@ -237,3 +237,35 @@ fn a_bulk_flow_stops_writing_at_stop() {
     // At most 10 s at line rate plus what was in flight at 10 s.
     assert!(bytes > 8.0 * line && bytes < 10.0 * line + 200e3, "{bytes}");
 }
+
+#[test]
+fn an_outside_window_limit_throttles_the_sender() {
+    // A PEP-style controller clamps the receive window to 16 000 B at 10 s: the flow
+    // then runs at one window per RTT ≈ 2.1 Mbit/s; lifted at 20 s, it fills the link.
+    let text = scenario(
+        "[[traffic]]\nkind = \"tcp-bulk\"\nname = \"f\"\nsrc = \"a_l0\"\ndst = \"a_r0\"",
+        "",
+    );
+    let spec = common::spec(&text);
+    let mut sim = aqmlab_core::Simulation::new(&spec, Some(1), &Default::default()).unwrap();
+    sim.run_until(10_000_000_000);
+    let before = sim.flows[0].stats.bytes_delivered;
+    assert!(sim.set_tcp_window_limit(0, Some(16_000)));
+    sim.run_until(20_000_000_000);
+    let mid = sim.flows[0].stats.bytes_delivered;
+    assert!(sim.set_tcp_window_limit(0, None));
+    sim.run();
+    let end = sim.flows[0].stats.bytes_delivered;
+    let rate_limited = (mid - before) as f64 * 8.0 / 10.0;
+    let rate_free = (end - mid) as f64 * 8.0 / 10.0;
+    eprintln!("limited {rate_limited:.0} bit/s, free {rate_free:.0} bit/s");
+    // One window of payload per RTT; the RTT is the 60 ms path plus one packet's
+    // serialisation at the bottleneck (the window is far below the BDP, so no queue).
+    let rtt = 0.060 + 1488.0 * 8.0 / 10e6;
+    let expect = 16_000.0 * 8.0 / rtt;
+    assert!(
+        (rate_limited - expect).abs() < 0.15 * expect,
+        "{rate_limited} vs {expect}"
+    );
+    assert!(rate_free > 0.9 * 10e6 * 1448.0 / 1488.0, "{rate_free}");
+}

@@ -636,7 +636,7 @@ impl TcpSender {
             self.app_at = None;
             self.transmit(now, out, st);
         }
-        if !self.rto_at.is_some_and(|t| t <= now) {
+        if self.rto_at.is_none_or(|t| t > now) {
             return;
         }
         self.rto_at = None;
