@@ -269,3 +269,41 @@ fn an_outside_window_limit_throttles_the_sender() {
     );
     assert!(rate_free > 0.9 * 10e6 * 1448.0 / 1488.0, "{rate_free}");
 }
+
+#[test]
+fn tcp_parameters_are_checked_with_their_paths() {
+    let err = |traffic: &str| -> aqmlab_core::ScenarioError {
+        aqmlab_core::ScenarioSpec::from_toml_str(&scenario(traffic, ""))
+            .and_then(|s| aqmlab_core::Simulation::new(&s, None, &Default::default()).map(|_| ()))
+            .expect_err("must be rejected")
+    };
+    let base = "[[traffic]]\nkind = \"tcp-bulk\"\nhosts = \"a\"\n";
+    let e = err(&format!("{base}ccc = \"cubic\""));
+    assert_eq!(e.path, "traffic[0].ccc");
+    assert!(e.message.contains("unknown parameter"), "{e}");
+    let e = err(&format!("{base}cc = \"bbr\""));
+    assert_eq!(e.path, "traffic[0].cc");
+    // A per-algorithm key with another algorithm is unknown, not silently ignored.
+    let e = err(&format!("{base}cc = \"cubic\"\nledbat_target = \"25ms\""));
+    assert_eq!(e.path, "traffic[0].ledbat_target");
+    let e = err(&format!("{base}cc = \"ledbat\"\nledbat_target = \"150ms\""));
+    assert!(e.message.contains("100ms"), "{e}");
+    let e = err("[[traffic]]\nkind = \"tcp-file\"\nhosts = \"a\"");
+    assert_eq!(e.path, "traffic[0].size");
+    let e = err(&format!("{base}mss = \"10B\""));
+    assert_eq!(e.path, "traffic[0].mss");
+    // Every documented TCP kind builds with its required keys only.
+    for extra in [
+        "kind = \"tcp-bulk\"",
+        "kind = \"tcp-file\"\nsize = \"1MB\"",
+        "kind = \"tcp-onoff\"\nsize = \"1MB\"\npause = \"1s\"",
+        "kind = \"tcp-arrivals\"\nsize = \"1MB\"\nrate = 1.0",
+        "kind = \"tcp-arrivals\"\nmode = \"closed\"\nsize = \"1MB\"",
+    ] {
+        let s = common::spec(&scenario(
+            &format!("[[traffic]]\nhosts = \"a\"\n{extra}"),
+            "",
+        ));
+        assert!(aqmlab_core::Simulation::new(&s, None, &Default::default()).is_ok());
+    }
+}
