@@ -210,7 +210,11 @@ impl TcpReceiver {
             self.fin_at = Some(end);
         }
         if h.payload == 0 {
-            self.send_ack(now, out); // window probe or bare ACK-seeking segment
+            // A zero-window probe (PSH) is answered; a pure ACK (the handshake's third
+            // segment) is not.
+            if h.flags & F::PSH != 0 {
+                self.send_ack(now, out);
+            }
             return;
         }
         if start <= self.last_ack_sent {

@@ -650,10 +650,11 @@ impl TcpSender {
             SenderState::Established => {
                 if self.snd_una == self.snd_nxt {
                     if self.peer_wnd == 0 && self.snd_nxt < self.app_written {
-                        // Zero-window probe: an empty segment the receiver must ACK.
+                        // Zero-window probe: an empty segment with PSH, which the
+                        // receiver answers with an ACK (a real probe carries one byte).
                         let mut s = Segment::default();
                         s.tcp.seq = self.snd_nxt;
-                        s.tcp.flags = F::ACK;
+                        s.tcp.flags = F::ACK | F::PSH;
                         s.tcp.ts_val = ts(now);
                         out.push(s);
                         self.rtt.backoff();

@@ -478,6 +478,16 @@ fn zero_window_is_probed_and_reopens() {
     s.on_timer(probe_at, &mut out, &mut st);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].tcp.payload, 0);
+    assert!(out[0].has(F::PSH));
+    // The receiver answers a probe, but not a pure ACK.
+    let mut r = TcpReceiver::new(cfg(), false);
+    let mut racks = Vec::new();
+    r.on_segment(probe_at, &out[0], &mut racks, &mut st);
+    assert_eq!(racks.len(), 1);
+    let mut pure = out[0];
+    pure.tcp.flags = F::ACK;
+    r.on_segment(probe_at, &pure, &mut racks, &mut st);
+    assert_eq!(racks.len(), 1);
     out.clear();
     s.on_segment(probe_at + 1, &ack(4000, t), &mut out, &mut st);
     assert!(!out.is_empty());
