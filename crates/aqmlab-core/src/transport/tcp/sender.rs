@@ -392,10 +392,7 @@ impl TcpSender {
         let old_wnd = self.peer_wnd;
         self.peer_wnd = h.window as u64;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(seg);
-        let mut head_lost = false;
-        if sack_changed {
-            head_lost = self.mark_lost_by_sack();
-        }
+        let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
             self.on_new_ack(now, seg, out, st);
         } else if h.ack == self.snd_una
@@ -411,7 +408,14 @@ impl TcpSender {
             {
                 self.enter_recovery(now, out, st);
             }
-        } else if head_lost && !self.in_recovery && self.may_enter_recovery() {
+        }
+        // RFC 6675 §5: also enter recovery when IsLost(HighACK + 1), even without
+        // DupThresh duplicates (e.g. after a cumulative ACK that left a SACKed hole).
+        if self.cfg.sack
+            && !self.in_recovery
+            && self.sb.front().is_some_and(|x| x.lost && !x.retrans)
+            && self.may_enter_recovery()
+        {
             self.enter_recovery(now, out, st);
         }
         self.transmit(now, out, st);

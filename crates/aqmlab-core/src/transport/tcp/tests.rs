@@ -493,3 +493,20 @@ fn zero_window_is_probed_and_reopens() {
     assert!(!out.is_empty());
     assert_eq!(out[0].tcp.seq, 4000);
 }
+
+#[test]
+fn sack_enters_recovery_when_a_cumulative_ack_leaves_a_lost_head() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        ..cfg()
+    });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    // One ACK advances to 1000 and SACKs 3000..6000: 1000 and 2000 each have three
+    // SACKed segments above them, so both are lost at once (no duplicate ACKs needed).
+    s.on_segment(200 * MS, &sack(1000, &[(3000, 6000)], t), &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(seqs(&out)[0], 1000);
+    assert_eq!(s.dupacks, 0);
+}
