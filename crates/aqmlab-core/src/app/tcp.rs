@@ -9,7 +9,8 @@
 //!   `mode = "open"`: connections arrive as a Poisson process of `rate` per second, each
 //!   of `size` bytes. `mode = "closed"`: `users` users each run one connection at a time;
 //!   after a transfer is acknowledged the user thinks for an exponential time of mean
-//!   `think`, then opens the next connection.
+//!   `think`, then opens the next connection. Each user also thinks once before its
+//!   first connection, so the users do not all start at `start`.
 //! - `rate_cap` (any kind): the application writes at most this payload rate.
 //!
 //! The flow completion time (`completion_s`) is from the SYN to the ACK of the last byte
