@@ -11,7 +11,7 @@ use crate::net::link::Link;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::net::topology::{self, Node, NO_ROUTE};
 use crate::output::pcap::PcapWriter;
-use crate::qdisc::{DropReason, QdiscCtx, QdiscEvent, Stage, Verdict};
+use crate::qdisc::{DropReason, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::sim::events::{Event, EventQueue};
@@ -21,7 +21,10 @@ use crate::transport::tcp::sender::{SenderState, TcpSender};
 use crate::transport::tcp::{Segment, TcpConfig};
 use std::path::{Path, PathBuf};
 
-/// A TCP endpoint, indexed by `Event::Transport { endpoint }`.
+/// A TCP endpoint, indexed by `Event::Transport { endpoint }`. Endpoints sit in one
+/// `Vec` and are reached by index on every segment, so the sender is kept inline (no
+/// box) even though it is larger than the receiver.
+#[allow(clippy::large_enum_variant)]
 pub enum TcpEndpoint {
     Sender(TcpSender),
     Receiver(TcpReceiver),
@@ -272,6 +275,12 @@ impl Simulation {
             if let Some(t) = t {
                 sim.events.schedule(*t, Event::App { app: i as u32 });
             }
+            // Single-connection TCP apps that stop early get an event at `stop`.
+            if let App::Tcp(a) = &sim.apps[i] {
+                if a.flow.is_some() && a.stop < end && t.is_some() {
+                    sim.events.schedule(a.stop, Event::App { app: i as u32 });
+                }
+            }
         }
         for l in 0..sim.links.len() {
             if let Some(t) = sim.links[l].rate_change.first() {
@@ -409,6 +418,17 @@ impl Simulation {
             return;
         };
         let (pattern, cfg, entry, src, dst) = (app.pattern, app.cfg, app.entry, app.src, app.dst);
+        if now >= app.stop {
+            // `stop` of a single-connection app: the application writes no more.
+            if let Some(f) = app.flow {
+                if let Some((s, _)) = self.flows[f as usize].tcp {
+                    if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+                        snd.stop_writing();
+                    }
+                }
+            }
+            return;
+        }
         let opened = app.opened;
         app.opened += 1;
         let flow = match pattern {
@@ -447,6 +467,21 @@ impl Simulation {
         self.tcp_after(s as usize);
     }
 
+    /// Clamp the advertised receive window of TCP flow `flow` (None: only its buffer
+    /// limits it), e.g. from a PEP's buffer flow control. A window that opens is
+    /// announced at once with a window update. Returns false if `flow` is not TCP.
+    pub fn set_tcp_window_limit(&mut self, flow: u32, limit: Option<u64>) -> bool {
+        let Some((_, r)) = self.flows.get(flow as usize).and_then(|f| f.tcp) else {
+            return false;
+        };
+        let now = self.now();
+        if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
+            rcv.set_window_limit(now, limit, &mut self.seg_buf);
+        }
+        self.tcp_after(r as usize);
+        true
+    }
+
     /// A transfer of `flow` was acknowledged completely.
     fn on_transfer_done(&mut self, flow: u32) {
         use crate::app::tcp::Pattern;
@@ -467,11 +502,9 @@ impl Simulation {
                 }
                 self.tcp_after(s as usize);
             }
-            Pattern::OnOff { pause, .. } => {
-                if now + pause < app.stop {
-                    self.events
-                        .schedule(now + pause, Event::App { app: a as u32 });
-                }
+            Pattern::OnOff { pause, .. } if now + pause < app.stop => {
+                self.events
+                    .schedule(now + pause, Event::App { app: a as u32 });
             }
             Pattern::Closed { .. } => {
                 let t = now + app.gap();
@@ -480,6 +513,13 @@ impl Simulation {
                 }
             }
             _ => {}
+        }
+        // A connection whose last byte (FIN) is acknowledged is finished.
+        let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
+        if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+            if snd.app_fin && snd.snd_una >= snd.app_written {
+                snd.release();
+            }
         }
     }
 
@@ -669,22 +709,28 @@ impl Simulation {
             return;
         }
         self.packets[p].enqueued = now;
+        if self.with_qdisc(l, |q, ctx| q.enqueue(p, ctx)) {
+            self.links[l].stats.enqueued += 1;
+        }
+        self.after_qdisc(l);
+        if self.links[l].tx.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    /// Run `f` on link `l`'s qdisc with a context for this instant.
+    #[inline]
+    fn with_qdisc<T>(&mut self, l: usize, f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T) -> T {
         let link = &mut self.links[l];
         let mut ctx = QdiscCtx {
-            now,
+            now: self.events.now(),
             packets: &mut self.packets,
             events: &mut self.qevents,
             rng: &mut link.qdisc_rng,
             link_rate_bps: link.rate_bps,
             mtu: link.mtu,
         };
-        if link.qdisc.enqueue(p, &mut ctx) {
-            link.stats.enqueued += 1;
-        }
-        self.after_qdisc(l);
-        if self.links[l].tx.is_none() {
-            self.start_tx(l);
-        }
+        f(&mut link.qdisc, &mut ctx)
     }
 
     /// Apply the drops and marks the qdisc reported, update queue-length averages and
@@ -743,15 +789,7 @@ impl Simulation {
             return; // superseded
         }
         link.timer_at = None;
-        let mut ctx = QdiscCtx {
-            now,
-            packets: &mut self.packets,
-            events: &mut self.qevents,
-            rng: &mut link.qdisc_rng,
-            link_rate_bps: link.rate_bps,
-            mtu: link.mtu,
-        };
-        link.qdisc.on_timer(&mut ctx);
+        self.with_qdisc(l, |q, ctx| q.on_timer(ctx));
         self.after_qdisc(l);
         if self.links[l].tx.is_none() {
             self.start_tx(l);
@@ -760,17 +798,8 @@ impl Simulation {
 
     fn start_tx(&mut self, l: usize) {
         let now = self.now();
-        let link = &mut self.links[l];
-        debug_assert!(link.tx.is_none());
-        let mut ctx = QdiscCtx {
-            now,
-            packets: &mut self.packets,
-            events: &mut self.qevents,
-            rng: &mut link.qdisc_rng,
-            link_rate_bps: link.rate_bps,
-            mtu: link.mtu,
-        };
-        let next = link.qdisc.dequeue(&mut ctx);
+        debug_assert!(self.links[l].tx.is_none());
+        let next = self.with_qdisc(l, |q, ctx| q.dequeue(ctx));
         self.after_qdisc(l);
         let Some(p) = next else { return };
         let link = &mut self.links[l];

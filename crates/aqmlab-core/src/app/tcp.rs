@@ -9,7 +9,8 @@
 //!   `mode = "open"`: connections arrive as a Poisson process of `rate` per second, each
 //!   of `size` bytes. `mode = "closed"`: `users` users each run one connection at a time;
 //!   after a transfer is acknowledged the user thinks for an exponential time of mean
-//!   `think`, then opens the next connection.
+//!   `think`, then opens the next connection. Each user also thinks once before its
+//!   first connection, so the users do not all start at `start`.
 //! - `rate_cap` (any kind): the application writes at most this payload rate.
 //!
 //! The flow completion time (`completion_s`) is from the SYN to the ACK of the last byte
@@ -74,85 +75,93 @@ const fn p(
     }
 }
 
+/// A parameter list: the kind's own parameters, then those common to every TCP kind.
+macro_rules! tcp_params {
+    ($($own:expr),* $(,)?) => {
+        &[
+            $($own,)*
+            p(
+                "cc",
+                "string",
+                "newreno",
+                "congestion control: reno, newreno, cubic, ledbat, compound, vegas, dctcp",
+            ),
+            p(
+                "mss",
+                "size",
+                "1448B",
+                "maximum segment size (payload); packets are MSS + 40 B",
+            ),
+            p("iw", "int", "10", "initial window, segments"),
+            p(
+                "sack",
+                "bool",
+                "true",
+                "SACK blocks and RFC 6675 recovery (false: NewReno, or Reno for cc = reno)",
+            ),
+            p(
+                "ecn",
+                "bool",
+                "false",
+                "ECN (RFC 3168): ECT(0) data, ECE/CWR",
+            ),
+            p(
+                "min_rto",
+                "duration",
+                "200ms",
+                "minimum RTO (RFC 6298 says 1s)",
+            ),
+            p(
+                "initial_rto",
+                "duration",
+                "1s",
+                "RTO before the first RTT sample (SYN retries)",
+            ),
+            p("max_rto", "duration", "60s", "RTO backoff cap"),
+            p(
+                "delack",
+                "duration",
+                "40ms",
+                "delayed-ACK timeout; 0s acknowledges every segment",
+            ),
+            p(
+                "rwnd",
+                "size",
+                "16MB",
+                "receiver buffer (largest advertised window)",
+            ),
+            p(
+                "rate_cap",
+                "rate",
+                "none",
+                "application write rate cap (payload)",
+            ),
+            p(
+                "ledbat_target",
+                "duration",
+                "100ms",
+                "cc = ledbat: TARGET queuing delay (at most 100ms)",
+            ),
+            p("ledbat_gain", "float", "1", "cc = ledbat: GAIN"),
+            p("dctcp_g", "float", "0.0625", "cc = dctcp: EWMA gain g"),
+            p("vegas_alpha", "int", "2", "cc = vegas: alpha, packets"),
+            p("vegas_beta", "int", "4", "cc = vegas: beta, packets"),
+            p(
+                "vegas_gamma",
+                "int",
+                "1",
+                "cc = vegas: gamma (slow-start exit), packets",
+            ),
+        ]
+    };
+}
+
 /// Parameters common to every TCP kind.
-pub const TCP_COMMON: &[ParamDoc] = &[
-    p(
-        "cc",
-        "string",
-        "newreno",
-        "congestion control: reno, newreno, cubic, ledbat, compound, vegas, dctcp",
-    ),
-    p(
-        "mss",
-        "size",
-        "1448B",
-        "maximum segment size (payload); packets are MSS + 40 B",
-    ),
-    p("iw", "int", "10", "initial window, segments"),
-    p(
-        "sack",
-        "bool",
-        "true",
-        "SACK blocks and RFC 6675 recovery (false: NewReno, or Reno for cc = reno)",
-    ),
-    p(
-        "ecn",
-        "bool",
-        "false",
-        "ECN (RFC 3168): ECT(0) data, ECE/CWR",
-    ),
-    p(
-        "min_rto",
-        "duration",
-        "200ms",
-        "minimum RTO (RFC 6298 says 1s)",
-    ),
-    p(
-        "initial_rto",
-        "duration",
-        "1s",
-        "RTO before the first RTT sample (SYN retries)",
-    ),
-    p("max_rto", "duration", "60s", "RTO backoff cap"),
-    p(
-        "delack",
-        "duration",
-        "40ms",
-        "delayed-ACK timeout; 0s acknowledges every segment",
-    ),
-    p(
-        "rwnd",
-        "size",
-        "16MB",
-        "receiver buffer (largest advertised window)",
-    ),
-    p(
-        "rate_cap",
-        "rate",
-        "none",
-        "application write rate cap (payload)",
-    ),
-    p(
-        "ledbat_target",
-        "duration",
-        "100ms",
-        "cc = ledbat: TARGET queuing delay (at most 100ms)",
-    ),
-    p("ledbat_gain", "float", "1", "cc = ledbat: GAIN"),
-    p("dctcp_g", "float", "0.0625", "cc = dctcp: EWMA gain g"),
-    p("vegas_alpha", "int", "2", "cc = vegas: alpha, packets"),
-    p("vegas_beta", "int", "4", "cc = vegas: beta, packets"),
-    p(
-        "vegas_gamma",
-        "int",
-        "1",
-        "cc = vegas: gamma (slow-start exit), packets",
-    ),
-];
+pub const TCP_COMMON: &[ParamDoc] = tcp_params!();
 
 pub const TCP_BULK: KindDoc = KindDoc {
     kind: "tcp-bulk",
-    summary: "TCP bulk transfer (infinite source); plus the common TCP parameters",
+    summary: "TCP bulk transfer (infinite source)",
     source: "RFC 9293, RFC 5681, RFC 6582, RFC 6675, RFC 6298",
     params: TCP_COMMON,
 };
@@ -190,14 +199,29 @@ pub const TCP_ONOFF: KindDoc = KindDoc {
 
 pub const TCP_ARRIVALS: KindDoc = KindDoc {
     kind: "tcp-arrivals",
-    summary: "TCP connection arrivals, open or closed loop, one flow per connection; plus the common TCP parameters",
+    summary: "TCP connection arrivals, open or closed loop, one flow per connection",
     source: "-",
-    params: &[
-        p("mode", "string", "open", "open (Poisson arrivals) or closed (users with think time)"),
+    params: tcp_params![
+        p(
+            "mode",
+            "string",
+            "open",
+            "open (Poisson arrivals) or closed (users with think time)"
+        ),
         p("size", "size", "required", "bytes per connection"),
-        p("rate", "float", "required (open)", "new connections per second"),
+        p(
+            "rate",
+            "float",
+            "required (open)",
+            "new connections per second"
+        ),
         p("users", "int", "1 (closed)", "connections kept alive"),
-        p("think", "duration", "1s (closed)", "mean (exponential) think time between transfers"),
+        p(
+            "think",
+            "duration",
+            "1s (closed)",
+            "mean (exponential) think time between transfers"
+        ),
     ],
 };
 

@@ -15,6 +15,7 @@ pub mod ared;
 pub mod child_stats;
 pub mod classify;
 pub mod codel;
+pub mod docsis_pie;
 pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
@@ -200,6 +201,7 @@ impl QdiscExtras for fifo::Fifo {}
 impl QdiscExtras for codel::Codel {}
 impl QdiscExtras for red::Red {}
 impl QdiscExtras for pie::Pie {}
+impl QdiscExtras for docsis_pie::DocsisPie {}
 
 disciplines! {
     Fifo(fifo::Fifo),
@@ -211,6 +213,7 @@ disciplines! {
     Prio(prio::Prio),
     FqCodel(fq_codel::FqCodel),
     SfqCodel(sfq_codel::SfqCodel),
+    DocsisPie(docsis_pie::DocsisPie),
 }
 
 impl Qdisc {
@@ -231,6 +234,7 @@ impl Qdisc {
             Qdisc::Prio(_) => "prio",
             Qdisc::FqCodel(_) => "fq_codel",
             Qdisc::SfqCodel(_) => "sfq_codel",
+            Qdisc::DocsisPie(_) => "docsis_pie",
         }
     }
 }
@@ -251,6 +255,7 @@ pub fn kinds() -> Vec<KindDoc> {
         prio::DOC,
         fq_codel::DOC,
         sfq_codel::DOC,
+        docsis_pie::DOC,
     ]
 }
 
@@ -295,6 +300,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
         "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
         "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
+        "docsis_pie" => Qdisc::DocsisPie(docsis_pie::DocsisPie::from_params(&mut p, link)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(

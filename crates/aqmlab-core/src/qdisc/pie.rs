@@ -37,7 +37,12 @@
 //!
 //! Where the sources differ, and what we do:
 //! - Decrement of the burst allowance: by `tupdate` at each update (RFC, FreeBSD), not by
-//!   inter-dequeue time (Linux).
+//!   inter-dequeue time (Linux), nor ns-3's NO_BURST/IN_BURST state machine. The RFC
+//!   pseudocode and FreeBSD re-arm it at enqueue when both delays are below target/2
+//!   and `drop_prob == 0`; those inputs change only at updates, so we test the same
+//!   condition at the end of each update, which admits and drops the same packets.
+//! - The optional "active" state of RFC 8033 §5.1 (PIE off until the queue is a third
+//!   full; FreeBSD, ns-3 `ActiveThreshold`, off by default) is not implemented.
 //! - Safeguard delay: `qdelay_old` (RFC, ns-3); Linux uses the current `qdelay`. Queue
 //!   test: backlog before the arrival `≤ 2·MTU` (RFC `<=` with MEAN_PKTSIZE; Linux
 //!   `< 2·MTU`). MTU is the link MTU.

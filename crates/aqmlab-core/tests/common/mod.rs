@@ -27,3 +27,15 @@ pub fn example(name: &str) -> String {
         .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
+
+/// Numeric column `col` of the `flows` table, one value per flow in flow order.
+pub fn flows(r: &Results, col: &str) -> Vec<f64> {
+    r.table("flows").f64s(col)
+}
+
+/// Jain's fairness index (Σx)²/(n·Σx²).
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * s2)
+}

@@ -31,7 +31,7 @@
 //!   echo (RFC 8257 §3.2).
 //! - Receive buffer and advertised window; `TcpReceiver::set_window_limit` lets an
 //!   outside controller (a PEP) clamp the advertised window. A zero window is probed
-//!   with an empty segment at each RTO.
+//!   at each RTO with an empty segment carrying PSH, which the receiver answers.
 //! - Wire size of every segment: payload + 40 B (IPv4 20 B + TCP 20 B). Option bytes
 //!   (timestamps, SACK) are not counted.
 
@@ -102,7 +102,7 @@ impl Default for TcpConfig {
             initial_rto: NS_PER_S,
             max_rto: 60 * NS_PER_S,
             delack: 40 * NS_PER_MS,
-            rwnd: 64 << 20,
+            rwnd: 16_000_000,
             dupthresh: 3,
             rate_cap_bps: None,
         }

@@ -8,8 +8,8 @@
 //!   number is at or below the last ACK sent, so a delayed ACK echoes the earlier of the
 //!   two segments it acknowledges and an ACK for a gap-filling retransmission echoes the
 //!   retransmission.
-//! - Advertised window: `min(rwnd − out-of-order bytes, limit)`; in-order data is
-//!   consumed by the application at once. `set_window_limit` sets `limit` from outside
+//! - Advertised window: `min(rwnd, limit)`; in-order data is consumed by the
+//!   application at once, and out-of-order data is held inside the advertised window. `set_window_limit` sets `limit` from outside
 //!   (a PEP's buffer flow control) and sends a window update when the window grows.
 //! - ECN: classic RFC 3168 latches ECE from a CE arrival until a CWR arrives; with
 //!   `accurate` (DCTCP, RFC 8257 §3.2) ECE mirrors the CE bit of the data and a change of
@@ -87,12 +87,14 @@ impl TcpReceiver {
         self.delack_at
     }
 
-    /// The window to advertise now.
+    /// The window to advertise now. In-order data is consumed at once and
+    /// out-of-order data lies inside the window already advertised, so the buffer
+    /// term is the whole `rwnd`: the right edge never moves left (RFC 9293 §3.8.6.2.2),
+    /// and duplicate ACKs keep the same window, as RFC 5681's definition requires.
     pub fn window(&self) -> u64 {
-        let free = self.cfg.rwnd.saturating_sub(self.ooo_bytes);
         match self.window_limit {
-            Some(l) => free.min(l),
-            None => free,
+            Some(l) => self.cfg.rwnd.min(l),
+            None => self.cfg.rwnd,
         }
     }
 
@@ -103,6 +105,11 @@ impl TcpReceiver {
         if self.state == ReceiverState::Established && self.window() > self.last_window {
             self.send_ack(now, out);
         }
+    }
+
+    /// Out-of-order bytes held for reassembly.
+    pub fn ooo_bytes(&self) -> u64 {
+        self.ooo_bytes
     }
 
     /// Delayed-ACK timer.
@@ -203,7 +210,11 @@ impl TcpReceiver {
             self.fin_at = Some(end);
         }
         if h.payload == 0 {
-            self.send_ack(now, out); // window probe or bare ACK-seeking segment
+            // A zero-window probe (PSH) is answered; a pure ACK (the handshake's third
+            // segment) is not.
+            if h.flags & F::PSH != 0 {
+                self.send_ack(now, out);
+            }
             return;
         }
         if start <= self.last_ack_sent {

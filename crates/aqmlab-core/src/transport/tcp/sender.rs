@@ -181,6 +181,21 @@ impl TcpSender {
         self.transmit(now, out, st);
     }
 
+    /// The application stops writing: no new data after what has been sent.
+    pub fn stop_writing(&mut self) {
+        self.app_written = self.snd_nxt;
+        self.transfer_end = None;
+    }
+
+    /// The connection is finished (its last transfer acknowledged, FIN sent): drop the
+    /// scoreboard's memory and ignore further segments.
+    pub fn release(&mut self) {
+        self.state = SenderState::Closed;
+        self.sb = VecDeque::new();
+        self.rto_at = None;
+        self.app_at = None;
+    }
+
     /// Bytes the application has made available by `now` (rate cap).
     fn app_avail(&self, now: Nanos) -> u64 {
         match self.cfg.rate_cap_bps {
@@ -377,10 +392,7 @@ impl TcpSender {
         let old_wnd = self.peer_wnd;
         self.peer_wnd = h.window as u64;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(seg);
-        let mut head_lost = false;
-        if sack_changed {
-            head_lost = self.mark_lost_by_sack();
-        }
+        let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
             self.on_new_ack(now, seg, out, st);
         } else if h.ack == self.snd_una
@@ -396,7 +408,14 @@ impl TcpSender {
             {
                 self.enter_recovery(now, out, st);
             }
-        } else if head_lost && !self.in_recovery && self.may_enter_recovery() {
+        }
+        // RFC 6675 §5: also enter recovery when IsLost(HighACK + 1), even without
+        // DupThresh duplicates (e.g. after a cumulative ACK that left a SACKed hole).
+        if self.cfg.sack
+            && !self.in_recovery
+            && self.sb.front().is_some_and(|x| x.lost && !x.retrans)
+            && self.may_enter_recovery()
+        {
             self.enter_recovery(now, out, st);
         }
         self.transmit(now, out, st);
@@ -621,7 +640,7 @@ impl TcpSender {
             self.app_at = None;
             self.transmit(now, out, st);
         }
-        if !self.rto_at.is_some_and(|t| t <= now) {
+        if self.rto_at.is_none_or(|t| t > now) {
             return;
         }
         self.rto_at = None;
@@ -635,10 +654,11 @@ impl TcpSender {
             SenderState::Established => {
                 if self.snd_una == self.snd_nxt {
                     if self.peer_wnd == 0 && self.snd_nxt < self.app_written {
-                        // Zero-window probe: an empty segment the receiver must ACK.
+                        // Zero-window probe: an empty segment with PSH, which the
+                        // receiver answers with an ACK (a real probe carries one byte).
                         let mut s = Segment::default();
                         s.tcp.seq = self.snd_nxt;
-                        s.tcp.flags = F::ACK;
+                        s.tcp.flags = F::ACK | F::PSH;
                         s.tcp.ts_val = ts(now);
                         out.push(s);
                         self.rtt.backoff();

@@ -191,8 +191,9 @@ fn receiver_reports_sack_blocks_latest_first() {
         &last.sack[..last.sack_len as usize],
         &[(6000, 7000), (2000, 5000)]
     );
-    // The window shrinks by the out-of-order bytes held.
-    assert_eq!(r.window(), r.cfg.rwnd - 4000);
+    // Duplicate ACKs carry the same window (out-of-order data sits inside it).
+    let w: Vec<u32> = out.iter().map(|a| a.tcp.window).collect();
+    assert!(w.iter().all(|&x| x as u64 == r.cfg.rwnd), "{w:?}");
 }
 
 #[test]
@@ -477,8 +478,35 @@ fn zero_window_is_probed_and_reopens() {
     s.on_timer(probe_at, &mut out, &mut st);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].tcp.payload, 0);
+    assert!(out[0].has(F::PSH));
+    // The receiver answers a probe, but not a pure ACK.
+    let mut r = TcpReceiver::new(cfg(), false);
+    let mut racks = Vec::new();
+    r.on_segment(probe_at, &out[0], &mut racks, &mut st);
+    assert_eq!(racks.len(), 1);
+    let mut pure = out[0];
+    pure.tcp.flags = F::ACK;
+    r.on_segment(probe_at, &pure, &mut racks, &mut st);
+    assert_eq!(racks.len(), 1);
     out.clear();
     s.on_segment(probe_at + 1, &ack(4000, t), &mut out, &mut st);
     assert!(!out.is_empty());
     assert_eq!(out[0].tcp.seq, 4000);
+}
+
+#[test]
+fn sack_enters_recovery_when_a_cumulative_ack_leaves_a_lost_head() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        ..cfg()
+    });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    // One ACK advances to 1000 and SACKs 3000..6000: 1000 and 2000 each have three
+    // SACKed segments above them, so both are lost at once (no duplicate ACKs needed).
+    s.on_segment(200 * MS, &sack(1000, &[(3000, 6000)], t), &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(seqs(&out)[0], 1000);
+    assert_eq!(s.dupacks, 0);
 }

@@ -1,0 +1,12 @@
+//! Run a scenario file and print its summary (for profiling):
+//! `cargo run --release -p aqmlab-core --example run_scenario -- FILE`.
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: run_scenario FILE");
+    let text = std::fs::read_to_string(&path).expect("read scenario");
+    let spec = aqmlab_core::ScenarioSpec::from_toml_str(&text).expect("scenario");
+    let r = aqmlab_core::run_scenario(&spec, None, &Default::default()).expect("run");
+    let s = r.table("summary");
+    for name in ["wall_time_s", "events", "packet_hops", "events_per_s"] {
+        println!("{name} = {}", s.f64s(name)[0]);
+    }
+}

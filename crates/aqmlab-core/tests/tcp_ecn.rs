@@ -1,0 +1,286 @@
+//! ECN through a marking queue: no packet is lost, and the sender reduces its window
+//! at most once per RTT (RFC 3168 §6.1.2); DCTCP keeps the queue near its marking
+//! threshold and reduces in proportion to the marked fraction (RFC 8257).
+//!
+//! The marking queue is built here by hand (no AQM qdisc is needed): a sans-IO
+//! sender and receiver are joined by a bottleneck of rate R with a FIFO that sets CE on
+//! every ECT packet that arrives to find at least K packets queued (DCTCP's step
+//! marking), and drops only beyond a large limit. ACKs return over an uncongested path.
+
+use aqmlab_core::measure::flow_stats::FlowStats;
+use aqmlab_core::net::packet::Ecn;
+use aqmlab_core::sim::time::{tx_time, Nanos, NS_PER_MS, NS_PER_S};
+use aqmlab_core::transport::tcp::cc::CcKind;
+use aqmlab_core::transport::tcp::receiver::TcpReceiver;
+use aqmlab_core::transport::tcp::sender::TcpSender;
+use aqmlab_core::transport::tcp::{Segment, TcpConfig};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    QueueArrival(usize),
+    TxDone,
+    AtReceiver(usize),
+    AtSender(usize),
+    SenderTimer,
+    ReceiverTimer,
+}
+
+struct Run {
+    drops: u64,
+    marks: u64,
+    /// (time, new cwnd) at every window reduction.
+    reductions: Vec<(Nanos, u64)>,
+    max_queue: usize,
+    mean_queue: f64,
+    delivered: u64,
+    srtt: Nanos,
+}
+
+fn simulate(cc: CcKind, k: usize, limit: usize, duration: Nanos) -> Run {
+    let rate = 10_000_000u64;
+    let one_way = 20 * NS_PER_MS;
+    let cfg = TcpConfig {
+        cc,
+        ecn: true,
+        ..TcpConfig::default()
+    };
+    let mut snd = TcpSender::new(cfg);
+    let mut rcv = TcpReceiver::new(cfg, snd.cc.accurate_ecn());
+    let (mut sst, mut rst) = (FlowStats::default(), FlowStats::default());
+    let mut segs: Vec<Segment> = Vec::new(); // segment store, indexed by events
+    let mut heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut push = |heap: &mut BinaryHeap<_>, t: Nanos, e: Ev| {
+        heap.push(Reverse((t, seq, e)));
+        seq += 1;
+    };
+    let mut queue: VecDeque<usize> = VecDeque::new();
+    let mut busy: Option<usize> = None;
+    let mut run = Run {
+        drops: 0,
+        marks: 0,
+        reductions: vec![],
+        max_queue: 0,
+        mean_queue: 0.0,
+        delivered: 0,
+        srtt: 0,
+    };
+    let (mut q_area, mut q_last) = (0f64, 0 as Nanos);
+    let mut out = Vec::new();
+    snd.write(0, u64::MAX, false, &mut out, &mut sst);
+    snd.open(0, &mut out);
+    let (mut s_timer, mut r_timer) = (None::<Nanos>, None::<Nanos>);
+    let mut now: Nanos = 0;
+    let mut last_cwnd = snd.w.cwnd;
+    loop {
+        // Route what the endpoints just sent.
+        for s in out.drain(..) {
+            let id = segs.len();
+            let from_sender = s.tcp.ack == 0 && s.tcp.payload > 0 || s.has(0x02) && !s.has(0x10);
+            segs.push(s);
+            if from_sender {
+                push(&mut heap, now, Ev::QueueArrival(id));
+            } else {
+                push(&mut heap, now + one_way, Ev::AtSender(id));
+            }
+        }
+        // A reduction: cwnd falls (no loss here, so never by recovery or an RTO).
+        if snd.w.cwnd < last_cwnd {
+            run.reductions.push((now, snd.w.cwnd));
+        }
+        last_cwnd = snd.w.cwnd;
+        if let Some(d) = snd.next_deadline() {
+            if s_timer != Some(d) {
+                s_timer = Some(d);
+                push(&mut heap, d.max(now), Ev::SenderTimer);
+            }
+        }
+        if let Some(d) = rcv.next_deadline() {
+            if r_timer != Some(d) {
+                r_timer = Some(d);
+                push(&mut heap, d.max(now), Ev::ReceiverTimer);
+            }
+        }
+        let Some(Reverse((t, _, ev))) = heap.pop() else {
+            break;
+        };
+        if t > duration {
+            break;
+        }
+        q_area += queue.len() as f64 * (t - q_last) as f64;
+        q_last = t;
+        now = t;
+        match ev {
+            Ev::QueueArrival(id) => {
+                if queue.len() >= limit {
+                    run.drops += 1;
+                } else {
+                    if queue.len() >= k && segs[id].ecn == Ecn::Ect0 {
+                        segs[id].ecn = Ecn::Ce;
+                        run.marks += 1;
+                    }
+                    queue.push_back(id);
+                    run.max_queue = run.max_queue.max(queue.len());
+                    if busy.is_none() {
+                        let h = queue.pop_front().unwrap();
+                        busy = Some(h);
+                        push(
+                            &mut heap,
+                            now + tx_time(segs[h].wire_size(), rate),
+                            Ev::TxDone,
+                        );
+                    }
+                }
+            }
+            Ev::TxDone => {
+                let id = busy.take().unwrap();
+                push(&mut heap, now + one_way, Ev::AtReceiver(id));
+                if let Some(h) = queue.pop_front() {
+                    busy = Some(h);
+                    push(
+                        &mut heap,
+                        now + tx_time(segs[h].wire_size(), rate),
+                        Ev::TxDone,
+                    );
+                }
+            }
+            Ev::AtReceiver(id) => {
+                let s = segs[id];
+                rcv.on_segment(now, &s, &mut out, &mut rst);
+            }
+            Ev::AtSender(id) => {
+                let s = segs[id];
+                snd.on_segment(now, &s, &mut out, &mut sst);
+            }
+            Ev::SenderTimer => {
+                if s_timer == Some(now) {
+                    s_timer = None;
+                    snd.on_timer(now, &mut out, &mut sst);
+                }
+            }
+            Ev::ReceiverTimer => {
+                if r_timer == Some(now) {
+                    r_timer = None;
+                    rcv.on_timer(now, &mut out);
+                }
+            }
+        }
+    }
+    run.mean_queue = q_area / now as f64;
+    run.delivered = rst.bytes_delivered;
+    run.srtt = snd.rtt.srtt;
+    assert_eq!(
+        sst.retransmits, 0,
+        "no packet was lost, so nothing is retransmitted"
+    );
+    assert_eq!(sst.timeouts, 0);
+    run
+}
+
+fn check_once_per_rtt(r: &Run, min_rtt: Nanos) {
+    // The first reduction is the slow-start exit; afterwards consecutive reductions
+    // are at least one RTT apart.
+    let gaps: Vec<Nanos> = r.reductions.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let min_gap = gaps.iter().copied().min().unwrap_or(Nanos::MAX);
+    eprintln!(
+        "{} reductions, smallest gap {:.1} ms, srtt {:.1} ms, marks {}, mean queue {:.1}, max queue {}",
+        r.reductions.len(),
+        min_gap as f64 / 1e6,
+        r.srtt as f64 / 1e6,
+        r.marks,
+        r.mean_queue,
+        r.max_queue
+    );
+    assert!(
+        r.reductions.len() >= 10,
+        "the marking queue must make the sender react"
+    );
+    assert!(
+        min_gap >= min_rtt,
+        "two reductions {min_gap} ns apart (< RTT {min_rtt})"
+    );
+}
+
+#[test]
+fn newreno_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
+    let r = simulate(CcKind::NewReno, 20, 1000, 60 * NS_PER_S);
+    assert_eq!(r.drops, 0);
+    check_once_per_rtt(&r, 40 * NS_PER_MS);
+    // Marking at 20 packets keeps the queue short and the link busy.
+    assert!(r.max_queue < 200, "{}", r.max_queue);
+    let goodput = r.delivered as f64 * 8.0 / 60.0;
+    assert!(goodput > 0.85 * 10e6 * 1448.0 / 1488.0, "{goodput}");
+}
+
+#[test]
+fn cubic_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
+    let r = simulate(CcKind::Cubic, 20, 1000, 60 * NS_PER_S);
+    assert_eq!(r.drops, 0);
+    check_once_per_rtt(&r, 40 * NS_PER_MS);
+}
+
+#[test]
+fn dctcp_holds_the_queue_near_k_without_loss() {
+    let k = 20;
+    let r = simulate(CcKind::Dctcp { g: 1.0 / 16.0 }, k, 1000, 60 * NS_PER_S);
+    assert_eq!(r.drops, 0);
+    check_once_per_rtt(&r, 40 * NS_PER_MS);
+    // DCTCP's gentle α-proportional cuts keep the queue around K and the link full
+    // (RFC 8257 §3; Alizadeh et al. 2010): far less swing than halving would give.
+    let goodput = r.delivered as f64 * 8.0 / 60.0;
+    eprintln!("dctcp goodput {goodput:.0}");
+    assert!(goodput > 0.95 * 10e6 * 1448.0 / 1488.0, "{goodput}");
+    assert!(
+        r.mean_queue > 0.5 * k as f64 && r.mean_queue < 2.0 * k as f64,
+        "{}",
+        r.mean_queue
+    );
+}
+
+/// End to end through the engine with CoDel marking (RFC 8289 with `ecn = true`): an
+/// ECN-capable flow loses nothing and is held near CoDel's target.
+#[test]
+fn newreno_through_codel_with_ecn_is_marked_not_dropped() {
+    let text = r#"
+name = "ecn-codel"
+duration = "40s"
+warmup = "10s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbit"
+delay = "20ms"
+qdisc = { kind = "codel", ecn = true, limit = "1000pkt" }
+[[topology.hosts]]
+name = "a"
+count = 2
+left = { rate = "1Gbit", delay = "5ms" }
+right = { rate = "1Gbit", delay = "5ms" }
+[[traffic]]
+kind = "tcp-bulk"
+name = "f"
+hosts = "a"
+cc = "newreno"
+ecn = true
+"#;
+    let spec = aqmlab_core::ScenarioSpec::from_toml_str(text).unwrap();
+    let r = aqmlab_core::run_scenario(&spec, Some(1), &Default::default()).unwrap();
+    let q = r.table("queues");
+    let i = q.find("link", "L->R").unwrap();
+    let (marks, drops, util, sojourn) = (
+        q.f64s("marks")[i],
+        q.f64s("drops")[i],
+        q.f64s("utilization")[i],
+        q.f64s("sojourn_ms_mean")[i],
+    );
+    let f = r.table("flows");
+    let retrans: f64 = f.f64s("retransmits").iter().sum();
+    eprintln!("marks {marks}, drops {drops}, retransmits {retrans}, utilisation {util:.3}, sojourn {sojourn:.1} ms");
+    assert!(marks > 10.0);
+    assert_eq!(drops, 0.0);
+    assert_eq!(retrans, 0.0);
+    assert!(util > 0.9, "{util}");
+    assert!(sojourn < 15.0, "{sojourn}");
+}
