@@ -219,7 +219,7 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
         ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
         if hue:
-            ax.legend(title=short_name(hue))
+            ax.legend(title=short_name(hue), loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
     return fig
 
