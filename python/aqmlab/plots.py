@@ -32,6 +32,8 @@ from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, r
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with every common
 #: colour-vision deficiency. Yellow comes late: it is faint on white.
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#000000", "#F0E442"]
+#: Most points drawn per CDF line.
+CDF_POINTS = 2000
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 LINESTYLES = ["-", "--", "-.", ":"]
 
@@ -313,6 +315,11 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
                 continue
             v = np.sort(v)
             y = np.arange(1, v.size + 1) / v.size
+            if v.size > CDF_POINTS:
+                # thin to CDF_POINTS evenly spaced probability levels: the drawn curve is
+                # the same to the eye, the SVG stays small
+                idx = np.unique(np.linspace(0, v.size - 1, CDF_POINTS).round().astype(int))
+                v, y = v[idx], y[idx]
             ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
         if by != "label":
             ax.legend(title=short_name(by), fontsize=8)
