@@ -16,7 +16,41 @@ use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::sim::events::{Event, EventQueue};
 use crate::sim::time::{tx_time, Nanos};
+use crate::transport::tcp::receiver::TcpReceiver;
+use crate::transport::tcp::sender::{SenderState, TcpSender};
+use crate::transport::tcp::{Segment, TcpConfig};
 use std::path::{Path, PathBuf};
+
+/// A TCP endpoint, indexed by `Event::Transport { endpoint }`.
+pub enum TcpEndpoint {
+    Sender(TcpSender),
+    Receiver(TcpReceiver),
+}
+
+impl TcpEndpoint {
+    fn next_deadline(&self) -> Option<Nanos> {
+        match self {
+            TcpEndpoint::Sender(s) => s.next_deadline(),
+            TcpEndpoint::Receiver(r) => r.next_deadline(),
+        }
+    }
+}
+
+/// One row of the opt-in per-flow TCP time series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpSampleRow {
+    pub time: Nanos,
+    pub flow: u32,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Nanos,
+    pub in_flight: u64,
+}
+
+pub struct TcpSeries {
+    pub interval: Nanos,
+    pub rows: Vec<TcpSampleRow>,
+}
 
 /// A flow: packets between two nodes under one application.
 pub struct Flow {
@@ -27,6 +61,10 @@ pub struct Flow {
     pub cc: String,
     pub hash: u32,
     pub stats: FlowStats,
+    /// TCP flows: (sender endpoint, receiver endpoint).
+    pub tcp: Option<(u32, u32)>,
+    /// The app that owns the flow.
+    pub app: u32,
 }
 
 /// One row of the opt-in drop log.
@@ -88,6 +126,12 @@ pub struct Simulation {
     /// Packets sent onto any link (packet-hops).
     pub hops: u64,
     pub pcap_files: Vec<PathBuf>,
+    /// TCP endpoints; `tcp_timer[e]` is the time of endpoint e's pending timer event.
+    pub tcp: Vec<TcpEndpoint>,
+    tcp_timer: Vec<Option<Nanos>>,
+    tcp_flow: Vec<u32>,
+    pub tcp_series: Option<TcpSeries>,
+    seg_buf: Vec<Segment>,
     qevents: Vec<QdiscEvent>,
     wall: std::time::Duration,
 }
@@ -187,21 +231,6 @@ impl Simulation {
                 ));
             }
         }
-        let flows = traffic
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| Flow {
-                entry: f.entry,
-                kind: f.kind,
-                src: f.src,
-                dst: f.dst,
-                cc: f.cc.clone(),
-                hash: flow_hash(f.src, f.dst, i as u32, if f.kind == "tcp" { 6 } else { 17 }),
-                stats: FlowStats::default(),
-            })
-            .collect();
-
         let mut sim = Simulation {
             name: spec.name.clone(),
             seed,
@@ -211,7 +240,7 @@ impl Simulation {
             packets: PacketArena::new(),
             nodes: topo.nodes,
             links,
-            flows,
+            flows: Vec::with_capacity(traffic.flows.len()),
             apps: traffic.apps,
             entries: traffic.entries,
             drop_log: spec.output.drops.then(Vec::new),
@@ -220,9 +249,23 @@ impl Simulation {
             dropped: 0,
             hops: 0,
             pcap_files,
+            tcp: Vec::new(),
+            tcp_timer: Vec::new(),
+            tcp_flow: Vec::new(),
+            tcp_series: spec.output.tcp_timeseries.map(|iv| TcpSeries {
+                interval: iv.0,
+                rows: Vec::new(),
+            }),
+            seg_buf: Vec::with_capacity(64),
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,
         };
+        for f in &traffic.flows {
+            let id = sim.add_flow(f.entry, f.kind, f.src, f.dst, f.cc.clone(), f.app);
+            if let Some(cfg) = f.tcp {
+                sim.add_tcp_endpoints(id, cfg);
+            }
+        }
         for (i, t) in traffic.first.iter().enumerate() {
             if let Some(t) = t {
                 sim.events.schedule(*t, Event::App { app: i as u32 });
@@ -237,6 +280,9 @@ impl Simulation {
         }
         if sim.series.is_some() {
             sim.events.schedule(0, Event::Sample);
+        }
+        if sim.tcp_series.is_some() {
+            sim.events.schedule(0, Event::TcpSample);
         }
         if sim.warmup > 0 {
             sim.events.schedule(sim.warmup, Event::WarmupEnd);
@@ -289,8 +335,9 @@ impl Simulation {
             Event::QdiscTimer { link } => self.on_qdisc_timer(link as usize),
             Event::LinkRateChange { link } => self.on_rate_change(link as usize),
             Event::App { app } => self.on_app(app as usize),
-            Event::Transport { .. } => {}
+            Event::Transport { endpoint } => self.on_transport_timer(endpoint as usize),
             Event::Sample => self.on_sample(),
+            Event::TcpSample => self.on_tcp_sample(),
             Event::WarmupEnd => self.on_warmup_end(),
         }
     }
@@ -310,6 +357,211 @@ impl Simulation {
                 self.packets[p].seq = d.seq;
                 self.send(p);
             }
+            App::Tcp(_) => self.on_tcp_app(a),
+        }
+    }
+
+    /// Add a flow (at build time, or when a TCP app opens a new connection).
+    pub fn add_flow(
+        &mut self,
+        entry: u32,
+        kind: &'static str,
+        src: u32,
+        dst: u32,
+        cc: String,
+        app: u32,
+    ) -> u32 {
+        let i = self.flows.len() as u32;
+        self.flows.push(Flow {
+            entry,
+            kind,
+            src,
+            dst,
+            cc,
+            hash: flow_hash(src, dst, i, if kind == "tcp" { 6 } else { 17 }),
+            stats: FlowStats::default(),
+            tcp: None,
+            app,
+        });
+        i
+    }
+
+    fn add_tcp_endpoints(&mut self, flow: u32, cfg: TcpConfig) {
+        let s = TcpSender::new(cfg);
+        let accurate = s.cc.accurate_ecn();
+        let base = self.tcp.len() as u32;
+        self.tcp.push(TcpEndpoint::Sender(s));
+        self.tcp
+            .push(TcpEndpoint::Receiver(TcpReceiver::new(cfg, accurate)));
+        self.tcp_timer.extend([None, None]);
+        self.tcp_flow.extend([flow, flow]);
+        self.flows[flow as usize].tcp = Some((base, base + 1));
+    }
+
+    // ---- TCP --------------------------------------------------------------------------
+
+    fn on_tcp_app(&mut self, a: usize) {
+        use crate::app::tcp::Pattern;
+        let now = self.now();
+        let App::Tcp(app) = &mut self.apps[a] else {
+            return;
+        };
+        let (pattern, cfg, entry, src, dst) = (app.pattern, app.cfg, app.entry, app.src, app.dst);
+        let opened = app.opened;
+        app.opened += 1;
+        let flow = match pattern {
+            Pattern::Open { .. } | Pattern::Closed { .. } => {
+                let gap = app.gap();
+                let stop = app.stop;
+                if matches!(pattern, Pattern::Open { .. }) && now + gap < stop {
+                    self.events
+                        .schedule(now + gap, Event::App { app: a as u32 });
+                }
+                let f = self.add_flow(entry, "tcp", src, dst, cfg.cc.name().to_string(), a as u32);
+                self.add_tcp_endpoints(f, cfg);
+                if let App::Tcp(app) = &mut self.apps[a] {
+                    app.flow = Some(f);
+                }
+                f
+            }
+            _ => app.flow.expect("single-connection TCP apps have a flow"),
+        };
+        let (bytes, fin) = match pattern {
+            Pattern::Bulk => (u64::MAX, false),
+            Pattern::File { size, restart } => (size, !restart),
+            Pattern::OnOff { size, .. } => (size, false),
+            Pattern::Open { size, .. } | Pattern::Closed { size, .. } => (size, true),
+        };
+        let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
+        let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] else {
+            unreachable!("endpoint pairs are (sender, receiver)")
+        };
+        let st = &mut self.flows[flow as usize].stats;
+        let fresh = matches!(pattern, Pattern::Open { .. } | Pattern::Closed { .. }) || opened == 0;
+        snd.write(now, bytes, fin, &mut self.seg_buf, st);
+        if fresh {
+            snd.open(now, &mut self.seg_buf);
+        }
+        self.tcp_after(s as usize);
+    }
+
+    /// A transfer of `flow` was acknowledged completely.
+    fn on_transfer_done(&mut self, flow: u32) {
+        use crate::app::tcp::Pattern;
+        let now = self.now();
+        let a = self.flows[flow as usize].app as usize;
+        let App::Tcp(app) = &mut self.apps[a] else {
+            return;
+        };
+        match app.pattern {
+            Pattern::File {
+                size,
+                restart: true,
+            } if now < app.stop => {
+                let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
+                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+                    let st = &mut self.flows[flow as usize].stats;
+                    snd.write(now, size, false, &mut self.seg_buf, st);
+                }
+                self.tcp_after(s as usize);
+            }
+            Pattern::OnOff { pause, .. } => {
+                if now + pause < app.stop {
+                    self.events
+                        .schedule(now + pause, Event::App { app: a as u32 });
+                }
+            }
+            Pattern::Closed { .. } => {
+                let t = now + app.gap();
+                if t < app.stop {
+                    self.events.schedule(t, Event::App { app: a as u32 });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A segment arrived for endpoint `e`.
+    fn tcp_input(&mut self, e: usize, seg: &Segment) {
+        let now = self.now();
+        let flow = self.tcp_flow[e] as usize;
+        let st = &mut self.flows[flow].stats;
+        match &mut self.tcp[e] {
+            TcpEndpoint::Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
+            TcpEndpoint::Receiver(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
+        }
+        self.tcp_after(e);
+    }
+
+    fn on_transport_timer(&mut self, e: usize) {
+        let now = self.now();
+        if self.tcp_timer[e] != Some(now) {
+            return; // superseded
+        }
+        self.tcp_timer[e] = None;
+        let flow = self.tcp_flow[e] as usize;
+        let st = &mut self.flows[flow].stats;
+        match &mut self.tcp[e] {
+            TcpEndpoint::Sender(s) => s.on_timer(now, &mut self.seg_buf, st),
+            TcpEndpoint::Receiver(r) => r.on_timer(now, &mut self.seg_buf),
+        }
+        self.tcp_after(e);
+    }
+
+    /// After an endpoint ran: send its segments, re-arm its timer, report completions.
+    fn tcp_after(&mut self, e: usize) {
+        let flow = self.tcp_flow[e];
+        let reverse = matches!(self.tcp[e], TcpEndpoint::Receiver(_));
+        if !self.seg_buf.is_empty() {
+            let mut buf = std::mem::take(&mut self.seg_buf);
+            for seg in buf.drain(..) {
+                let p = self.new_packet(flow, reverse, seg.wire_size(), PacketKind::Tcp);
+                let pk = &mut self.packets[p];
+                pk.tcp = seg.tcp;
+                pk.ecn = seg.ecn;
+                self.send(p);
+            }
+            self.seg_buf = buf;
+        }
+        if let Some(d) = self.tcp[e].next_deadline() {
+            if self.tcp_timer[e].is_none_or(|t| d < t) {
+                let d = d.max(self.now());
+                self.tcp_timer[e] = Some(d);
+                self.events
+                    .schedule(d, Event::Transport { endpoint: e as u32 });
+            }
+        }
+        if let TcpEndpoint::Sender(s) = &mut self.tcp[e] {
+            if s.just_completed {
+                s.just_completed = false;
+                self.on_transfer_done(flow);
+            }
+        }
+    }
+
+    fn on_tcp_sample(&mut self) {
+        let now = self.now();
+        let Some(series) = &mut self.tcp_series else {
+            return;
+        };
+        for (e, ep) in self.tcp.iter().enumerate() {
+            if let TcpEndpoint::Sender(s) = ep {
+                if s.state == SenderState::Closed || s.snd_una >= s.app_written {
+                    continue;
+                }
+                series.rows.push(TcpSampleRow {
+                    time: now,
+                    flow: self.tcp_flow[e],
+                    cwnd: s.cc.send_window(&s.w),
+                    ssthresh: s.w.ssthresh,
+                    srtt: s.rtt.srtt,
+                    in_flight: s.pipe(),
+                });
+            }
+        }
+        let next = now + series.interval;
+        if next <= self.end {
+            self.events.schedule(next, Event::TcpSample);
         }
     }
 
@@ -373,11 +625,25 @@ impl Simulation {
         let f = &mut self.flows[pk.flow as usize];
         if !pk.reverse {
             f.stats.packets_delivered += 1;
-            f.stats.bytes_delivered += pk.size as u64;
+            if pk.kind != PacketKind::Tcp {
+                // TCP counts in-order payload (goodput) at the receiver instead.
+                f.stats.bytes_delivered += pk.size as u64;
+            }
             f.stats.owd.record(now - pk.created);
         }
         self.delivered += 1;
-        self.packets.free(p);
+        if pk.kind == PacketKind::Tcp {
+            let seg = Segment {
+                tcp: pk.tcp,
+                ecn: pk.ecn,
+            };
+            let (s, r) = f.tcp.expect("TCP packets belong to TCP flows");
+            let e = if pk.reverse { s } else { r };
+            self.packets.free(p);
+            self.tcp_input(e as usize, &seg);
+        } else {
+            self.packets.free(p);
+        }
     }
 
     // ---- links --------------------------------------------------------------------
@@ -386,6 +652,14 @@ impl Simulation {
         let now = self.now();
         let link = &mut self.links[l];
         link.stats.arrivals += 1;
+        if !link.outages.is_empty() && link.is_down(now) {
+            link.stats.drops_outage += 1;
+            self.log_drop(l, p, "outage", Stage::Enqueue);
+            self.dropped += 1;
+            self.packets.free(p);
+            return;
+        }
+        let link = &mut self.links[l];
         if link.loss > 0.0 && link.loss_rng.chance(link.loss) {
             link.stats.drops_random += 1;
             self.log_drop(l, p, "random", Stage::Enqueue);

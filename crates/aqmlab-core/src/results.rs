@@ -94,6 +94,7 @@ pub fn collect(sim: &Simulation) -> Results {
             ("drops_early", Ty::U),
             ("drops_forced", Ty::U),
             ("drops_random", Ty::U),
+            ("drops_outage", Ty::U),
             ("marks", Ty::U),
             ("drop_rate", Ty::F),
             ("utilization", Ty::F),
@@ -107,7 +108,7 @@ pub fn collect(sim: &Simulation) -> Results {
             busy += now - started.max(s.window_start);
         }
         let drops = s.qdisc_drops();
-        let offered = s.arrivals - s.drops_random;
+        let offered = s.arrivals - s.drops_random - s.drops_outage;
         queues.push(vec![
             link.name.clone().into(),
             link.qdisc.kind_name().into(),
@@ -129,6 +130,7 @@ pub fn collect(sim: &Simulation) -> Results {
             s.drops_early.into(),
             s.drops_forced.into(),
             s.drops_random.into(),
+            s.drops_outage.into(),
             s.marks.into(),
             (if offered > 0 {
                 drops as f64 / offered as f64
@@ -166,6 +168,7 @@ pub fn collect(sim: &Simulation) -> Results {
             ("owd_ms_p99", Ty::F),
             ("loss_rate", Ty::F),
             ("completion_s", Ty::F),
+            ("transfers", Ty::U),
         ],
     );
     for (i, f) in sim.flows.iter().enumerate() {
@@ -198,6 +201,13 @@ pub fn collect(sim: &Simulation) -> Results {
             ms(s.owd.quantile(0.99)).into(),
             loss.into(),
             s.completion.map(secs).unwrap_or(f64::NAN).into(),
+            f.tcp
+                .map(|(e, _)| match &sim.tcp[e as usize] {
+                    crate::engine::TcpEndpoint::Sender(s) => s.transfers_done,
+                    crate::engine::TcpEndpoint::Receiver(_) => 0,
+                })
+                .unwrap_or(0)
+                .into(),
         ]);
     }
     tables.push(flows);
@@ -322,6 +332,31 @@ pub fn collect(sim: &Simulation) -> Results {
                 millis(r.sojourn).into(),
                 r.rate_bps.into(),
                 r.drop_prob.into(),
+            ]);
+        }
+        tables.push(ts);
+    }
+
+    if let Some(series) = &sim.tcp_series {
+        let mut ts = Table::new(
+            "tcp",
+            &[
+                ("time_ns", Ty::U),
+                ("flow", Ty::U),
+                ("cwnd_bytes", Ty::U),
+                ("ssthresh_bytes", Ty::U),
+                ("srtt_ms", Ty::F),
+                ("bytes_in_flight", Ty::U),
+            ],
+        );
+        for r in &series.rows {
+            ts.push(vec![
+                Val::U(r.time),
+                (r.flow as u64).into(),
+                r.cwnd.into(),
+                r.ssthresh.into(),
+                millis(r.srtt).into(),
+                r.in_flight.into(),
             ]);
         }
         tables.push(ts);

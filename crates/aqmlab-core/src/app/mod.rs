@@ -5,6 +5,7 @@
 //! `direction = "reverse"`) or `src`/`dst` (node names) — `count` (flows per host
 //! pair), `start`, `stop`.
 
+pub mod tcp;
 pub mod udp;
 
 use crate::net::topology::Topology;
@@ -17,6 +18,7 @@ use serde_json::Value;
 /// A running application instance.
 pub enum App {
     Udp(udp::UdpSource),
+    Tcp(tcp::TcpApp),
 }
 
 /// One `[[traffic]]` entry, for the `apps` table.
@@ -32,6 +34,10 @@ pub struct FlowPlan {
     pub dst: u32,
     pub kind: &'static str,
     pub cc: String,
+    /// TCP flows: the connection's parameters (endpoints are built by the engine).
+    pub tcp: Option<crate::transport::tcp::TcpConfig>,
+    /// The app that owns the flow (TCP apps react to completed transfers).
+    pub app: u32,
 }
 
 const COMMON: &[ParamDoc] = &[
@@ -133,7 +139,19 @@ pub const UDP_POISSON: KindDoc = KindDoc {
 
 /// Traffic kinds and their parameters (the common ones are in `common_params`).
 pub fn kinds() -> Vec<KindDoc> {
-    vec![UDP_CBR, UDP_POISSON]
+    vec![
+        UDP_CBR,
+        UDP_POISSON,
+        tcp::TCP_BULK,
+        tcp::TCP_FILE,
+        tcp::TCP_ONOFF,
+        tcp::TCP_ARRIVALS,
+    ]
+}
+
+/// Parameters every `tcp-*` kind accepts besides its own.
+pub fn tcp_common_params() -> &'static [ParamDoc] {
+    tcp::TCP_COMMON
 }
 
 pub fn common_params() -> &'static [ParamDoc] {
@@ -295,7 +313,56 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
                         dst,
                         kind: "udp",
                         cc: String::new(),
+                        tcp: None,
+                        app: t.apps.len() as u32 - 1,
                     });
+                }
+            }
+            "tcp-bulk" | "tcp-file" | "tcp-onoff" | "tcp-arrivals" => {
+                let cfg = tcp::config(&mut p)?;
+                let pattern = tcp::pattern(kind, &mut p)?;
+                let users = match pattern {
+                    tcp::Pattern::Closed { .. } => p.u64_or("users", 1, 1, 1_000_000)?,
+                    _ => 1,
+                };
+                for (k, &(src, dst)) in pairs.iter().enumerate() {
+                    for u in 0..users {
+                        let rng =
+                            Rng::stream(seed, &format!("traffic[{name}].flow[{k}].user[{u}]"));
+                        let mut a = tcp::TcpApp {
+                            pattern,
+                            cfg,
+                            entry,
+                            src,
+                            dst,
+                            start,
+                            stop,
+                            flow: None,
+                            rng,
+                            opened: 0,
+                        };
+                        let app = t.apps.len() as u32;
+                        let first = match pattern {
+                            tcp::Pattern::Open { .. } | tcp::Pattern::Closed { .. } => {
+                                start + a.gap()
+                            }
+                            _ => {
+                                a.flow = Some(t.flows.len() as u32);
+                                t.flows.push(FlowPlan {
+                                    entry,
+                                    src,
+                                    dst,
+                                    kind: "tcp",
+                                    cc: cfg.cc.name().to_string(),
+                                    tcp: Some(cfg),
+                                    app,
+                                });
+                                start
+                            }
+                        };
+                        t.first.push((first < stop).then_some(first));
+                        t.apps.push(App::Tcp(a));
+                    }
                 }
             }
             _ => unreachable!("kind_of returns known kinds"),

@@ -18,6 +18,8 @@ pub struct LinkStats {
     pub drops_forced: u64,
     /// Packets lost by the link's random-loss model (not the qdisc).
     pub drops_random: u64,
+    /// Packets lost because they arrived during an outage window.
+    pub drops_outage: u64,
     pub drops_at_dequeue: u64,
     pub marks: u64,
     /// Sojourn (queue waiting) time of every dequeued packet, ns.

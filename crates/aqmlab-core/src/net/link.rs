@@ -73,6 +73,15 @@ impl RateChange {
     }
 }
 
+impl Link {
+    /// True if `now` is inside an outage window.
+    #[inline]
+    pub fn is_down(&self, now: Nanos) -> bool {
+        let i = self.outages.partition_point(|w| w.1 <= now);
+        self.outages.get(i).is_some_and(|w| w.0 <= now)
+    }
+}
+
 pub struct Link {
     pub name: String,
     pub from: u32,
@@ -82,6 +91,9 @@ pub struct Link {
     pub mtu: u32,
     /// Bernoulli loss on entry (0 = none).
     pub loss: f64,
+    /// Outage windows [start, end), sorted: every packet offered while the link is down
+    /// is lost (packets already queued or propagating are not affected).
+    pub outages: Vec<(Nanos, Nanos)>,
     pub qdisc: Qdisc,
     /// The packet being serialised and when it started.
     pub tx: Option<(PacketId, Nanos)>,

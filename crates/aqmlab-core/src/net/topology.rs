@@ -136,6 +136,12 @@ impl Builder {
             delay: spec.delay.map(|d| d.0).unwrap_or(0),
             mtu,
             loss: spec.loss.unwrap_or(0.0),
+            outages: spec
+                .outages
+                .iter()
+                .flatten()
+                .map(|o| (o.start.0, o.end.0))
+                .collect(),
             qdisc: q,
             tx: None,
             in_flight: VecDeque::new(),
@@ -189,6 +195,7 @@ fn default_access() -> LinkSpec {
         qdisc: None,
         mtu: None,
         loss: None,
+        outages: None,
         rate_schedule: None,
         rate_process: None,
     }

@@ -139,12 +139,24 @@ pub struct LinkSpec {
     /// Bernoulli loss probability applied to every packet entering the link.
     #[serde(default)]
     pub loss: Option<f64>,
+    /// Link-down windows: `[{ start = "10s", end = "13s" }, ...]`. Every packet offered
+    /// to the link in [start, end) is lost (reason `outage`); packets already queued or
+    /// propagating still arrive. Windows must be increasing and disjoint.
+    #[serde(default)]
+    pub outages: Option<Vec<Outage>>,
     /// Piecewise-constant rate: `[{ at = "10s", rate = "1Mbit" }, ...]`.
     #[serde(default)]
     pub rate_schedule: Option<Vec<RateStep>>,
     /// Random rate process: every U[every_min, every_max] redraw the rate from `rates`.
     #[serde(default)]
     pub rate_process: Option<RateProcess>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    pub start: Duration,
+    pub end: Duration,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -177,6 +189,10 @@ pub struct OutputSpec {
     /// Links whose transmitted packets are written to `LINK.pcap`.
     #[serde(default)]
     pub pcap: Vec<String>,
+    /// Sample interval of the per-flow `tcp` table (cwnd, ssthresh, srtt, in flight);
+    /// off when absent.
+    #[serde(default)]
+    pub tcp_timeseries: Option<Duration>,
 }
 
 impl ScenarioSpec {
@@ -230,6 +246,14 @@ impl ScenarioSpec {
                 ));
             }
         }
+        if let Some(t) = self.output.tcp_timeseries {
+            if t.0 == 0 {
+                return Err(ScenarioError::new(
+                    "output.tcp_timeseries",
+                    "expected an interval greater than zero",
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -265,6 +289,18 @@ impl LinkSpec {
                     format!("{path}.rate_process"),
                     "expected 0 < every_min <= every_max",
                 ));
+            }
+        }
+        if let Some(o) = &self.outages {
+            let mut prev_end = 0;
+            for (i, w) in o.iter().enumerate() {
+                if w.end.0 <= w.start.0 || (i > 0 && w.start.0 < prev_end) {
+                    return Err(ScenarioError::new(
+                        format!("{path}.outages[{i}]"),
+                        "expected start < end, windows increasing and disjoint",
+                    ));
+                }
+                prev_end = w.end.0;
             }
         }
         if let Some(s) = &self.rate_schedule {

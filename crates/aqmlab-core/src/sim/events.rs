@@ -25,6 +25,8 @@ pub enum Event {
     Transport { endpoint: u32 },
     /// Take one time-series sample.
     Sample,
+    /// Take one sample of the per-flow TCP time series.
+    TcpSample,
     /// End of warm-up: statistics restart from here.
     WarmupEnd,
 }

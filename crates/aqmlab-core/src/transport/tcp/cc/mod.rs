@@ -1,0 +1,229 @@
+//! Congestion controllers, chosen by an enum (smoltcp's `AnyController` pattern): the
+//! connection calls `AnyCc` methods, which `match` to the algorithm; no vtables.
+//!
+//! The split of work between the connection (`sender.rs`) and a controller:
+//! - The connection owns loss detection and recovery (dupthresh, NewReno partial ACKs,
+//!   the RFC 6675 SACK scoreboard and pipe), the RTO, and the RFC 3168 ECN reaction.
+//!   It holds `cwnd`/`ssthresh` in a [`Window`] and sets `cwnd` during recovery itself
+//!   (RFC 6582 inflation/deflation, RFC 6675 `cwnd = ssthresh`).
+//! - A controller grows the window on ACKs outside recovery ([`AnyCc::on_ack`]), picks the
+//!   new `ssthresh` at a congestion event ([`AnyCc::ssthresh`]), reacts to an RTO
+//!   ([`AnyCc::on_rto`]) and may add to the window the connection may use
+//!   ([`AnyCc::send_window`], Compound's `dwnd`). On ECE the connection applies the
+//!   RFC 3168 rule (at most one reduction per window of data) with the controller's
+//!   ssthresh; DCTCP's is `cwnd·(1 − α/2)`.
+//!
+//! Windows are in bytes (`u64`); algorithms that are defined in segments (CUBIC,
+//! Compound, Vegas) convert with the MSS.
+
+pub mod compound;
+pub mod cubic;
+pub mod dctcp;
+pub mod ledbat;
+pub mod reno;
+pub mod vegas;
+
+use crate::sim::time::Nanos;
+
+/// The congestion window state shared by the connection and its controller.
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+}
+
+impl Window {
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What the connection tells a controller about one ACK that advanced `snd_una`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    pub now: Nanos,
+    /// Bytes newly acknowledged by the cumulative ACK.
+    pub acked: u64,
+    /// Bytes in flight before this ACK was processed.
+    pub prior_in_flight: u64,
+    /// RTT sample carried by this ACK (timestamp echo), if any.
+    pub rtt: Option<Nanos>,
+    /// Smoothed RTT (0 before the first sample).
+    pub srtt: Nanos,
+    /// Smallest RTT seen so far (Nanos::MAX before the first sample).
+    pub min_rtt: Nanos,
+    /// One-way delay estimate `TSval(ack) − TSecr(ack)` (LEDBAT; as ns-3 `TcpLedbat`).
+    pub owd: Option<Nanos>,
+    /// The ACK carried ECE.
+    pub ece: bool,
+    /// Sequence state after the ACK (for per-window bookkeeping).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+}
+
+/// Which algorithm, with its parameters (from the scenario).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CcKind {
+    Reno,
+    NewReno,
+    Cubic,
+    Ledbat { target: Nanos, gain: f64 },
+    Compound,
+    Vegas { alpha: u32, beta: u32, gamma: u32 },
+    Dctcp { g: f64 },
+}
+
+impl CcKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::NewReno => "newreno",
+            CcKind::Cubic => "cubic",
+            CcKind::Ledbat { .. } => "ledbat",
+            CcKind::Compound => "compound",
+            CcKind::Vegas { .. } => "vegas",
+            CcKind::Dctcp { .. } => "dctcp",
+        }
+    }
+}
+
+/// Names accepted by `cc = "..."`.
+pub const CC_NAMES: &[&str] = &[
+    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp",
+];
+
+/// One controller of any kind.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    Reno(reno::Reno),
+    Cubic(cubic::Cubic),
+    Ledbat(ledbat::Ledbat),
+    Compound(compound::Compound),
+    Vegas(vegas::Vegas),
+    Dctcp(dctcp::Dctcp),
+}
+
+impl AnyCc {
+    pub fn new(kind: CcKind) -> AnyCc {
+        match kind {
+            CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::default()),
+            CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::default()),
+            CcKind::Ledbat { target, gain } => AnyCc::Ledbat(ledbat::Ledbat::new(target, gain)),
+            CcKind::Compound => AnyCc::Compound(compound::Compound::default()),
+            CcKind::Vegas { alpha, beta, gamma } => {
+                AnyCc::Vegas(vegas::Vegas::new(alpha, beta, gamma))
+            }
+            CcKind::Dctcp { g } => AnyCc::Dctcp(dctcp::Dctcp::new(g)),
+        }
+    }
+
+    /// Grow (or shrink, for delay-based ones) the window on an ACK outside recovery.
+    #[inline]
+    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        match self {
+            AnyCc::Reno(c) => c.on_ack(w, a),
+            AnyCc::Cubic(c) => c.on_ack(w, a),
+            AnyCc::Ledbat(c) => c.on_ack(w, a),
+            AnyCc::Compound(c) => c.on_ack(w, a),
+            AnyCc::Vegas(c) => c.on_ack(w, a),
+            AnyCc::Dctcp(c) => c.on_ack(w, a),
+        }
+    }
+
+    /// Bookkeeping on every ACK that acknowledges new data, in or out of recovery
+    /// (RTT rounds, DCTCP's marked fraction). Called before `on_ack`.
+    #[inline]
+    pub fn observe(&mut self, a: &AckSample) {
+        match self {
+            AnyCc::Compound(c) => c.observe(a),
+            AnyCc::Vegas(c) => c.observe(a),
+            AnyCc::Dctcp(c) => c.observe(a),
+            _ => {}
+        }
+    }
+
+    /// A congestion event — loss detected by dupACKs/SACK, an RTO, or (`ecn`) an ECE —
+    /// returns the new ssthresh. `flight` is the data outstanding at the event.
+    pub fn ssthresh(&mut self, w: &Window, flight: u64, now: Nanos, ecn: bool) -> u64 {
+        match self {
+            AnyCc::Reno(c) => c.ssthresh(w, flight),
+            AnyCc::Cubic(c) => c.ssthresh(w, now),
+            AnyCc::Ledbat(c) => c.ssthresh(w),
+            AnyCc::Compound(c) => c.ssthresh(w, flight),
+            AnyCc::Vegas(c) => c.ssthresh(w, flight),
+            AnyCc::Dctcp(c) => c.ssthresh(w, ecn),
+        }
+    }
+
+    /// The retransmission timer expired (after `ssthresh` was taken for it).
+    pub fn on_rto(&mut self, w: &Window) {
+        match self {
+            AnyCc::Reno(_) => {}
+            AnyCc::Cubic(c) => c.on_rto(w),
+            AnyCc::Ledbat(_) => {}
+            AnyCc::Compound(c) => c.on_rto(),
+            AnyCc::Vegas(c) => c.on_rto(),
+            AnyCc::Dctcp(_) => {}
+        }
+    }
+
+    /// The window the connection may use (cwnd, plus Compound's delay window).
+    #[inline]
+    pub fn send_window(&self, w: &Window) -> u64 {
+        match self {
+            AnyCc::Compound(c) => w.cwnd + c.dwnd_bytes(w),
+            _ => w.cwnd,
+        }
+    }
+
+    /// True if the receiver must echo CE per packet (DCTCP) rather than latch ECE until
+    /// CWR (RFC 3168).
+    #[inline]
+    pub fn accurate_ecn(&self) -> bool {
+        matches!(self, AnyCc::Dctcp(_))
+    }
+
+    /// Per-algorithm state for reports (DCTCP alpha, Compound dwnd, ...).
+    pub fn extra(&self) -> f64 {
+        match self {
+            AnyCc::Dctcp(c) => c.alpha,
+            AnyCc::Compound(c) => c.dwnd,
+            _ => f64::NAN,
+        }
+    }
+}
+
+/// RFC 5681 §3.1 slow start with RFC 3465 appropriate byte counting (L = 2·SMSS):
+/// `cwnd += min(acked, 2·SMSS)`, not beyond ssthresh. Returns the bytes left over
+/// once ssthresh is reached (they count towards congestion avoidance).
+#[inline]
+pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
+    let inc = acked.min(2 * w.mss);
+    let room = w.ssthresh.saturating_sub(w.cwnd);
+    if inc <= room {
+        w.cwnd += inc;
+        0
+    } else {
+        w.cwnd += room;
+        acked.saturating_sub(room)
+    }
+}
+
+/// RFC 5681 §3.1 congestion avoidance by byte counting (RFC 3465): one SMSS per
+/// cwnd of acknowledged bytes; `acc` carries the count between ACKs.
+#[inline]
+pub fn reno_avoidance(w: &mut Window, acc: &mut u64, acked: u64) {
+    *acc += acked;
+    if *acc >= w.cwnd {
+        *acc -= w.cwnd;
+        w.cwnd += w.mss;
+    }
+}
+
+/// RFC 5681 eq. (4): `ssthresh = max(FlightSize/2, 2·SMSS)`.
+#[inline]
+pub fn half_flight(w: &Window, flight: u64) -> u64 {
+    (flight / 2).max(2 * w.mss)
+}

@@ -1,0 +1,277 @@
+//! The data receiver: handshake reply, reassembly, delayed and immediate ACKs, SACK
+//! blocks, advertised window, ECN echo. See `transport::tcp` for the RFCs.
+//!
+//! - SACK blocks (RFC 2018 §4): the first block holds the segment that triggered the
+//!   ACK; the others are the most recently changed out-of-order ranges; at most
+//!   `MAX_SACK_BLOCKS` (3, the limit with timestamps).
+//! - Timestamps (RFC 7323 §4.3): `TS.Recent` is updated from a segment whose sequence
+//!   number is at or below the last ACK sent, so a delayed ACK echoes the earlier of the
+//!   two segments it acknowledges and an ACK for a gap-filling retransmission echoes the
+//!   retransmission.
+//! - Advertised window: `min(rwnd − out-of-order bytes, limit)`; in-order data is
+//!   consumed by the application at once. `set_window_limit` sets `limit` from outside
+//!   (a PEP's buffer flow control) and sends a window update when the window grows.
+//! - ECN: classic RFC 3168 latches ECE from a CE arrival until a CWR arrives; with
+//!   `accurate` (DCTCP, RFC 8257 §3.2) ECE mirrors the CE bit of the data and a change of
+//!   CE state first ACKs what is pending under the old state.
+
+use super::sender::ts;
+use super::{Segment, TcpConfig};
+use crate::measure::flow_stats::FlowStats;
+use crate::net::packet::{tcp_flags as F, Ecn, MAX_SACK_BLOCKS};
+use crate::sim::time::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverState {
+    Listen,
+    Established,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    start: u64,
+    end: u64,
+    stamp: u64,
+}
+
+pub struct TcpReceiver {
+    pub cfg: TcpConfig,
+    pub state: ReceiverState,
+    /// Next in-order byte expected.
+    pub rcv_nxt: u64,
+    ooo: Vec<Range>,
+    ooo_bytes: u64,
+    stamp: u64,
+    /// Outside limit on the advertised window (PEP), bytes.
+    pub window_limit: Option<u64>,
+    last_window: u64,
+    /// Full-sized segments received since the last ACK.
+    unacked_segs: u32,
+    delack_at: Option<Nanos>,
+    ts_recent: Nanos,
+    last_ack_sent: u64,
+    ece: bool,
+    accurate: bool,
+    /// The FIN's position, once seen.
+    pub fin_at: Option<u64>,
+    /// In-order bytes handed to the application.
+    pub delivered: u64,
+    /// The latest segment's range, for the first SACK block.
+    last_seg: (u64, u64),
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: TcpConfig, accurate_ecn: bool) -> TcpReceiver {
+        TcpReceiver {
+            cfg,
+            state: ReceiverState::Listen,
+            rcv_nxt: 0,
+            ooo: Vec::with_capacity(8),
+            ooo_bytes: 0,
+            stamp: 0,
+            window_limit: None,
+            last_window: cfg.rwnd,
+            unacked_segs: 0,
+            delack_at: None,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            ece: false,
+            accurate: accurate_ecn,
+            fin_at: None,
+            delivered: 0,
+            last_seg: (0, 0),
+        }
+    }
+
+    pub fn next_deadline(&self) -> Option<Nanos> {
+        self.delack_at
+    }
+
+    /// The window to advertise now.
+    pub fn window(&self) -> u64 {
+        let free = self.cfg.rwnd.saturating_sub(self.ooo_bytes);
+        match self.window_limit {
+            Some(l) => free.min(l),
+            None => free,
+        }
+    }
+
+    /// Clamp the advertised window to `limit` bytes (None: only the buffer limits it).
+    /// If the window grows, a window update is sent at once.
+    pub fn set_window_limit(&mut self, now: Nanos, limit: Option<u64>, out: &mut Vec<Segment>) {
+        self.window_limit = limit;
+        if self.state == ReceiverState::Established && self.window() > self.last_window {
+            self.send_ack(now, out);
+        }
+    }
+
+    /// Delayed-ACK timer.
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn send_ack(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        let mut s = Segment::default();
+        s.tcp.flags = F::ACK;
+        if self.ece {
+            s.tcp.flags |= F::ECE;
+        }
+        s.tcp.ack = self.rcv_nxt;
+        let w = self.window();
+        s.tcp.window = w.min(u32::MAX as u64) as u32;
+        s.tcp.ts_val = ts(now);
+        s.tcp.ts_ecr = self.ts_recent;
+        if self.cfg.sack && !self.ooo.is_empty() {
+            let mut n = 0;
+            // First: the range holding the latest segment.
+            let (ls, le) = self.last_seg;
+            let first = self.ooo.iter().position(|r| r.start <= ls && le <= r.end);
+            if let Some(i) = first {
+                s.tcp.sack[0] = (self.ooo[i].start, self.ooo[i].end);
+                n = 1;
+            }
+            // Then the most recently changed others.
+            while n < MAX_SACK_BLOCKS {
+                let best = self
+                    .ooo
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, r)| {
+                        Some(*i) != first && !s.tcp.sack[..n].contains(&(r.start, r.end))
+                    })
+                    .max_by_key(|(_, r)| r.stamp);
+                match best {
+                    Some((_, r)) => {
+                        s.tcp.sack[n] = (r.start, r.end);
+                        n += 1;
+                    }
+                    None => break,
+                }
+            }
+            s.tcp.sack_len = n as u8;
+        }
+        out.push(s);
+        self.last_window = w;
+        self.unacked_segs = 0;
+        self.delack_at = None;
+        self.last_ack_sent = self.rcv_nxt;
+    }
+
+    /// Process a segment from the sender.
+    pub fn on_segment(
+        &mut self,
+        now: Nanos,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
+        let h = &seg.tcp;
+        if h.flags & F::SYN != 0 {
+            // (Re)send the SYN-ACK.
+            self.state = ReceiverState::Established;
+            let mut s = Segment::default();
+            s.tcp.flags = F::SYN | F::ACK | if self.cfg.ecn { F::ECE } else { 0 };
+            s.tcp.window = self.window().min(u32::MAX as u64) as u32;
+            s.tcp.ts_val = ts(now);
+            s.tcp.ts_ecr = h.ts_val;
+            self.ts_recent = h.ts_val;
+            out.push(s);
+            return;
+        }
+        self.state = ReceiverState::Established;
+        // ECN echo.
+        let ce = seg.ecn == Ecn::Ce;
+        if self.accurate {
+            if ce != self.ece {
+                if self.unacked_segs > 0 {
+                    self.send_ack(now, out);
+                }
+                self.ece = ce;
+            }
+        } else {
+            if h.flags & F::CWR != 0 {
+                self.ece = false;
+            }
+            if ce {
+                self.ece = true;
+            }
+        }
+        let (start, end) = (h.seq, h.seq + h.payload as u64);
+        if h.flags & F::FIN != 0 {
+            self.fin_at = Some(end);
+        }
+        if h.payload == 0 {
+            self.send_ack(now, out); // window probe or bare ACK-seeking segment
+            return;
+        }
+        if start <= self.last_ack_sent {
+            self.ts_recent = h.ts_val;
+        }
+        self.last_seg = (start, end);
+        let mut immediate;
+        if end <= self.rcv_nxt {
+            immediate = true; // duplicate
+        } else if start <= self.rcv_nxt {
+            let had_gap = !self.ooo.is_empty();
+            let mut new_nxt = end;
+            // Pull in out-of-order ranges now contiguous.
+            while let Some(r) = self.ooo.first() {
+                if r.start > new_nxt {
+                    break;
+                }
+                new_nxt = new_nxt.max(r.end);
+                self.ooo_bytes -= r.end - r.start;
+                self.ooo.remove(0);
+            }
+            let gained = new_nxt - self.rcv_nxt;
+            self.rcv_nxt = new_nxt;
+            self.delivered += gained;
+            st.bytes_delivered += gained;
+            if had_gap {
+                immediate = true;
+            } else if h.payload as u64 >= self.cfg.mss as u64 {
+                self.unacked_segs += 1;
+                immediate = self.unacked_segs >= 2;
+            } else {
+                immediate = true; // a short (last) segment: PSH
+            }
+        } else {
+            self.insert_ooo(start, end);
+            immediate = true;
+        }
+        if self.fin_at.is_some_and(|f| self.rcv_nxt >= f) || self.cfg.delack == 0 {
+            immediate = true;
+        }
+        if immediate {
+            self.send_ack(now, out);
+        } else if self.delack_at.is_none() {
+            self.delack_at = Some(now + self.cfg.delack);
+        }
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        self.stamp += 1;
+        let stamp = self.stamp;
+        let i = self.ooo.partition_point(|r| r.end < start);
+        let mut j = i;
+        let (mut s, mut e) = (start, end);
+        while j < self.ooo.len() && self.ooo[j].start <= e {
+            s = s.min(self.ooo[j].start);
+            e = e.max(self.ooo[j].end);
+            self.ooo_bytes -= self.ooo[j].end - self.ooo[j].start;
+            j += 1;
+        }
+        self.ooo.drain(i..j);
+        self.ooo.insert(
+            i,
+            Range {
+                start: s,
+                end: e,
+                stamp,
+            },
+        );
+        self.ooo_bytes += e - s;
+    }
+}
