@@ -138,13 +138,14 @@ stop = "4.9s"
     )
 }
 
-const ALL: [&str; 6] = [
+const ALL: [&str; 7] = [
     r#"{ kind = "drr", limit = "200pkt" }"#,
     r#"{ kind = "sfq", perturb = "500ms" }"#,
     r#"{ kind = "fq_codel", limit = "300pkt" }"#,
     r#"{ kind = "sfq_codel", limit = "300pkt" }"#,
     r#"{ kind = "prio", children = [{ kind = "fq_codel" }, { kind = "sfq" }, { kind = "codel" }] }"#,
     r#"{ kind = "drr", classify = "class", weights = [1, 2, 3], limit = "500pkt" }"#,
+    r#"{ kind = "wrr", weights = [2, 1], children = [{ kind = "sfq_codel" }, { kind = "pfifo", limit = "50pkt" }] }"#,
 ];
 
 #[test]

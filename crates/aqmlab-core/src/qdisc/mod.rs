@@ -218,7 +218,13 @@ impl Qdisc {
             Qdisc::Codel(_) => "codel",
             Qdisc::Drr(_) => "drr",
             Qdisc::Sfq(_) => "sfq",
-            Qdisc::Prio(_) => "prio",
+            Qdisc::Prio(p) => {
+                if p.is_wrr() {
+                    "wrr"
+                } else {
+                    "prio"
+                }
+            }
             Qdisc::FqCodel(_) => "fq_codel",
             Qdisc::SfqCodel(_) => "sfq_codel",
         }
@@ -236,6 +242,7 @@ pub fn kinds() -> Vec<KindDoc> {
         drr::DOC,
         sfq::DOC,
         prio::DOC,
+        prio::DOC_WRR,
         fq_codel::DOC,
         sfq_codel::DOC,
     ]
@@ -276,7 +283,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
         "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
         "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
-        "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
+        "prio" | "wrr" => Qdisc::Prio(prio::Prio::from_params(kind, &mut p, link)?),
         "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
         "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
         other => {
