@@ -295,10 +295,7 @@ impl FqCodel {
         let flow = &mut self.flows[idx];
         let mut len = 0;
         let mut i = 0;
-        loop {
-            let Some(victim) = flow.q.pop_front(ctx.packets) else {
-                break;
-            };
+        while let Some(victim) = flow.q.pop_front(ctx.packets) {
             len += ctx.packets[victim].size as u64;
             ctx.drop(victim, DropReason::Overflow, Stage::Enqueue);
             i += 1;
