@@ -281,7 +281,9 @@ impl Drr {
                 return Some(head);
             }
             self.deficit[qi] += self.quantum[qi];
-            self.active.rotate_left(1);
+            // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
+            let head = self.active.pop_front().expect("non-empty");
+            self.active.push_back(head);
         }
     }
 

@@ -325,7 +325,9 @@ impl FqCodel {
                     self.new_flows.pop_front();
                     self.old_flows.push_back(idx);
                 } else {
-                    self.old_flows.rotate_left(1);
+                    // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
+                    let head = self.old_flows.pop_front().expect("non-empty");
+                    self.old_flows.push_back(head);
                 }
                 continue;
             }

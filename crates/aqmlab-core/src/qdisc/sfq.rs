@@ -372,7 +372,9 @@ impl Sfq {
             let slot = &mut self.slots[x as usize];
             if slot.allot <= 0 {
                 slot.allot += self.quantum;
-                self.active.rotate_left(1);
+                // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
+                let head = self.active.pop_front().expect("non-empty");
+                self.active.push_back(head);
                 continue;
             }
             let p = self.pop(x, false, ctx);
