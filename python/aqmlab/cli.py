@@ -135,27 +135,23 @@ def qdiscs(
         docs = [d for d in docs if d["kind"] == name]
         if not docs:
             fail(ScenarioError("qdisc", f'"{name}": unknown queue discipline; known: {", ".join(d["kind"] for d in qdisc_docs())}'))
-    if json_out:
-        print(json.dumps(docs, indent=2))
-        return
-    for d in docs:
-        t = Table(title=f"[bold]{d['kind']}[/]: {d['summary']}  [dim]({d['source']})[/]", title_justify="left")
-        for c in ("parameter", "type", "default", "meaning"):
-            t.add_column(c)
-        for p in d["params"]:
-            t.add_row(p["name"], p["type"], p["default"], p["doc"])
-        out_console.print(t)
+    print_kind_docs(docs, json_out, with_source=True)
 
 
 @app.command()
 def traffic(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
     """List traffic kinds with their parameters."""
-    docs = traffic_docs()
+    print_kind_docs(traffic_docs(), json_out, with_source=False)
+
+
+def print_kind_docs(docs: list[dict], json_out: bool, with_source: bool) -> None:
+    """Print component docs (qdiscs, traffic kinds) as JSON or one table per kind."""
     if json_out:
         print(json.dumps(docs, indent=2))
         return
     for d in docs:
-        t = Table(title=f"[bold]{d['kind']}[/]: {d['summary']}", title_justify="left")
+        source = f"  [dim]({d['source']})[/]" if with_source else ""
+        t = Table(title=f"[bold]{d['kind']}[/]: {d['summary']}{source}", title_justify="left")
         for c in ("parameter", "type", "default", "meaning"):
             t.add_column(c)
         for p in d["params"]:
@@ -190,7 +186,7 @@ def bench(
         s = res.summary.row(0, named=True)
         rows.append(
             {
-                "scenario": str(sc),
+                "scenario": sc.stem,
                 "sim_time_s": s["sim_time_s"],
                 "wall_time_s": core_wall,
                 "wall_time_with_python_s": wall,

@@ -11,7 +11,7 @@ use crate::net::link::Link;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::net::topology::{self, Node, NO_ROUTE};
 use crate::output::pcap::PcapWriter;
-use crate::qdisc::{DropReason, QdiscCtx, QdiscEvent, Stage, Verdict};
+use crate::qdisc::{DropReason, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::sim::events::{Event, EventQueue};
@@ -216,7 +216,9 @@ impl Simulation {
         }
 
         for f in &traffic.flows {
-            if topo.nodes[f.src as usize].routes[f.dst as usize] == NO_ROUTE {
+            let no_way_back =
+                f.kind == "tcp" && topo.nodes[f.dst as usize].routes[f.src as usize] == NO_ROUTE;
+            if topo.nodes[f.src as usize].routes[f.dst as usize] == NO_ROUTE || no_way_back {
                 let name = &traffic
                     .entries
                     .get(f.entry as usize)
@@ -225,7 +227,7 @@ impl Simulation {
                 return Err(ScenarioError::new(
                     "traffic",
                     format!(
-                        "`{name}`: no route from {} to {} (links are one-way unless duplex)",
+                        "`{name}`: no route between {} and {} in the direction it needs (links are one-way unless duplex)",
                         topo.nodes[f.src as usize].name, topo.nodes[f.dst as usize].name
                     ),
                 ));
@@ -667,22 +669,28 @@ impl Simulation {
             return;
         }
         self.packets[p].enqueued = now;
+        if self.with_qdisc(l, |q, ctx| q.enqueue(p, ctx)) {
+            self.links[l].stats.enqueued += 1;
+        }
+        self.after_qdisc(l);
+        if self.links[l].tx.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    /// Run `f` on link `l`'s qdisc with a context for this instant.
+    #[inline]
+    fn with_qdisc<T>(&mut self, l: usize, f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T) -> T {
         let link = &mut self.links[l];
         let mut ctx = QdiscCtx {
-            now,
+            now: self.events.now(),
             packets: &mut self.packets,
             events: &mut self.qevents,
             rng: &mut link.qdisc_rng,
             link_rate_bps: link.rate_bps,
             mtu: link.mtu,
         };
-        if link.qdisc.enqueue(p, &mut ctx) {
-            link.stats.enqueued += 1;
-        }
-        self.after_qdisc(l);
-        if self.links[l].tx.is_none() {
-            self.start_tx(l);
-        }
+        f(&mut link.qdisc, &mut ctx)
     }
 
     /// Apply the drops and marks the qdisc reported, update queue-length averages and
@@ -741,15 +749,7 @@ impl Simulation {
             return; // superseded
         }
         link.timer_at = None;
-        let mut ctx = QdiscCtx {
-            now,
-            packets: &mut self.packets,
-            events: &mut self.qevents,
-            rng: &mut link.qdisc_rng,
-            link_rate_bps: link.rate_bps,
-            mtu: link.mtu,
-        };
-        link.qdisc.on_timer(&mut ctx);
+        self.with_qdisc(l, |q, ctx| q.on_timer(ctx));
         self.after_qdisc(l);
         if self.links[l].tx.is_none() {
             self.start_tx(l);
@@ -758,17 +758,8 @@ impl Simulation {
 
     fn start_tx(&mut self, l: usize) {
         let now = self.now();
-        let link = &mut self.links[l];
-        debug_assert!(link.tx.is_none());
-        let mut ctx = QdiscCtx {
-            now,
-            packets: &mut self.packets,
-            events: &mut self.qevents,
-            rng: &mut link.qdisc_rng,
-            link_rate_bps: link.rate_bps,
-            mtu: link.mtu,
-        };
-        let next = link.qdisc.dequeue(&mut ctx);
+        debug_assert!(self.links[l].tx.is_none());
+        let next = self.with_qdisc(l, |q, ctx| q.dequeue(ctx));
         self.after_qdisc(l);
         let Some(p) = next else { return };
         let link = &mut self.links[l];

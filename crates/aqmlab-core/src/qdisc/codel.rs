@@ -497,6 +497,35 @@ mod tests {
         assert_eq!(q.vars.drop_next, drop_next);
     }
 
+    #[test]
+    fn reentry_trace_resumes_the_previous_episodes_drop_count() {
+        let mut h = Harness::new();
+        let mut q = Codel::new(CodelParams::new(1500), Limit::Packets(1000));
+        let t0 = 1000 * MS;
+        // Episode 1: entered at t0+101 with count 1 (lastcount 1), drops at 101, 201,
+        // 272 -> count 3; drop_next = 271.710678 + 57.735026 = 329.445704 ms.
+        overload(&mut q, &mut h, t0, 273, Ecn::NotEct);
+        assert_eq!((q.vars.count, q.vars.lastcount), (3, 1));
+        // Exit at t0+300 ms: the head waited 4 ms.
+        while q.queue.pop_front(&h.packets).is_some() {}
+        arrive(&mut q, &mut h, t0 + 296 * MS, 1500, Ecn::NotEct);
+        arrive(&mut q, &mut h, t0 + 297 * MS, 1500, Ecn::NotEct);
+        arrive(&mut q, &mut h, t0 + 298 * MS, 1500, Ecn::NotEct);
+        q.dequeue(&mut h.ctx(t0 + 300 * MS));
+        assert!(!q.vars.dropping);
+        // Episode 2 from t1 = t0+400: first_above_time = t1+100, entry at t1+101 ms.
+        // delta = count − lastcount = 3 − 1 = 2 > 1 and now − drop_next =
+        // 501 − 329.445704 = 171.55 ms < 16·100 ms -> count = 2, not 1:
+        // drop_next = t1+101 + 100/√2 = t1+171.710678 -> drop at 172; count 3:
+        // 171.710678 + 57.735026 = 229.445704 -> 230.
+        while q.queue.pop_front(&h.packets).is_some() {}
+        let t1 = t0 + 400 * MS;
+        h.events.clear();
+        let when = overload(&mut q, &mut h, t1, 231, Ecn::NotEct);
+        assert_eq!(when, vec![101, 172, 230]);
+        assert_eq!((q.vars.count, q.vars.lastcount), (4, 2));
+    }
+
     /// Put CoDel in a state just before re-entry and dequeue once at `now`.
     fn reenter(reentry: Reentry, count: u32, lastcount: u32, since_drop_next: Nanos) -> CodelVars {
         let mut h = Harness::new();

@@ -11,14 +11,18 @@
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
 //! reported it dropped: the engine frees it.
 
+pub mod ared;
 pub mod child_stats;
 pub mod classify;
 pub mod codel;
+pub mod docsis_pie;
 pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
+pub mod pie;
 pub mod prio;
 pub mod queue;
+pub mod red;
 pub mod sfq;
 pub mod sfq_codel;
 
@@ -195,15 +199,21 @@ pub trait QdiscExtras {
 
 impl QdiscExtras for fifo::Fifo {}
 impl QdiscExtras for codel::Codel {}
+impl QdiscExtras for red::Red {}
+impl QdiscExtras for pie::Pie {}
+impl QdiscExtras for docsis_pie::DocsisPie {}
 
 disciplines! {
     Fifo(fifo::Fifo),
     Codel(codel::Codel),
+    Red(red::Red),
+    Pie(pie::Pie),
     Drr(drr::Drr),
     Sfq(sfq::Sfq),
     Prio(prio::Prio),
     FqCodel(fq_codel::FqCodel),
     SfqCodel(sfq_codel::SfqCodel),
+    DocsisPie(docsis_pie::DocsisPie),
 }
 
 impl Qdisc {
@@ -216,6 +226,9 @@ impl Qdisc {
                 (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
             },
             Qdisc::Codel(_) => "codel",
+            Qdisc::Red(r) if r.adapt.is_some() => "ared",
+            Qdisc::Red(_) => "red",
+            Qdisc::Pie(_) => "pie",
             Qdisc::Drr(_) => "drr",
             Qdisc::Sfq(_) => "sfq",
             Qdisc::Prio(p) => {
@@ -227,6 +240,7 @@ impl Qdisc {
             }
             Qdisc::FqCodel(_) => "fq_codel",
             Qdisc::SfqCodel(_) => "sfq_codel",
+            Qdisc::DocsisPie(_) => "docsis_pie",
         }
     }
 }
@@ -239,12 +253,16 @@ pub fn kinds() -> Vec<KindDoc> {
         fifo::DOC_DROPTAIL,
         fifo::DOC_HEAD_DROP,
         codel::DOC,
+        red::DOC,
+        ared::DOC,
+        pie::DOC,
         drr::DOC,
         sfq::DOC,
         prio::DOC,
         prio::DOC_WRR,
         fq_codel::DOC,
         sfq_codel::DOC,
+        docsis_pie::DOC,
     ]
 }
 
@@ -281,11 +299,15 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
             Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
         }
         "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
+        "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
+        "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
+        "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
         "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
         "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
         "prio" | "wrr" => Qdisc::Prio(prio::Prio::from_params(kind, &mut p, link)?),
         "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
         "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
+        "docsis_pie" => Qdisc::DocsisPie(docsis_pie::DocsisPie::from_params(&mut p, link)?),
         other => {
             let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
             return Err(ScenarioError::new(

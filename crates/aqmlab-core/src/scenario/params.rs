@@ -141,10 +141,12 @@ impl<'a> Params<'a> {
         Ok(self.size(name)?.unwrap_or(default))
     }
 
+    pub fn limit(&mut self, name: &'static str) -> Result<Option<Limit>> {
+        self.unit(name, "a limit", units::parse_limit)
+    }
+
     pub fn limit_or(&mut self, name: &'static str, default: Limit) -> Result<Limit> {
-        Ok(self
-            .unit(name, "a limit", units::parse_limit)?
-            .unwrap_or(default))
+        Ok(self.limit(name)?.unwrap_or(default))
     }
 
     /// A number within [lo, hi].

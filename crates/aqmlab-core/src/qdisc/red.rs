@@ -1,0 +1,705 @@
+//! RED, Random Early Detection (S. Floyd, V. Jacobson, "Random Early Detection Gateways
+//! for Congestion Avoidance", IEEE/ACM ToN 1(4), 1993, §4 and Fig. 2), with gentle mode
+//! (Floyd 2000), byte mode and ECN. Adaptive RED reuses this struct (`ared.rs`).
+//!
+//! On every arrival, before the packet is queued:
+//! - `avg ← (1−wq)·avg + wq·q`, `q` the queue before the arrival (packets, or bytes in
+//!   byte mode); after an idle period `avg ← (1−wq)^m·avg` instead, with
+//!   `m = idle_time / s` and `s` the time the link (at its current rate,
+//!   `ctx.link_rate_bps`) takes to send a `mean_pkt_size` packet;
+//! - `avg < min`: accept, `count = −1`;
+//! - `min ≤ avg < max` (or `< 2·max` in gentle mode): `count++`,
+//!   `pb = max_p·(avg−min)/(max−min)` (gentle, above `max`:
+//!   `pb = max_p + (1−max_p)·(avg−max)/max`), in byte mode `pb ← pb·size/mean_pkt_size`,
+//!   then `pa = pb/(1 − count·pb)` (1 once `count·pb ≥ 1`); with probability `pa` drop
+//!   (`Early`) or mark, and `count = 0`;
+//! - `avg ≥ max` (`≥ 2·max` in gentle mode): drop (`Forced`) or, with `ecn` and without
+//!   `harddrop`, mark; `count = 0`.
+//!
+//! Arrivals that pass but find the buffer at `limit` are tail-dropped (`Overflow`).
+//!
+//! Where the sources differ, and what we do:
+//! - **Idle period** starts when the link asks for a packet and the queue is empty (a
+//!   dequeue that returns nothing: the link goes idle), as ns-3 `RedQueueDisc::DoDequeue`.
+//!   The decay is the paper's `(1−wq)^m` with a fractional `m`; ns-3 truncates `m` and
+//!   uses `(1−wq)^(m+1)` plus `wq·q`; Linux uses a lookup table built by `tc`.
+//! - **Count spacing** is the paper's Fig. 2 pseudocode: `count` starts at −1, is
+//!   incremented on every arrival in the region *before* `pa = pb/(1−count·pb)` is
+//!   computed, and reset to 0 on a drop/mark. The gap between drops is then uniform on
+//!   1..(1/pb − 1) (the first gap after entering the region: 1..1/pb). Linux's
+//!   divisionless form (mark when `(avg−min)·qcount ≥ qR`) gives 1..1/pb. ns-3 follows
+//!   the pseudocode but adds its default `Wait` variant, a "first arrival after crossing
+//!   min is never dropped" rule (`m_old`) and "only if more than one packet is queued";
+//!   we implement none of these.
+//! - **Byte mode** measures the queue, `avg` and the thresholds in bytes and scales `pb`
+//!   by `size/mean_pkt_size` before the count correction (the paper scales by the maximum
+//!   packet size; ns-2/ns-3 use the mean size, as we do).
+//! - **Gentle** defaults to off (the 1993 paper and Linux have no gentle mode; ns-3
+//!   defaults it on). **harddrop** defaults to off as in `tc` (ns-3 `UseHardDrop` is on).
+//! - Thresholds `min` and `max` are limits with a unit: `"5pkt"` or `"7500B"`. A threshold
+//!   in the other unit than the mode is converted with `mean_pkt_size`.
+//! - `drop_prob()` reports `pb` at the current average (before the count correction):
+//!   0 below `min`, 1 in the forced region.
+
+use super::queue::PacketQueue;
+use super::{DropReason, QdiscCtx, Stage};
+use crate::net::packet::PacketId;
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::scenario::units::Limit;
+use crate::sim::time::{Nanos, NS_PER_S};
+
+/// Adaptive RED's max_p controller (Floyd, Gummadi & Shenker 2001), run on a timer.
+#[derive(Clone, Copy, Debug)]
+pub struct Adapt {
+    /// How often max_p is adapted (paper: 0.5 s).
+    pub interval: Nanos,
+    /// When it next runs.
+    pub next: Nanos,
+}
+
+/// ARED's bounds on max_p and its decrease factor (paper §4, Linux `red.h`).
+pub const MAX_P_TOP: f64 = 0.5;
+pub const MAX_P_BOTTOM: f64 = 0.01;
+pub const ADAPT_BETA: f64 = 0.9;
+
+#[derive(Debug)]
+pub struct Red {
+    pub limit: Limit,
+    /// Thresholds in packets, or in bytes in byte mode.
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub wq: f64,
+    pub gentle: bool,
+    pub ecn: bool,
+    pub harddrop: bool,
+    pub bytemode: bool,
+    pub mean_pkt_size: u32,
+    /// Some for Adaptive RED.
+    pub adapt: Option<Adapt>,
+    avg: f64,
+    /// Arrivals since the last drop/mark while avg is in the probabilistic region; −1
+    /// when it is below min.
+    count: i64,
+    idle: bool,
+    idle_since: Nanos,
+    /// The `pa` used for the last arrival (for tests).
+    last_pa: f64,
+    queue: PacketQueue,
+}
+
+pub const DOC: KindDoc = KindDoc {
+    kind: "red",
+    summary: "Random Early Detection: drop/mark arrivals by the EWMA queue length",
+    source: "Floyd & Jacobson 1993 (IEEE/ACM ToN 1(4)); gentle: Floyd 2000; ns-3 red-queue-disc.cc; Linux red.h",
+    params: &[
+        ParamDoc {
+            name: "limit",
+            ty: "limit",
+            default: "1000pkt",
+            doc: "hard buffer limit (packets or bytes); beyond it tail drop",
+        },
+        ParamDoc {
+            name: "min",
+            ty: "limit",
+            default: "5pkt",
+            doc: "min_th (packets, or bytes in byte mode; converted with mean_pkt_size if given in the other unit)",
+        },
+        ParamDoc {
+            name: "max",
+            ty: "limit",
+            default: "15pkt",
+            doc: "max_th, greater than min",
+        },
+        ParamDoc {
+            name: "probability",
+            ty: "float",
+            default: "0.02",
+            doc: "max_p, the drop probability at max_th, in [0, 1]",
+        },
+        ParamDoc {
+            name: "wq",
+            ty: "float",
+            default: "0.002",
+            doc: "EWMA weight of the instantaneous queue, in (0, 1]",
+        },
+        ParamDoc {
+            name: "gentle",
+            ty: "bool",
+            default: "false",
+            doc: "probability rises from max_p to 1 between max and 2·max instead of jumping to 1",
+        },
+        ParamDoc {
+            name: "ecn",
+            ty: "bool",
+            default: "false",
+            doc: "CE-mark ECN-capable packets instead of dropping them",
+        },
+        ParamDoc {
+            name: "harddrop",
+            ty: "bool",
+            default: "false",
+            doc: "with ecn: still drop (not mark) in the forced region",
+        },
+        ParamDoc {
+            name: "bytemode",
+            ty: "bool",
+            default: "false",
+            doc: "queue and thresholds in bytes; probability scaled by size/mean_pkt_size",
+        },
+        ParamDoc {
+            name: "mean_pkt_size",
+            ty: "size",
+            default: "500B",
+            doc: "mean packet size: idle-time decay, byte-mode scaling, threshold conversion",
+        },
+    ],
+};
+
+/// The outcome of RED's test for one arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decision {
+    Accept,
+    Early,
+    Forced,
+}
+
+impl Red {
+    /// A RED queue with the paper's example parameters (min 5, max 15 packets, max_p
+    /// 0.02, wq 0.002) and a 1000-packet buffer.
+    pub fn new() -> Self {
+        Red {
+            limit: Limit::Packets(1000),
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.02,
+            wq: 0.002,
+            gentle: false,
+            ecn: false,
+            harddrop: false,
+            bytemode: false,
+            mean_pkt_size: 500,
+            adapt: None,
+            avg: 0.0,
+            count: -1,
+            idle: true,
+            idle_since: 0,
+            last_pa: 0.0,
+            queue: PacketQueue::new(),
+        }
+    }
+
+    /// Read a threshold given as a limit and convert it to the mode's unit.
+    pub(crate) fn threshold(
+        p: &mut Params,
+        name: &'static str,
+        default: f64,
+        bytemode: bool,
+        mean: u32,
+    ) -> Result<f64> {
+        let v = match p.limit(name)? {
+            None => default * if bytemode { mean as f64 } else { 1.0 },
+            Some(Limit::Packets(n)) if bytemode => n as f64 * mean as f64,
+            Some(Limit::Packets(n)) => n as f64,
+            Some(Limit::Bytes(n)) if bytemode => n as f64,
+            Some(Limit::Bytes(n)) => n as f64 / mean as f64,
+        };
+        Ok(v)
+    }
+
+    /// The options RED and ARED share: limit, ecn, harddrop, bytemode, mean_pkt_size.
+    pub(crate) fn common_from(p: &mut Params) -> Result<Red> {
+        let mut r = Red::new();
+        r.limit = p.limit_or("limit", r.limit)?;
+        if matches!(r.limit, Limit::Packets(0) | Limit::Bytes(0)) {
+            return Err(p.error(
+                "limit",
+                format!("\"{}\": expected a limit greater than zero", r.limit),
+            ));
+        }
+        r.ecn = p.bool_or("ecn", false)?;
+        r.harddrop = p.bool_or("harddrop", false)?;
+        r.bytemode = p.bool_or("bytemode", false)?;
+        let mean = p.size_or("mean_pkt_size", 500)?;
+        if mean == 0 || mean > u32::MAX as u64 {
+            return Err(p.error(
+                "mean_pkt_size",
+                format!("\"{mean}B\": expected a size greater than zero"),
+            ));
+        }
+        r.mean_pkt_size = mean as u32;
+        Ok(r)
+    }
+
+    pub fn from_params(p: &mut Params) -> Result<Self> {
+        let mut r = Self::common_from(p)?;
+        r.min_th = Self::threshold(p, "min", 5.0, r.bytemode, r.mean_pkt_size)?;
+        r.max_th = Self::threshold(p, "max", 15.0, r.bytemode, r.mean_pkt_size)?;
+        if r.min_th >= r.max_th {
+            return Err(p.error(
+                "min",
+                format!(
+                    "{} is not below max ({}): expected min < max",
+                    r.min_th, r.max_th
+                ),
+            ));
+        }
+        r.max_p = p.f64_or("probability", 0.02, 0.0, 1.0)?;
+        r.wq = p.f64_or("wq", 0.002, 0.0, 1.0)?;
+        if r.wq == 0.0 {
+            return Err(p.error("wq", "0: expected a weight in (0, 1]"));
+        }
+        r.gentle = p.bool_or("gentle", false)?;
+        Ok(r)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_avg_for_test(&mut self, avg: f64) {
+        self.avg = avg;
+    }
+
+    /// The current average queue (packets, or bytes in byte mode).
+    pub fn avg(&self) -> f64 {
+        self.avg
+    }
+
+    /// `pb` at average `avg` (before byte scaling and the count correction); 1 in the
+    /// forced region.
+    pub fn base_prob(&self, avg: f64) -> f64 {
+        if avg < self.min_th {
+            0.0
+        } else if avg < self.max_th {
+            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        } else if self.gentle && avg < 2.0 * self.max_th {
+            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
+        } else {
+            1.0
+        }
+    }
+
+    /// The paper's count correction: `pa = pb/(1 − count·pb)`, 1 once `count·pb ≥ 1`.
+    pub fn spaced_prob(pb: f64, count: i64) -> f64 {
+        let c = count as f64 * pb;
+        if c >= 1.0 {
+            1.0
+        } else {
+            (pb / (1.0 - c)).min(1.0)
+        }
+    }
+
+    /// Time to send a mean-size packet at `rate_bps`: the paper's `s` in `m = idle/s`.
+    fn mean_tx_time(&self, rate_bps: u64) -> f64 {
+        self.mean_pkt_size as f64 * 8.0 * NS_PER_S as f64 / rate_bps.max(1) as f64
+    }
+
+    /// The average decayed over the idle period up to `now` (the average itself if busy).
+    fn idle_decayed(&self, now: Nanos, rate_bps: u64) -> f64 {
+        if !self.idle {
+            return self.avg;
+        }
+        let m = now.saturating_sub(self.idle_since) as f64 / self.mean_tx_time(rate_bps);
+        self.avg * (1.0 - self.wq).powf(m)
+    }
+
+    fn qlen(&self) -> f64 {
+        if self.bytemode {
+            self.queue.bytes() as f64
+        } else {
+            self.queue.len() as f64
+        }
+    }
+
+    /// Update the average for an arrival of `size` bytes and decide its fate.
+    fn decide(&mut self, size: u32, ctx: &mut QdiscCtx) -> Decision {
+        if self.idle {
+            self.avg = self.idle_decayed(ctx.now, ctx.link_rate_bps);
+            self.idle = false;
+        } else {
+            self.avg = (1.0 - self.wq) * self.avg + self.wq * self.qlen();
+        }
+        let avg = self.avg;
+        if avg < self.min_th {
+            self.count = -1;
+            self.last_pa = 0.0;
+            return Decision::Accept;
+        }
+        let forced_at = if self.gentle {
+            2.0 * self.max_th
+        } else {
+            self.max_th
+        };
+        if avg >= forced_at {
+            self.count = 0;
+            self.last_pa = 1.0;
+            return Decision::Forced;
+        }
+        self.count += 1;
+        let mut pb = self.base_prob(avg);
+        if self.bytemode {
+            pb = (pb * size as f64 / self.mean_pkt_size as f64).min(1.0);
+        }
+        let pa = Self::spaced_prob(pb, self.count);
+        self.last_pa = pa;
+        if ctx.rng.uniform() < pa {
+            self.count = 0;
+            Decision::Early
+        } else {
+            Decision::Accept
+        }
+    }
+
+    fn fits(&self, size: u32) -> bool {
+        match self.limit {
+            Limit::Packets(n) => (self.queue.len() as u64) < n,
+            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
+        }
+    }
+
+    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let size = ctx.packets[p].size;
+        let decision = self.decide(size, ctx);
+        let mark = match decision {
+            Decision::Accept => false,
+            Decision::Early if self.ecn && ctx.packets[p].ecn.is_capable() => true,
+            Decision::Forced if self.ecn && !self.harddrop && ctx.packets[p].ecn.is_capable() => {
+                true
+            }
+            Decision::Early => {
+                ctx.drop(p, DropReason::Early, Stage::Enqueue);
+                return false;
+            }
+            Decision::Forced => {
+                ctx.drop(p, DropReason::Forced, Stage::Enqueue);
+                return false;
+            }
+        };
+        if !self.fits(size) {
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        }
+        if mark {
+            ctx.mark(p, Stage::Enqueue);
+        }
+        self.queue.push_back(p, ctx.packets);
+        true
+    }
+
+    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let p = self.queue.pop_front(ctx.packets);
+        if p.is_none() && !self.idle {
+            // The link found nothing to send: an idle period starts now.
+            self.idle = true;
+            self.idle_since = ctx.now;
+        }
+        p
+    }
+
+    pub fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn len_bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+
+    pub fn drop_prob(&self) -> Option<f64> {
+        Some(self.base_prob(self.avg))
+    }
+
+    pub fn next_timer(&self) -> Option<Nanos> {
+        self.adapt.map(|a| a.next)
+    }
+
+    /// Adaptive RED (paper Fig. 2): every `interval`, if the average is above the upper
+    /// end of the target band and max_p ≤ 0.5, `max_p += min(0.01, max_p/4)`; if below
+    /// the lower end and max_p ≥ 0.01, `max_p *= 0.9`. As Linux `red_adaptative_algo`
+    /// it looks at the idle-decayed average without storing it. The paper's guards let
+    /// max_p step just outside [0.01, 0.5] (e.g. 0.5 → 0.51); we clamp it to the range.
+    pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        let Some(mut a) = self.adapt else { return };
+        if ctx.now < a.next {
+            return;
+        }
+        let avg = self.idle_decayed(ctx.now, ctx.link_rate_bps);
+        let delta = self.max_th - self.min_th;
+        let (low, high) = (self.min_th + 0.4 * delta, self.min_th + 0.6 * delta);
+        if avg > high && self.max_p <= MAX_P_TOP {
+            self.max_p += (self.max_p / 4.0).min(0.01);
+        } else if avg < low && self.max_p >= MAX_P_BOTTOM {
+            self.max_p *= ADAPT_BETA;
+        }
+        self.max_p = self.max_p.clamp(MAX_P_BOTTOM, MAX_P_TOP);
+        while a.next <= ctx.now {
+            a.next += a.interval;
+        }
+        self.adapt = Some(a);
+    }
+}
+
+impl Default for Red {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+    use crate::net::packet::Ecn;
+    use serde_json::json;
+
+    const MS: Nanos = 1_000_000;
+
+    pub(crate) fn arrive(
+        q: &mut Red,
+        h: &mut Harness,
+        at: Nanos,
+        size: u32,
+        ecn: Ecn,
+    ) -> (PacketId, bool) {
+        let p = h.packet(1, size);
+        h.packets[p].enqueued = at;
+        h.packets[p].ecn = ecn;
+        let ok = q.enqueue(p, &mut h.ctx(at));
+        (p, ok)
+    }
+
+    fn red(min: f64, max: f64, max_p: f64) -> Red {
+        let mut r = Red::new();
+        r.min_th = min;
+        r.max_th = max;
+        r.max_p = max_p;
+        r
+    }
+
+    #[test]
+    fn ewma_step_on_each_arrival() {
+        let mut h = Harness::new();
+        let mut q = red(5.0, 15.0, 0.02);
+        // First arrival: the queue starts idle with avg 0 -> 0.
+        arrive(&mut q, &mut h, 0, 500, Ecn::NotEct);
+        assert_eq!(q.avg(), 0.0);
+        // q = 1: avg = 0.998·0 + 0.002·1 = 0.002.
+        arrive(&mut q, &mut h, 1, 500, Ecn::NotEct);
+        assert!((q.avg() - 0.002).abs() < 1e-15);
+        // q = 2: avg = 0.998·0.002 + 0.002·2 = 0.001996 + 0.004 = 0.005996.
+        arrive(&mut q, &mut h, 2, 500, Ecn::NotEct);
+        assert!((q.avg() - 0.005996).abs() < 1e-15);
+    }
+
+    #[test]
+    fn idle_decay_uses_mean_packet_transmission_time() {
+        let mut h = Harness::new(); // 10 Mbit/s
+        let mut q = red(5.0, 15.0, 0.02);
+        q.avg = 10.0;
+        q.idle = false;
+        let t1 = 5 * MS;
+        assert_eq!(q.dequeue(&mut h.ctx(t1)), None); // link goes idle at t1
+                                                     // s = 500 B · 8 / 10 Mbit/s = 400 µs. Arrival 4 ms later: m = 10,
+                                                     // avg = 10 · 0.998^10 = 10 · 0.9801790434 = 9.801790434 (binomial: 1 − 10·0.002
+                                                     // + 45·0.002² − 120·0.002³ + 210·0.002⁴ = 1 − 0.02 + 0.00018 − 0.00000096 + ...).
+        arrive(&mut q, &mut h, t1 + 4 * MS, 500, Ecn::NotEct);
+        assert!((q.avg() - 9.801_790_434).abs() < 1e-8, "{}", q.avg());
+        // Not idle any more: the next arrival is an ordinary EWMA step with q = 1.
+        arrive(&mut q, &mut h, t1 + 4 * MS + 1, 500, Ecn::NotEct);
+        assert!((q.avg() - (0.998 * 9.801_790_434 + 0.002)).abs() < 1e-8);
+    }
+
+    #[test]
+    fn probability_at_midpoint_and_gentle_region() {
+        let mut q = red(5.0, 15.0, 0.1);
+        assert_eq!(q.base_prob(4.9), 0.0);
+        // Midpoint 10: pb = 0.1·(10−5)/(15−5) = 0.05 = max_p/2.
+        assert!((q.base_prob(10.0) - 0.05).abs() < 1e-15);
+        // Not gentle: at and above max_th pb = 1 (forced).
+        assert_eq!(q.base_prob(15.0), 1.0);
+        q.gentle = true;
+        // Gentle, avg 20: pb = 0.1 + 0.9·(20−15)/15 = 0.1 + 0.3 = 0.4.
+        assert!((q.base_prob(20.0) - 0.4).abs() < 1e-15);
+        // avg 15 exactly: max_p (continuous at max_th).
+        assert!((q.base_prob(15.0) - 0.1).abs() < 1e-15);
+        assert_eq!(q.base_prob(30.0), 1.0);
+    }
+
+    #[test]
+    fn count_spacing_formula() {
+        // pb = 0.05: count 0 -> 0.05; 1 -> 0.05/0.95 = 0.0526316; 10 -> 0.05/0.5 = 0.1;
+        // 19 -> 0.05/0.05 = 1; 20 -> count·pb = 1 -> 1.
+        assert!((Red::spaced_prob(0.05, 0) - 0.05).abs() < 1e-15);
+        assert!((Red::spaced_prob(0.05, 1) - 0.052_631_578_947).abs() < 1e-12);
+        assert!((Red::spaced_prob(0.05, 10) - 0.1).abs() < 1e-15);
+        assert!((Red::spaced_prob(0.05, 19) - 1.0).abs() < 1e-12);
+        assert_eq!(Red::spaced_prob(0.05, 20), 1.0);
+    }
+
+    /// Hold avg at `avg` with a queue of exactly `avg` packets and offer `n` arrivals.
+    /// Returns the gaps (in arrivals) between drops and checks every `pa` used.
+    fn gaps_at_fixed_avg(q: &mut Red, h: &mut Harness, n: usize) -> Vec<usize> {
+        let level = q.avg as usize;
+        for _ in 0..level {
+            q.queue.push_back(h.packet(1, 500), &h.packets);
+        }
+        q.idle = false;
+        let pb = q.base_prob(q.avg);
+        let mut gaps = Vec::new();
+        let mut since = 0;
+        let mut expect_count = q.count;
+        for i in 0..n {
+            q.avg = level as f64;
+            let (_, ok) = arrive(q, h, i as Nanos, 500, Ecn::NotEct);
+            expect_count += 1;
+            // count goes −1 -> 0 on entering the region, then 1, 2, ... until a drop.
+            assert!((q.last_pa - Red::spaced_prob(pb, expect_count)).abs() < 1e-12);
+            since += 1;
+            if ok {
+                q.queue.pop_front(&h.packets);
+            } else {
+                gaps.push(since);
+                since = 0;
+                expect_count = 0;
+                assert_eq!(q.count, 0);
+            }
+        }
+        gaps
+    }
+
+    #[test]
+    fn drops_are_spaced_uniformly_between_1_and_1_over_pb_minus_1() {
+        let mut h = Harness::new();
+        // min 5, max 15, max_p 0.2: avg 10 gives pb = 0.1. After a drop count = 0 and
+        // the next arrival increments it first (paper Fig. 2), so the k-th arrival after
+        // a drop uses count = k: P(gap = 1) = pb/(1 − pb) = 1/9, and
+        // P(gap = k) = Π_{j<k}(1 − pb/(1 − j·pb)) · pb/(1 − k·pb)
+        //            = ((1 − k·pb)/(1 − pb)) · pb/(1 − k·pb) = pb/(1 − pb) = 1/9,
+        // for k = 1..9 (count 9: pa = 0.1/(1 − 0.9) = 1). Uniform on 1..9, mean 5.
+        let mut q = red(5.0, 15.0, 0.2);
+        q.avg = 10.0;
+        let gaps = gaps_at_fixed_avg(&mut q, &mut h, 20_000);
+        assert!(gaps[1..].iter().all(|&g| (1..=9).contains(&g)), "{gaps:?}");
+        let mean = gaps[1..].iter().sum::<usize>() as f64 / (gaps.len() - 1) as f64;
+        // ~4000 gaps, sd of uniform 1..9 is √(80/12) = 2.58 -> standard error 0.041;
+        // 5 standard errors = 0.2.
+        assert!((mean - 5.0).abs() < 0.2, "mean gap {mean}");
+    }
+
+    #[test]
+    fn forced_drop_at_max_without_gentle_and_at_twice_max_with_gentle() {
+        let mut h = Harness::new();
+        let mut q = red(5.0, 15.0, 0.1);
+        for _ in 0..16 {
+            q.queue.push_back(h.packet(1, 500), &h.packets);
+        }
+        q.idle = false;
+        q.avg = 15.0;
+        let (p, ok) = arrive(&mut q, &mut h, 1, 500, Ecn::NotEct);
+        // avg = 0.998·15 + 0.002·16 = 14.97 + 0.032 = 15.002 ≥ max 15 -> forced.
+        assert!(!ok);
+        assert_eq!(h.dropped(), vec![(p, DropReason::Forced)]);
+        assert_eq!(q.count, 0);
+        assert_eq!(q.drop_prob(), Some(1.0));
+
+        // Gentle: the same 15.002 is in the gentle region. From count −1 (count 0 after
+        // the increment) pa = pb = 0.1 + 0.9·(15.002 − 15)/15 = 0.1 + 0.00012 = 0.10012.
+        q.gentle = true;
+        q.avg = 15.0;
+        q.count = -1;
+        arrive(&mut q, &mut h, 2, 500, Ecn::NotEct);
+        assert!((q.last_pa - 0.100_12).abs() < 1e-9, "{}", q.last_pa);
+        for _ in 0..20 {
+            q.queue.push_back(h.packet(1, 500), &h.packets);
+        }
+        h.events.clear();
+        q.avg = 30.0;
+        let (p, _) = arrive(&mut q, &mut h, 3, 500, Ecn::NotEct);
+        // q ≥ 36 packets: avg = 0.998·30 + 0.002·q ≥ 29.94 + 0.072 = 30.012 ≥ 2·max -> forced.
+        assert_eq!(h.dropped(), vec![(p, DropReason::Forced)]);
+    }
+
+    #[test]
+    fn byte_mode_scales_by_size_over_mean() {
+        let mut h = Harness::new();
+        let v = json!({"bytemode": true, "min": "5pkt", "max": "15pkt", "probability": 0.1});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let mut q = Red::from_params(&mut p).unwrap();
+        // Thresholds converted with mean 500 B: 2500 B and 7500 B.
+        assert_eq!((q.min_th, q.max_th), (2500.0, 7500.0));
+        // Hold the average at the midpoint 5000 B with 5000 B queued: pb = 0.05.
+        for _ in 0..10 {
+            q.queue.push_back(h.packet(1, 500), &h.packets);
+        }
+        q.idle = false;
+        q.avg = 5000.0;
+        // A 250 B packet, first in the region (count −1 -> 0):
+        // pa = pb·size/mean = 0.05·250/500 = 0.025.
+        arrive(&mut q, &mut h, 0, 250, Ecn::NotEct);
+        assert!((q.avg() - 5000.0).abs() < 1e-9);
+        assert!((q.last_pa - 0.025).abs() < 1e-12, "{}", q.last_pa);
+        // A 1000 B packet with count 0 -> 1: pb = 0.05·1000/500 = 0.1,
+        // pa = 0.1/(1 − 1·0.1) = 0.111...
+        q.count = 0;
+        q.avg = 5000.0;
+        while q.queue.bytes() > 5000 {
+            q.queue.pop_back(&h.packets);
+        }
+        arrive(&mut q, &mut h, 1, 1000, Ecn::NotEct);
+        assert!((q.last_pa - 0.1 / 0.9).abs() < 1e-12, "{}", q.last_pa);
+    }
+
+    #[test]
+    fn ecn_marks_early_and_forced_unless_harddrop() {
+        let mut h = Harness::new();
+        let mut q = red(5.0, 15.0, 0.1);
+        q.ecn = true;
+        for _ in 0..20 {
+            q.queue.push_back(h.packet(1, 500), &h.packets);
+        }
+        q.idle = false;
+        q.avg = 20.0;
+        let (p, ok) = arrive(&mut q, &mut h, 0, 500, Ecn::Ect0);
+        assert!(ok);
+        assert_eq!(h.marked(), vec![p]);
+        assert_eq!(h.packets[p].ecn, Ecn::Ce);
+        // Not ECT: dropped even with ecn on.
+        let (p, ok) = arrive(&mut q, &mut h, 1, 500, Ecn::NotEct);
+        assert!(!ok);
+        assert_eq!(h.dropped(), vec![(p, DropReason::Forced)]);
+        // harddrop: ECT dropped in the forced region.
+        q.harddrop = true;
+        let (p, ok) = arrive(&mut q, &mut h, 2, 500, Ecn::Ect0);
+        assert!(!ok);
+        assert_eq!(h.dropped()[1], (p, DropReason::Forced));
+    }
+
+    #[test]
+    fn limit_overflow_is_a_tail_drop() {
+        let mut h = Harness::new();
+        let mut q = Red::new();
+        q.limit = Limit::Packets(2);
+        arrive(&mut q, &mut h, 0, 500, Ecn::NotEct);
+        arrive(&mut q, &mut h, 0, 500, Ecn::NotEct);
+        let (p, ok) = arrive(&mut q, &mut h, 0, 500, Ecn::NotEct);
+        assert!(!ok);
+        assert_eq!(h.dropped(), vec![(p, DropReason::Overflow)]);
+    }
+
+    #[test]
+    fn invalid_params_are_rejected_with_their_path() {
+        for (bad, field) in [
+            (json!({"min": "15pkt", "max": "15pkt"}), "q.min"),
+            (json!({"min": "20pkt"}), "q.min"),
+            (json!({"probability": 1.5}), "q.probability"),
+            (json!({"probability": -0.1}), "q.probability"),
+            (json!({"wq": 0.0}), "q.wq"),
+            (json!({"wq": 2.0}), "q.wq"),
+            (json!({"mean_pkt_size": "0B"}), "q.mean_pkt_size"),
+            (json!({"limit": "0pkt"}), "q.limit"),
+            (json!({"gentle": 1}), "q.gentle"),
+        ] {
+            let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
+            let e = Red::from_params(&mut p).unwrap_err();
+            assert_eq!(e.path, field, "{e}");
+        }
+    }
+}
