@@ -240,3 +240,27 @@ fn bad_child_spec_in_a_scenario_names_its_path() {
     };
     assert_eq!(e.path, "topology.bottleneck.qdisc.children[1].divisor");
 }
+
+#[test]
+fn the_documented_examples_build() {
+    let link = aqmlab_core::qdisc::LinkInfo {
+        rate_bps: 10_000_000,
+        mtu: 1500,
+    };
+    let mut n = 0;
+    for doc in ["drr", "sfq", "fq_codel", "sfq_codel", "prio"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/qdiscs")
+            .join(format!("{doc}.md"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().filter(|l| l.starts_with("qdisc = ")) {
+            let toml_line = line.split(" # ").next().unwrap();
+            let v: serde_json::Value =
+                toml::from_str(toml_line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            aqmlab_core::qdisc::build(&v["qdisc"], "qdisc", &link)
+                .unwrap_or_else(|e| panic!("{doc}.md: {line}: {e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 12, "{n} examples");
+}
