@@ -57,9 +57,10 @@ fn fq_codel_keeps_a_sparse_flow_below_5ms_where_codel_alone_does_not() {
         util(&fq),
         util(&fq300)
     );
-    // All keep the link busy: the comparison is at (nearly) equal throughput.
+    // All keep the link busy (measured 0.987, 0.957, 0.943): the delays are compared
+    // at nearly equal throughput, not bought with an idle link.
     for r in [&codel, &fq, &fq300] {
-        assert!(util(r) > 0.93, "utilisation {}", util(r));
+        assert!(util(r) > 0.9, "utilisation {}", util(r));
     }
     // CoDel alone: the voice flow shares the standing queue and its bursts.
     assert!(p99(&codel) > 5.0, "codel: voice p99 {:.2} ms", p99(&codel));
