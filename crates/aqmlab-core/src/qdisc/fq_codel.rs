@@ -663,6 +663,33 @@ mod tests {
     }
 
     #[test]
+    fn ce_threshold_marks_ect_packets_above_it_per_flow() {
+        let v = serde_json::json!({"ce_threshold": "1ms"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let mut f = FqCodel::from_params(&mut p, 1500).unwrap();
+        p.finish("fq_codel").unwrap();
+        let mut h = Harness::new();
+        let now = 10_000 * MS;
+        let mut pkt = |h: &mut Harness, flow: u32, age: Nanos| {
+            let p = h.packet(flow, 100);
+            h.packets[p].ecn = Ecn::Ect1;
+            h.packets[p].enqueued = now - age;
+            assert!(f.enqueue(p, &mut h.ctx(now - age)));
+            p
+        };
+        let old = pkt(&mut h, 1, 2 * MS); // 2 ms > 1 ms: marked
+        let young = pkt(&mut h, 2, MS / 2); // 0.5 ms: not marked
+        let mut got = Vec::new();
+        while let Some(p) = f.dequeue(&mut h.ctx(now)) {
+            got.push(p);
+        }
+        assert_eq!(got.len(), 2);
+        assert_eq!(h.packets[old].ecn, Ecn::Ce);
+        assert_eq!(h.packets[young].ecn, Ecn::Ect1);
+        assert_eq!(h.events.len(), 1);
+    }
+
+    #[test]
     fn the_mtu_test_sees_the_whole_qdisc_backlog_unless_asked_per_flow() {
         // Queue 0 holds two 1000 B packets 50 ms old with first_above_time expired;
         // queue 1 holds 10 × 1000 B. After removing queue 0's head, 1000 B remain in
