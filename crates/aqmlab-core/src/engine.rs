@@ -68,6 +68,8 @@ pub struct Flow {
     pub tcp: Option<(u32, u32)>,
     /// The app that owns the flow.
     pub app: u32,
+    /// Priority class of its packets (the traffic entry's `class`).
+    pub class: u8,
 }
 
 /// One row of the opt-in drop log.
@@ -393,6 +395,7 @@ impl Simulation {
             stats: FlowStats::default(),
             tcp: None,
             app,
+            class: self.entries.get(entry as usize).map_or(0, |e| e.class),
         });
         i
     }
@@ -629,6 +632,7 @@ impl Simulation {
         pk.size = size;
         pk.kind = kind;
         pk.hash = f.hash;
+        pk.class = f.class;
         pk.created = now;
         if !reverse {
             f.stats.packets_sent += 1;

@@ -138,13 +138,14 @@ stop = "4.9s"
     )
 }
 
-const ALL: [&str; 6] = [
+const ALL: [&str; 7] = [
     r#"{ kind = "drr", limit = "200pkt" }"#,
     r#"{ kind = "sfq", perturb = "500ms" }"#,
     r#"{ kind = "fq_codel", limit = "300pkt" }"#,
     r#"{ kind = "sfq_codel", limit = "300pkt" }"#,
     r#"{ kind = "prio", children = [{ kind = "fq_codel" }, { kind = "sfq" }, { kind = "codel" }] }"#,
     r#"{ kind = "drr", classify = "class", weights = [1, 2, 3], limit = "500pkt" }"#,
+    r#"{ kind = "wrr", weights = [2, 1], children = [{ kind = "sfq_codel" }, { kind = "pfifo", limit = "50pkt" }] }"#,
 ];
 
 #[test]
@@ -238,4 +239,108 @@ fn bad_child_spec_in_a_scenario_names_its_path() {
         other => panic!("expected a scenario error, got {:?}", other.map(|_| ())),
     };
     assert_eq!(e.path, "topology.bottleneck.qdisc.children[1].divisor");
+}
+
+#[test]
+fn the_documented_examples_build() {
+    let link = aqmlab_core::qdisc::LinkInfo {
+        rate_bps: 10_000_000,
+        mtu: 1500,
+    };
+    let mut n = 0;
+    for doc in ["drr", "sfq", "fq_codel", "sfq_codel", "prio"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/qdiscs")
+            .join(format!("{doc}.md"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().filter(|l| l.starts_with("qdisc = ")) {
+            let toml_line = line.split(" # ").next().unwrap();
+            let v: serde_json::Value =
+                toml::from_str(toml_line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            aqmlab_core::qdisc::build(&v["qdisc"], "qdisc", &link)
+                .unwrap_or_else(|e| panic!("{doc}.md: {line}: {e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 12, "{n} examples");
+}
+
+/// Two UDP CBR flows of `rate` each, with priority classes `hi_class` and 0.
+fn two_classes(qdisc: &str, rate: &str, hi_class: u32) -> String {
+    format!(
+        r#"
+name = "classes"
+duration = "11s"
+warmup = "1s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbit"
+delay = "5ms"
+qdisc = {qdisc}
+[[topology.hosts]]
+name = "h"
+count = 2
+[[traffic]]
+kind = "udp-cbr"
+name = "high"
+src = "h_l0"
+dst = "h_r0"
+rate = "{rate}"
+size = "1000B"
+class = {hi_class}
+[[traffic]]
+kind = "udp-cbr"
+name = "low"
+src = "h_l1"
+dst = "h_r1"
+rate = "{rate}"
+size = "1000B"
+"#
+    )
+}
+
+#[test]
+fn traffic_classes_reach_the_class_based_schedulers() {
+    // prio, 3 bands: class 2 → band 0, class 0 → band 2. The high flow (8 of 10
+    // Mbit/s) is always served first and loses nothing; the low one gets the rest.
+    let r = common::run(&two_classes(r#"{ kind = "prio" }"#, "8Mbit", 2), 1);
+    let (hi, lo) = (goodputs(&r, "high")[0], goodputs(&r, "low")[0]);
+    eprintln!("prio: high {hi:.0}, low {lo:.0}");
+    assert!((hi - 8e6).abs() < 8e6 * 0.01, "high {hi}");
+    assert!((lo - 2e6).abs() < 2e6 * 0.01, "low {lo}");
+    assert_eq!(common::cell(&r, "flows", "app", "high", "loss_rate"), 0.0);
+    // DRR by class with weights 1:3, both flows asking for the whole link: the class-1
+    // queue gets 3 quanta per round to class 0's one, i.e. 7.5 and 2.5 Mbit/s.
+    let r = common::run(
+        &two_classes(
+            r#"{ kind = "drr", classify = "class", weights = [1, 3] }"#,
+            "10Mbit",
+            1,
+        ),
+        1,
+    );
+    let (hi, lo) = (goodputs(&r, "high")[0], goodputs(&r, "low")[0]);
+    eprintln!("drr 1:3: high {hi:.0}, low {lo:.0}");
+    assert!((hi - 7.5e6).abs() < 7.5e6 * 0.01, "high {hi}");
+    assert!((lo - 2.5e6).abs() < 2.5e6 * 0.01, "low {lo}");
+    // Without `class` both flows are class 0 and share band 2 (child_queues shows
+    // only that band).
+    let r = common::run(
+        &two_classes(r#"{ kind = "prio", child_stats = true }"#, "8Mbit", 0),
+        1,
+    );
+    let t = r.table("child_queues");
+    assert_eq!(t.f64s("queue"), vec![2.0]);
+}
+
+#[test]
+fn a_bad_class_names_its_path() {
+    let text = two_classes(r#"{ kind = "prio" }"#, "1Mbit", 256);
+    let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+    let e = match run_scenario(&spec, None, &RunOptions::default()) {
+        Err(aqmlab_core::RunError::Scenario(e)) => e,
+        other => panic!("expected a scenario error, got {:?}", other.map(|_| ())),
+    };
+    assert_eq!(e.path, "traffic[0].class");
 }

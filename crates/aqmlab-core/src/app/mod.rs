@@ -25,6 +25,8 @@ pub enum App {
 pub struct AppEntry {
     pub name: String,
     pub kind: &'static str,
+    /// Priority class stamped on every packet of its flows (`Packet::class`).
+    pub class: u8,
 }
 
 /// A flow to create: who sends to whom, under which entry.
@@ -88,6 +90,12 @@ const COMMON: &[ParamDoc] = &[
         ty: "duration",
         default: "duration",
         doc: "when the source stops",
+    },
+    ParamDoc {
+        name: "class",
+        ty: "int",
+        default: "0",
+        doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers",
     },
 ];
 
@@ -275,6 +283,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
         if stop <= start {
             return Err(p.error("stop", "must be later than `start`"));
         }
+        let class = p.u64_or("class", 0, 0, 255)? as u8;
         let entry = t.entries.len() as u32;
         match kind {
             "udp-cbr" | "udp-poisson" => {
@@ -368,7 +377,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
             _ => unreachable!("kind_of returns known kinds"),
         }
         p.finish(&format!("traffic kind `{kind}`"))?;
-        t.entries.push(AppEntry { name, kind });
+        t.entries.push(AppEntry { name, kind, class });
     }
     Ok(t)
 }

@@ -131,10 +131,10 @@ impl CodelVars {
         let invsqrt = (self.rec_inv_sqrt as u32) << REC_INV_SQRT_SHIFT;
         let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u32;
         let mut val: u64 = (3u64 << 32).wrapping_sub(self.count as u64 * invsqrt2 as u64);
+        // Linux does this in u64 and lets it wrap: when `count` jumps while
+        // `rec_inv_sqrt` is stale (fq_codel adds a whole overflow batch to `count`),
+        // `3 - count·inv²` is negative and the product below overflows.
         val >>= 2; // avoid overflow in the following multiply
-                   // Linux does this in u64 and lets it wrap: when `count` jumps while
-                   // `rec_inv_sqrt` is stale (fq_codel adds a whole overflow batch to `count`),
-                   // `3 - count·inv²` is negative and the product overflows.
         val = val.wrapping_mul(invsqrt as u64) >> (32 - 2 + 1);
         self.rec_inv_sqrt = (val >> REC_INV_SQRT_SHIFT) as u16;
     }

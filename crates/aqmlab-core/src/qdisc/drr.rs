@@ -89,7 +89,8 @@ pub struct Drr {
     classifier: Classifier,
     queues: Vec<PacketQueue>,
     quantum: Vec<u32>,
-    deficit: Vec<u32>,
+    /// u64: a weighted quantum may approach u32::MAX.
+    deficit: Vec<u64>,
     /// Queues with packets, in round-robin order (head = the one being served).
     active: VecDeque<u32>,
     limit: Limit,
@@ -230,7 +231,7 @@ impl Drr {
         self.stats.enqueued(q);
         if position == 1 {
             self.active.push_back(q);
-            self.deficit[q as usize] = self.quantum[q as usize];
+            self.deficit[q as usize] = self.quantum[q as usize] as u64;
         }
         let mut dropped_from_mine = 0;
         while self.over_limit() {
@@ -268,8 +269,8 @@ impl Drr {
                 .front()
                 .expect("active queues are non-empty");
             let size = ctx.packets[head].size;
-            if size <= self.deficit[qi] {
-                self.deficit[qi] -= size;
+            if size as u64 <= self.deficit[qi] {
+                self.deficit[qi] -= size as u64;
                 self.queues[qi].pop_front(ctx.packets);
                 if self.queues[qi].is_empty() {
                     self.active.pop_front();
@@ -280,8 +281,10 @@ impl Drr {
                     .dequeued(q, size, ctx.now - ctx.packets[head].enqueued);
                 return Some(head);
             }
-            self.deficit[qi] += self.quantum[qi];
-            self.active.rotate_left(1);
+            self.deficit[qi] += self.quantum[qi] as u64;
+            // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
+            let head = self.active.pop_front().expect("non-empty");
+            self.active.push_back(head);
         }
     }
 

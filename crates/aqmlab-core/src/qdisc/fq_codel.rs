@@ -295,10 +295,7 @@ impl FqCodel {
         let flow = &mut self.flows[idx];
         let mut len = 0;
         let mut i = 0;
-        loop {
-            let Some(victim) = flow.q.pop_front(ctx.packets) else {
-                break;
-            };
+        while let Some(victim) = flow.q.pop_front(ctx.packets) {
             len += ctx.packets[victim].size as u64;
             ctx.drop(victim, DropReason::Overflow, Stage::Enqueue);
             i += 1;
@@ -328,7 +325,9 @@ impl FqCodel {
                     self.new_flows.pop_front();
                     self.old_flows.push_back(idx);
                 } else {
-                    self.old_flows.rotate_left(1);
+                    // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
+                    let head = self.old_flows.pop_front().expect("non-empty");
+                    self.old_flows.push_back(head);
                 }
                 continue;
             }
@@ -661,6 +660,33 @@ mod tests {
         let mut f = fq(4, 10_000);
         overload(&mut f, &mut h, t0, 202, Ecn::NotEct);
         assert_eq!(h.dropped().len(), 2);
+    }
+
+    #[test]
+    fn ce_threshold_marks_ect_packets_above_it_per_flow() {
+        let v = serde_json::json!({"ce_threshold": "1ms"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let mut f = FqCodel::from_params(&mut p, 1500).unwrap();
+        p.finish("fq_codel").unwrap();
+        let mut h = Harness::new();
+        let now = 10_000 * MS;
+        let mut pkt = |h: &mut Harness, flow: u32, age: Nanos| {
+            let p = h.packet(flow, 100);
+            h.packets[p].ecn = Ecn::Ect1;
+            h.packets[p].enqueued = now - age;
+            assert!(f.enqueue(p, &mut h.ctx(now - age)));
+            p
+        };
+        let old = pkt(&mut h, 1, 2 * MS); // 2 ms > 1 ms: marked
+        let young = pkt(&mut h, 2, MS / 2); // 0.5 ms: not marked
+        let mut got = Vec::new();
+        while let Some(p) = f.dequeue(&mut h.ctx(now)) {
+            got.push(p);
+        }
+        assert_eq!(got.len(), 2);
+        assert_eq!(h.packets[old].ecn, Ecn::Ce);
+        assert_eq!(h.packets[young].ecn, Ecn::Ect1);
+        assert_eq!(h.events.len(), 1);
     }
 
     #[test]

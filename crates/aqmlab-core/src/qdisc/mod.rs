@@ -231,7 +231,13 @@ impl Qdisc {
             Qdisc::Pie(_) => "pie",
             Qdisc::Drr(_) => "drr",
             Qdisc::Sfq(_) => "sfq",
-            Qdisc::Prio(_) => "prio",
+            Qdisc::Prio(p) => {
+                if p.is_wrr() {
+                    "wrr"
+                } else {
+                    "prio"
+                }
+            }
             Qdisc::FqCodel(_) => "fq_codel",
             Qdisc::SfqCodel(_) => "sfq_codel",
             Qdisc::DocsisPie(_) => "docsis_pie",
@@ -253,6 +259,7 @@ pub fn kinds() -> Vec<KindDoc> {
         drr::DOC,
         sfq::DOC,
         prio::DOC,
+        prio::DOC_WRR,
         fq_codel::DOC,
         sfq_codel::DOC,
         docsis_pie::DOC,
@@ -297,7 +304,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
         "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
         "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
-        "prio" => Qdisc::Prio(prio::Prio::from_params(&mut p, link)?),
+        "prio" | "wrr" => Qdisc::Prio(prio::Prio::from_params(kind, &mut p, link)?),
         "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
         "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
         "docsis_pie" => Qdisc::DocsisPie(docsis_pie::DocsisPie::from_params(&mut p, link)?),

@@ -19,6 +19,11 @@
 //! default map sends the highest classes to band 0: class `c` → band
 //! `bands - 1 - min(c, bands - 1)` (with 3 bands: class 0 → band 2, 1 → 1, ≥ 2 → 0).
 //! `priomap = [...]` overrides it (entry `c` is the band of class `c`).
+//!
+//! `wrr` is the same structure with weighted round robin between the bands instead
+//! of strict precedence (our addition; Linux has no such qdisc — its nearest are DRR
+//! classes): `weights = [w0, w1, ...]` packets per turn, default 1 each. A band that
+//! has nothing to send (or whose child dropped everything) loses the rest of its turn.
 
 use super::child_stats::{self, ChildStatsTable};
 use super::classify::{self, Classifier, Mode};
@@ -63,9 +68,58 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const DOC_WRR: KindDoc = KindDoc {
+    kind: "wrr",
+    summary: "Weighted round robin (in packets) over bands, each band any discipline",
+    source: "structure of Linux net/sched/sch_prio.c; WRR service between bands",
+    params: &[
+        ParamDoc {
+            name: "bands",
+            ty: "int",
+            default: "3 (or len(children) / len(weights))",
+            doc: "number of bands, 2 to 16",
+        },
+        ParamDoc {
+            name: "weights",
+            ty: "list of int",
+            default: "all 1",
+            doc: "packets per turn of each band",
+        },
+        ParamDoc {
+            name: "children",
+            ty: "list of qdisc",
+            default: "pfifo 1000pkt each",
+            doc: "the discipline of each band",
+        },
+        ParamDoc {
+            name: "classify",
+            ty: "string",
+            default: "class",
+            doc: "class (packet priority class via priomap) or tag (app unit type via tag_map)",
+        },
+        ParamDoc {
+            name: "priomap",
+            ty: "list of int",
+            default: "class c -> band bands-1-min(c, bands-1)",
+            doc: "band of class 0, 1, ...; later classes use the last entry",
+        },
+        classify::PARAM_TAG_MAP,
+        child_stats::PARAM_DOC,
+    ],
+};
+
+/// Weighted round robin state: packets per turn, the band whose turn it is, and what
+/// is left of its turn.
+struct Wrr {
+    weights: Vec<u32>,
+    cur: usize,
+    credit: u32,
+}
+
 pub struct Prio {
     classifier: Classifier,
     pub bands: Vec<Qdisc>,
+    wrr: Option<Wrr>,
     stats: ChildStatsTable,
 }
 
@@ -102,11 +156,49 @@ impl Prio {
         Prio {
             classifier,
             bands,
+            wrr: None,
             stats: ChildStatsTable::new(false, n),
         }
     }
 
-    pub fn from_params(p: &mut Params, link: &LinkInfo) -> Result<Self> {
+    /// True for the weighted round robin variant (`wrr`).
+    pub fn is_wrr(&self) -> bool {
+        self.wrr.is_some()
+    }
+
+    /// `kind` is `prio` or `wrr`.
+    pub fn from_params(kind: &str, p: &mut Params, link: &LinkInfo) -> Result<Self> {
+        let weights = if kind == "wrr" {
+            match p.raw("weights") {
+                None => None,
+                Some(Value::Array(items)) if !items.is_empty() => {
+                    let mut w = Vec::with_capacity(items.len());
+                    for (i, it) in items.iter().enumerate() {
+                        match it.as_u64() {
+                            Some(x) if (1..=1_000_000).contains(&x) => w.push(x as u32),
+                            _ => {
+                                return Err(p.error(
+                                    &format!("weights[{i}]"),
+                                    format!(
+                                        "{}: expected a whole number of packets from 1 to 1000000",
+                                        show_value(it)
+                                    ),
+                                ))
+                            }
+                        }
+                    }
+                    Some(w)
+                }
+                Some(v) => {
+                    return Err(p.error(
+                        "weights",
+                        format!("{}: expected a list like [4, 2, 1]", show_value(v)),
+                    ))
+                }
+            }
+        } else {
+            None
+        };
         let children = match p.raw("children") {
             None => None,
             Some(Value::Array(items)) => Some(items),
@@ -120,13 +212,24 @@ impl Prio {
                 ))
             }
         };
-        let default_bands = children.map(|c| c.len() as u64).unwrap_or(3);
+        let default_bands = children
+            .map(|c| c.len() as u64)
+            .or(weights.as_ref().map(|w| w.len() as u64))
+            .unwrap_or(3);
         let bands = p.u64_or("bands", default_bands, 2, 16)?;
         if let Some(c) = children {
             if c.len() as u64 != bands {
                 return Err(p.error(
                     "children",
                     format!("{} children for {bands} bands: give one per band", c.len()),
+                ));
+            }
+        }
+        if let Some(w) = &weights {
+            if w.len() as u64 != bands {
+                return Err(p.error(
+                    "weights",
+                    format!("{} weights for {bands} bands: give one per band", w.len()),
                 ));
             }
         }
@@ -139,6 +242,13 @@ impl Prio {
             qs.push(build(spec, &p.key_path(&format!("children[{i}]")), link)?);
         }
         let mut q = Prio::new(classifier, qs);
+        if kind == "wrr" {
+            q.wrr = Some(Wrr {
+                weights: weights.unwrap_or_else(|| vec![1; bands as usize]),
+                cur: 0,
+                credit: 0,
+            });
+        }
         q.stats = ChildStatsTable::from_params(p, bands as usize)?;
         Ok(q)
     }
@@ -167,16 +277,54 @@ impl Prio {
         ok
     }
 
+    fn dequeue_from(&mut self, band: usize, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let from = ctx.events.len();
+        let got = self.bands[band].dequeue(ctx);
+        self.tally(band as u32, ctx, from);
+        if let Some(p) = got {
+            let pk = &ctx.packets[p];
+            self.stats
+                .dequeued(band as u32, pk.size, ctx.now - pk.enqueued);
+        }
+        got
+    }
+
     pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        if self.wrr.is_some() {
+            return self.dequeue_wrr(ctx);
+        }
         for band in 0..self.bands.len() {
-            let from = ctx.events.len();
-            let got = self.bands[band].dequeue(ctx);
-            self.tally(band as u32, ctx, from);
-            if let Some(p) = got {
-                let pk = &ctx.packets[p];
-                self.stats
-                    .dequeued(band as u32, pk.size, ctx.now - pk.enqueued);
+            if let Some(p) = self.dequeue_from(band, ctx) {
                 return Some(p);
+            }
+        }
+        None
+    }
+
+    /// Weighted round robin: the band whose turn it is sends until its turn's packets
+    /// are used or it has nothing; every band is tried at most once per call.
+    fn dequeue_wrr(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let n = self.bands.len();
+        for _ in 0..n {
+            let w = self.wrr.as_mut().expect("wrr");
+            let band = w.cur;
+            if w.credit == 0 {
+                w.credit = w.weights[band];
+            }
+            let got = self.dequeue_from(band, ctx);
+            let w = self.wrr.as_mut().expect("wrr");
+            match got {
+                Some(p) => {
+                    w.credit -= 1;
+                    if w.credit == 0 {
+                        w.cur = (band + 1) % n;
+                    }
+                    return Some(p);
+                }
+                None => {
+                    w.credit = 0;
+                    w.cur = (band + 1) % n;
+                }
             }
         }
         None
@@ -291,6 +439,37 @@ mod tests {
         assert_eq!(e.path, "topology.bottleneck.qdisc.children");
         let e = prio(json!({"kind": "prio", "bands": 1})).err().unwrap();
         assert_eq!(e.path, "topology.bottleneck.qdisc.bands");
+    }
+
+    #[test]
+    fn wrr_serves_bands_in_proportion_to_their_weights() {
+        let mut h = Harness::new();
+        let mut q = prio(json!({"kind": "wrr", "weights": [3, 1], "priomap": [0, 1]})).unwrap();
+        for _ in 0..10 {
+            for class in [0u8, 1] {
+                let p = h.packet(class as u32, 100);
+                h.packets[p].class = class;
+                q.enqueue(p, &mut h.ctx(0));
+            }
+        }
+        let mut order = Vec::new();
+        while let Some(p) = q.dequeue(&mut h.ctx(1)) {
+            order.push(h.packets[p].class);
+        }
+        // Turns of 3 and 1 packets: 0 0 0 1 | 0 0 0 1 | 0 0 0 1 | 0 1 (band 0 runs out
+        // after 10, then band 1 sends its remaining 6 alone).
+        assert_eq!(
+            order,
+            vec![0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1]
+        );
+        let e = prio(json!({"kind": "wrr", "weights": [1, 0]}))
+            .err()
+            .unwrap();
+        assert_eq!(e.path, "topology.bottleneck.qdisc.weights[1]");
+        let e = prio(json!({"kind": "prio", "weights": [1, 2]}))
+            .err()
+            .unwrap();
+        assert_eq!(e.path, "topology.bottleneck.qdisc.weights");
     }
 
     #[test]
