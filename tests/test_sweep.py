@@ -157,11 +157,14 @@ def test_dask_cluster_with_a_worker_killed_mid_sweep_loses_nothing(tmp_path):
         # after the kill, no run came from the dead process; the others took its work
         assert all(m["pid"] != killed[0] for m in metas if m["written"] > first)
         assert sum(m["pid"] != killed[0] for m in metas) >= 9
-        # the kill really hit a running task: the scheduler took it back from the dead
-        # worker (processing → released) and ran it again
-        lost = {k for k, a, b in log.seen if k.startswith("aqmlab-run-") and a == "processing" and b != "memory"}
-        assert lost, "no task was running on the killed worker"
-        assert all((k, "processing", "memory") in log.seen for k in lost)
+        # the kill really hit the victim's work: some run was started on a worker twice
+        # (lost while running, or its result lost with the worker before the driver
+        # got it), and still it was written once
+        from collections import Counter
+
+        starts = Counter(k.rsplit("-", 1)[0] for k, a, b in log.seen if k.startswith("aqmlab-run-") and b == "processing")
+        assert max(starts.values()) >= 2, "no run was lost with the killed worker"
+        assert len(starts) == 10
 
 
 def test_t_quantiles_match_the_printed_table():

@@ -345,24 +345,38 @@ class DaskExecutor(Executor):
             self.client = Client(self.cluster)
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
 
+    def _submit(self, task: Task):
+        # pure=False and a unique key: a run is never merged with another by Dask's
+        # hashing; retries let the scheduler re-run a task whose worker died.
+        return self.client.submit(execute, task, key=f"aqmlab-run-{task.id}-{uuid.uuid4().hex[:8]}", pure=False, retries=MAX_WORKER_DEATHS)
+
     def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
         from distributed import as_completed
 
-        # pure=False: a run is never merged with another by Dask's hashing; retries let
-        # the scheduler re-run a task whose worker died.
         futures = {}
         for t in tasks:
-            f = self.client.submit(execute, t, key=f"aqmlab-run-{t.id}-{uuid.uuid4().hex[:8]}", pure=False, retries=MAX_WORKER_DEATHS)
+            f = self._submit(t)
             futures[f.key] = (f, t)
+        ac = as_completed([f for f, _ in futures.values()])
         try:
-            for fut in as_completed([f for f, _ in futures.values()]):
-                task = futures[fut.key][1]
+            for fut in ac:
+                task = futures.pop(fut.key)[1]
                 try:
                     outcome = fut.result()
-                except Exception as e:  # noqa: BLE001 - e.g. KilledWorker after too many deaths
+                except Exception as e:  # noqa: BLE001
+                    # `execute` never raises, so this is the cluster's trouble, not the
+                    # run's: KilledWorker after repeated deaths, or a result lost with its
+                    # worker between "finished" and the gather. Submit the run again.
+                    task.deaths += 1
+                    fut.release()
+                    if task.deaths < MAX_WORKER_DEATHS:
+                        f = self._submit(task)
+                        futures[f.key] = (f, task)
+                        ac.add(f)
+                        continue
                     outcome = {
                         "id": task.id, "status": "error", "pid": None, "host": None, "started": None, "wall_s": None,
-                        "error": {"type": type(e).__name__, "path": "", "message": str(e), "traceback": ""},
+                        "error": {"type": type(e).__name__, "path": "", "message": f"{e} (after {task.deaths} attempts on the cluster)", "traceback": ""},
                     }
                 fut.release()
                 yield task, outcome
