@@ -75,8 +75,6 @@ pub struct TcpSender {
     pub app_fin: bool,
     /// End of the current finite transfer, if any.
     pub transfer_end: Option<u64>,
-    /// Transfers completed (all bytes acknowledged).
-    pub transfers_done: u64,
     /// Set when a transfer completes; the owner clears it.
     pub just_completed: bool,
     pub peer_wnd: u64,
@@ -129,7 +127,6 @@ impl TcpSender {
             app_written: 0,
             app_fin: false,
             transfer_end: None,
-            transfers_done: 0,
             just_completed: false,
             peer_wnd: mss,
             sb: VecDeque::with_capacity(64),
@@ -422,7 +419,7 @@ impl TcpSender {
         if let Some(end) = self.transfer_end {
             if self.snd_una >= end {
                 self.transfer_end = None;
-                self.transfers_done += 1;
+                st.transfers += 1;
                 self.just_completed = true;
                 if st.completion.is_none() {
                     st.completion = Some(now - self.opened_at);
