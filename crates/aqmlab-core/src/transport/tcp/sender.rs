@@ -670,7 +670,7 @@ impl TcpSender {
                     self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
                 }
                 self.rto_streak += 1;
-                self.cc.on_rto(&self.w);
+                self.cc.on_rto(&self.w, now, self.snd_nxt);
                 self.w.cwnd = self.w.mss; // RFC 5681 loss window
                 self.rtt.backoff();
                 self.in_recovery = false;
