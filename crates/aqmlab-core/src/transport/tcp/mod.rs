@@ -39,7 +39,7 @@
 //!   outside controller (a PEP) clamp the advertised window. A zero window is probed
 //!   at each RTO with an empty segment carrying PSH, which the receiver answers.
 //! - Wire size of every segment: payload + 40 B (IPv4 20 B + TCP 20 B). Option bytes
-//!   (timestamps, SACK) are not counted.
+//!   (timestamps, SACK) are not counted (see `docs/tcp.md` for why).
 
 pub mod cc;
 pub mod receiver;
