@@ -304,6 +304,10 @@ fn tcp_parameters_are_checked_with_their_paths() {
     // A per-algorithm key with another algorithm is unknown, not silently ignored.
     let e = err(&format!("{base}cc = \"cubic\"\nledbat_target = \"25ms\""));
     assert_eq!(e.path, "traffic[0].ledbat_target");
+    let e = err(&format!("{base}cc = \"reno\"\nhystart = false"));
+    assert_eq!(e.path, "traffic[0].hystart");
+    let e = err(&format!("{base}cc = \"cubic\"\nhystart = 1"));
+    assert_eq!(e.path, "traffic[0].hystart");
     let e = err(&format!("{base}cc = \"ledbat\"\nledbat_target = \"150ms\""));
     assert!(e.message.contains("100ms"), "{e}");
     let e = err("[[traffic]]\nkind = \"tcp-file\"\nhosts = \"a\"");
