@@ -201,13 +201,7 @@ pub fn collect(sim: &Simulation) -> Results {
             ms(s.owd.quantile(0.99)).into(),
             loss.into(),
             s.completion.map(secs).unwrap_or(f64::NAN).into(),
-            f.tcp
-                .map(|(e, _)| match &sim.tcp[e as usize] {
-                    crate::engine::TcpEndpoint::Sender(s) => s.transfers_done,
-                    crate::engine::TcpEndpoint::Receiver(_) => 0,
-                })
-                .unwrap_or(0)
-                .into(),
+            s.transfers.into(),
         ]);
     }
     tables.push(flows);

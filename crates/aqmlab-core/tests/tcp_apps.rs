@@ -73,6 +73,24 @@ fn restart_runs_back_to_back_transfers_on_one_connection() {
 }
 
 #[test]
+fn transfers_count_restarts_at_warmup() {
+    // The same restarted transfer run three ways: to 10 s, to 30 s, and to 30 s with
+    // statistics restarted at 10 s. The run is deterministic, so the last one counts
+    // exactly the transfers completed between 10 s and 30 s.
+    let traffic = "[[traffic]]\nkind = \"tcp-file\"\nname = \"f\"\nsrc = \"a_l0\"\ndst = \"a_r0\"\nsize = \"500KB\"\nrestart = true";
+    let count = |top: &str, duration: &str| {
+        let text = scenario(traffic, top).replace("duration = \"30s\"", duration);
+        common::flows(&common::run(&text, 1), "transfers")[0]
+    };
+    let to_10 = count("", "duration = \"10s\"");
+    let to_30 = count("", "duration = \"30s\"");
+    let after_10 = count("warmup = \"10s\"", "duration = \"30s\"");
+    eprintln!("transfers: {to_10} by 10 s, {to_30} by 30 s, {after_10} from 10 s to 30 s");
+    assert!(to_10 > 10.0, "{to_10}");
+    assert_eq!(after_10, to_30 - to_10);
+}
+
+#[test]
 fn onoff_pauses_between_bursts() {
     let r = common::run(
         &scenario(
@@ -286,6 +304,10 @@ fn tcp_parameters_are_checked_with_their_paths() {
     // A per-algorithm key with another algorithm is unknown, not silently ignored.
     let e = err(&format!("{base}cc = \"cubic\"\nledbat_target = \"25ms\""));
     assert_eq!(e.path, "traffic[0].ledbat_target");
+    let e = err(&format!("{base}cc = \"reno\"\nhystart = false"));
+    assert_eq!(e.path, "traffic[0].hystart");
+    let e = err(&format!("{base}cc = \"cubic\"\nhystart = 1"));
+    assert_eq!(e.path, "traffic[0].hystart");
     let e = err(&format!("{base}cc = \"ledbat\"\nledbat_target = \"150ms\""));
     assert!(e.message.contains("100ms"), "{e}");
     let e = err("[[traffic]]\nkind = \"tcp-file\"\nhosts = \"a\"");

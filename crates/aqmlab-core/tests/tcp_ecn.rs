@@ -216,7 +216,7 @@ fn newreno_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
 
 #[test]
 fn cubic_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
-    let r = simulate(CcKind::Cubic, 20, 1000, 60 * NS_PER_S);
+    let r = simulate(CcKind::Cubic { hystart: true }, 20, 1000, 60 * NS_PER_S);
     assert_eq!(r.drops, 0);
     check_once_per_rtt(&r, 40 * NS_PER_MS);
 }

@@ -143,6 +143,12 @@ macro_rules! tcp_params {
                 "cc = ledbat: TARGET queuing delay (at most 100ms)",
             ),
             p("ledbat_gain", "float", "1", "cc = ledbat: GAIN"),
+            p(
+                "hystart",
+                "bool",
+                "true",
+                "cc = cubic: HyStart slow-start exit (ACK train + delay increase, as Linux)",
+            ),
             p("dctcp_g", "float", "0.0625", "cc = dctcp: EWMA gain g"),
             p("vegas_alpha", "int", "2", "cc = vegas: alpha, packets"),
             p("vegas_beta", "int", "4", "cc = vegas: beta, packets"),
@@ -232,7 +238,9 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     let cc = match cc {
         "reno" => CcKind::Reno,
         "newreno" => CcKind::NewReno,
-        "cubic" => CcKind::Cubic,
+        "cubic" => CcKind::Cubic {
+            hystart: p.bool_or("hystart", true)?,
+        },
         "ledbat" => {
             let target = p.positive_duration_or("ledbat_target", 100 * NS_PER_MS)?;
             if target > 100 * NS_PER_MS {

@@ -19,4 +19,6 @@ pub struct FlowStats {
     pub rtt: Histogram,
     /// Flow completion time, for finite transfers.
     pub completion: Option<Nanos>,
+    /// Finite transfers completed (all bytes acknowledged), TCP.
+    pub transfers: u64,
 }

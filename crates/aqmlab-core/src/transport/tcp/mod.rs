@@ -19,9 +19,15 @@
 //! - Loss recovery: fast retransmit at 3 duplicate ACKs; Reno fast recovery (RFC 5681
 //!   §3.2), NewReno partial-ACK recovery (RFC 6582, "impatient" timer), or, with SACK
 //!   (RFC 2018 blocks), the conservative SACK-based recovery of RFC 6675 with a
-//!   scoreboard, `IsLost` and `pipe`. NextSeg() rules 1 and 2 (lost segments first, then
-//!   new data) are implemented; rules 3 and 4 (unSACKed non-lost data, rescue
-//!   retransmission) are not, since the bulk apps always have new data.
+//!   scoreboard, `IsLost` and `pipe`, and all four NextSeg() rules (RFC 6675 §4): (1) the
+//!   lowest lost, unretransmitted segment; (2) new data; (3) when there is none, the
+//!   lowest unSACKed segment above HighRxt and below the highest SACKed octet (it then
+//!   counts twice in pipe); (4) once per recovery, after the cumulative ACK has passed
+//!   the first retransmission (HighACK > RescueRxt), a rescue retransmission of the
+//!   highest unSACKed segment, which moves neither HighRxt nor pipe. Rules 3 and 4 only
+//!   fire when the application has nothing new to send (or the peer's window is full):
+//!   at the end of finite transfers. ns-3 `TcpTxBuffer::NextSeg` has rule 3 without the
+//!   HighRxt/highest-SACK bounds and omits rule 4; we follow the RFC text.
 //! - RTO (RFC 6298) with timestamps (RFC 7323) for RTT samples, `min_rto` (default
 //!   200 ms like Linux; 1 s is the RFC's), exponential backoff. After an RTO every
 //!   unSACKed segment is marked lost and resent in slow start from cwnd = 1 MSS.
@@ -33,7 +39,7 @@
 //!   outside controller (a PEP) clamp the advertised window. A zero window is probed
 //!   at each RTO with an empty segment carrying PSH, which the receiver answers.
 //! - Wire size of every segment: payload + 40 B (IPv4 20 B + TCP 20 B). Option bytes
-//!   (timestamps, SACK) are not counted.
+//!   (timestamps, SACK) are not counted (see `docs/tcp.md` for why).
 
 pub mod cc;
 pub mod receiver;

@@ -75,8 +75,6 @@ pub struct TcpSender {
     pub app_fin: bool,
     /// End of the current finite transfer, if any.
     pub transfer_end: Option<u64>,
-    /// Transfers completed (all bytes acknowledged).
-    pub transfers_done: u64,
     /// Set when a transfer completes; the owner clears it.
     pub just_completed: bool,
     pub peer_wnd: u64,
@@ -86,6 +84,15 @@ pub struct TcpSender {
     retrans_bytes: u64,
     /// Lowest sequence where a lost, unretransmitted segment may be.
     lost_from: u64,
+    /// End of the highest SACKed segment (RFC 6675 rule (1.b)'s "highest octet covered
+    /// by any received SACK", exclusive).
+    high_sacked: u64,
+    /// RFC 6675 HighRxt, as an exclusive end: the end of the highest segment
+    /// retransmitted by NextSeg rules 1 and 3 in this recovery.
+    high_rxt: u64,
+    /// RFC 6675 RescueRxt, as an exclusive end: rule 4 may fire while
+    /// `snd_una > rescue_rxt` (HighACK > RescueRxt).
+    rescue_rxt: u64,
     pub dupacks: u32,
     pub in_recovery: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
@@ -129,7 +136,6 @@ impl TcpSender {
             app_written: 0,
             app_fin: false,
             transfer_end: None,
-            transfers_done: 0,
             just_completed: false,
             peer_wnd: mss,
             sb: VecDeque::with_capacity(64),
@@ -137,6 +143,9 @@ impl TcpSender {
             lost_bytes: 0,
             retrans_bytes: 0,
             lost_from: u64::MAX,
+            high_sacked: 0,
+            high_rxt: 0,
+            rescue_rxt: 0,
             dupacks: 0,
             in_recovery: false,
             recover: None,
@@ -267,8 +276,56 @@ impl TcpSender {
         let (start, end) = (e.start, e.end);
         self.retrans_bytes += end - start;
         self.lost_from = end;
+        self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
         self.emit(now, start, end, true, out);
+    }
+
+    /// RFC 6675 NextSeg rule 3: the first unSACKed segment above HighRxt and below the
+    /// highest SACKed octet (not lost: rule 1 would have taken it).
+    fn rule3(&self) -> Option<usize> {
+        let from = self.sb.partition_point(|e| e.start < self.high_rxt);
+        (from..self.sb.len())
+            .take_while(|&i| self.sb[i].end <= self.high_sacked)
+            .find(|&i| !self.sb[i].sacked && !self.sb[i].retrans)
+    }
+
+    /// Send scoreboard entry `i` by rule 3: a retransmission of a segment not known to
+    /// be lost. HighRxt moves to its end, and it counts twice in pipe (both copies may
+    /// be in the network; RFC 6675 SetPipe (a) + (b)).
+    fn retransmit_rule3(
+        &mut self,
+        now: Nanos,
+        i: usize,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
+        let e = &mut self.sb[i];
+        debug_assert!(!e.lost && !e.retrans && !e.sacked);
+        e.retrans = true;
+        let (start, end) = (e.start, e.end);
+        self.retrans_bytes += end - start;
+        self.high_rxt = self.high_rxt.max(end);
+        st.retransmits += 1;
+        self.emit(now, start, end, true, out);
+    }
+
+    /// RFC 6675 NextSeg rule 4, the rescue retransmission: once per recovery, after the
+    /// cumulative ACK has passed the first retransmission, resend the highest unSACKed
+    /// segment. HighRxt is not updated and pipe is not changed (SetPipe does not count
+    /// the copy of a segment above HighRxt), so the next ACK sees the same pipe.
+    fn rescue(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) -> bool {
+        if self.snd_una <= self.rescue_rxt {
+            return false;
+        }
+        let Some(e) = self.sb.iter().rev().find(|e| !e.sacked) else {
+            return false;
+        };
+        let (start, end) = (e.start, e.end);
+        self.rescue_rxt = self.recover.unwrap_or(self.snd_nxt);
+        st.retransmits += 1;
+        self.emit(now, start, end, true, out);
+        true
     }
 
     /// The first lost, unretransmitted, unSACKed segment.
@@ -287,7 +344,8 @@ impl TcpSender {
         None
     }
 
-    /// Send what the windows allow: lost segments first, then new data.
+    /// Send what the windows allow: lost segments first, then new data; in SACK
+    /// recovery, when neither is available, RFC 6675 NextSeg rules 3 and 4.
     fn transmit(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
         if self.state != SenderState::Established {
             return;
@@ -304,22 +362,32 @@ impl TcpSender {
                 continue;
             }
             let avail = self.app_avail(now);
-            if self.snd_nxt >= avail {
+            let len = mss.min(avail.saturating_sub(self.snd_nxt));
+            let no_new_data = if self.snd_nxt >= avail {
                 if avail < self.app_written {
                     self.app_at = Some(
                         self.cap_time(self.snd_nxt + mss.min(self.app_written - self.snd_nxt)),
                     );
                 }
-                break;
-            }
-            let len = mss.min(avail - self.snd_nxt);
-            if len < mss && avail < self.app_written {
+                true
+            } else if len < mss && avail < self.app_written {
                 // Rate-capped: wait for a full segment.
                 self.app_at = Some(self.cap_time(self.snd_nxt + mss));
+                true
+            } else {
+                self.snd_nxt + len > self.snd_una + self.peer_wnd // receiver window
+            };
+            if no_new_data {
+                if self.in_recovery && self.recovery == Recovery::Sack {
+                    if let Some(i) = self.rule3() {
+                        self.retransmit_rule3(now, i, out, st);
+                        continue;
+                    }
+                    if self.rescue(now, out, st) {
+                        continue;
+                    }
+                }
                 break;
-            }
-            if self.snd_nxt + len > self.snd_una + self.peer_wnd {
-                break; // receiver window
             }
             let start = self.snd_nxt;
             self.snd_nxt += len;
@@ -422,7 +490,7 @@ impl TcpSender {
         if let Some(end) = self.transfer_end {
             if self.snd_una >= end {
                 self.transfer_end = None;
-                self.transfers_done += 1;
+                st.transfers += 1;
                 self.just_completed = true;
                 if st.completion.is_none() {
                     st.completion = Some(now - self.opened_at);
@@ -573,6 +641,10 @@ impl TcpSender {
         if let Some(0) = self.next_lost() {
             self.retransmit(now, 0, out, st);
         }
+        // RFC 6675 (4.3): HighRxt and RescueRxt = the end of that retransmission.
+        let head_end = self.sb.front().map_or(self.snd_una, |e| e.end);
+        self.high_rxt = head_end;
+        self.rescue_rxt = head_end;
         self.w.cwnd = match self.recovery {
             Recovery::Sack => self.w.ssthresh,
             _ => self.w.ssthresh + 3 * self.w.mss,
@@ -599,6 +671,7 @@ impl TcpSender {
                         self.retrans_bytes -= l;
                     }
                     self.sacked_bytes += l;
+                    self.high_sacked = self.high_sacked.max(x.end);
                     changed = true;
                 }
                 i += 1;
@@ -673,7 +746,7 @@ impl TcpSender {
                     self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
                 }
                 self.rto_streak += 1;
-                self.cc.on_rto(&self.w);
+                self.cc.on_rto(&self.w, now, self.snd_nxt);
                 self.w.cwnd = self.w.mss; // RFC 5681 loss window
                 self.rtt.backoff();
                 self.in_recovery = false;

@@ -510,3 +510,127 @@ fn sack_enters_recovery_when_a_cumulative_ack_leaves_a_lost_head() {
     assert_eq!(seqs(&out)[0], 1000);
     assert_eq!(s.dupacks, 0);
 }
+
+/// An established SACK sender at t = 100 ms that has sent all of a `bytes` transfer
+/// (IW 10): with nothing new to send, NextSeg rule 2 never applies.
+fn established_finite(bytes: u64) -> (TcpSender, FlowStats, Vec<Segment>) {
+    let mut s = TcpSender::new(TcpConfig {
+        iw: 10,
+        sack: true,
+        ..cfg()
+    });
+    let mut st = FlowStats::default();
+    let mut out = Vec::new();
+    s.write(0, bytes, false, &mut out, &mut st);
+    s.open(0, &mut out);
+    let mut synack = ack(0, out[0].tcp.ts_val);
+    synack.tcp.flags = F::SYN | F::ACK;
+    out.clear();
+    s.on_segment(100 * MS, &synack, &mut out, &mut st);
+    (s, st, out)
+}
+
+/// Segments 0 and 5000 of 0..10000 are lost, the others SACKed in order: the SACK
+/// blocks of the seven duplicate ACKs (for 1000 .. 4000, 6000 .. 8000).
+const TWO_HOLES: [&[(u64, u64)]; 7] = [
+    &[(1000, 2000)],
+    &[(1000, 3000)],
+    &[(1000, 4000)],
+    &[(1000, 5000)],
+    &[(6000, 7000), (1000, 5000)],
+    &[(6000, 8000), (1000, 5000)],
+    &[(6000, 9000), (1000, 5000)],
+];
+
+/// Feed duplicate ACK `k` of [`TWO_HOLES`]: the segments sent in reply and pipe after.
+fn two_holes_step(s: &mut TcpSender, st: &mut FlowStats, t: Nanos, k: usize) -> (Vec<u64>, u64) {
+    let mut out = Vec::new();
+    s.on_segment(
+        200 * MS + k as Nanos,
+        &sack(0, TWO_HOLES[k], t),
+        &mut out,
+        st,
+    );
+    (seqs(&out), s.pipe())
+}
+
+fn sack_two_holes(s: &mut TcpSender, st: &mut FlowStats, t: Nanos) -> Vec<(Vec<u64>, u64)> {
+    (0..TWO_HOLES.len())
+        .map(|k| two_holes_step(s, st, t, k))
+        .collect()
+}
+
+#[test]
+fn sack_rule3_resends_an_unsacked_segment_below_the_highest_sack_when_no_new_data() {
+    let (mut s, mut st, out) = established_finite(10_000);
+    assert_eq!(out.len(), 10);
+    let t = out[0].tcp.ts_val;
+    let sent = sack_two_holes(&mut s, &mut st, t);
+    // Before recovery nothing else may go (no new data; rule 3 is for recovery only).
+    assert!(sent[0].0.is_empty() && sent[1].0.is_empty());
+    // Third SACKed segment above 0: recovery, fast retransmit of 0, cwnd = 5000,
+    // pipe = 10 − 3 SACKed − 1 lost + 1 retransmitted = 7 segments.
+    assert_eq!(sent[2], (vec![0], 7000));
+    assert_eq!(s.w.cwnd, 5000);
+    assert_eq!(sent[3], (vec![], 6000));
+    assert_eq!(sent[4], (vec![], 5000));
+    // Six SACKed: pipe = 4 segments, room for one. No lost segment (5000 has only two
+    // SACKed segments above it), no new data: rule 3 resends 5000, the first unSACKed
+    // segment above HighRxt (1000) and below the highest SACKed octet (8000); 8000 and
+    // 9000 lie above it and are not candidates. It counts twice in pipe.
+    assert_eq!(sent[5], (vec![5000], 5000));
+    // Seven SACKed: 5000 is now lost (already resent, counted once), pipe = 3 segments,
+    // room for two, but there is no candidate: everything between HighRxt (6000) and the
+    // highest SACK (9000) is SACKed, 9000 lies above it, and the rescue waits for the
+    // cumulative ACK to pass the first retransmission.
+    assert_eq!(sent[6], (vec![], 3000));
+    assert_eq!(st.retransmits, 2);
+}
+
+#[test]
+fn sack_rule3_yields_to_new_data() {
+    // The same transfer and losses, but the application writes one more segment just
+    // before the 6th duplicate ACK: with the same room, rule 2 sends it instead of
+    // rule 3's 5000.
+    let (mut s, mut st, out) = established_finite(10_000);
+    let t = out[0].tcp.ts_val;
+    for k in 0..5 {
+        two_holes_step(&mut s, &mut st, t, k);
+    }
+    let mut out = Vec::new();
+    s.write(205 * MS, 1000, false, &mut out, &mut st);
+    assert!(out.is_empty()); // pipe 5 = cwnd
+    assert_eq!(two_holes_step(&mut s, &mut st, t, 5), (vec![10_000], 5000));
+    // 7th: 5000 is lost; pipe = 11 − 7 − 2 + 1 = 3, room for two; rule 1 resends 5000,
+    // and nothing else qualifies (no new data, rule 3 has no candidate, no rescue yet).
+    assert_eq!(two_holes_step(&mut s, &mut st, t, 6), (vec![5000], 4000));
+    assert_eq!(st.retransmits, 2);
+}
+
+#[test]
+fn sack_rule4_rescue_retransmits_the_highest_unsacked_segment_once_per_recovery() {
+    let (mut s, mut st, out) = established_finite(10_000);
+    let t = out[0].tcp.ts_val;
+    sack_two_holes(&mut s, &mut st, t);
+    assert_eq!(st.retransmits, 2); // 0 (fast retransmit) and 5000 (rule 3)
+    let mut out = Vec::new();
+    // The retransmission of 0 arrives: cumulative ACK 5000 (partial), still in recovery.
+    // pipe = 5 outstanding − 3 SACKed − 1 lost + 1 retransmitted = 2 segments, cwnd 5:
+    // rules 1–3 have nothing, HighACK is past RescueRxt (1000), so rule 4 resends the
+    // highest unSACKed segment, 9000 — once, though the window has room for three.
+    s.on_segment(300 * MS, &sack(5000, &[(6000, 9000)], t), &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(seqs(&out), vec![9000]);
+    assert_eq!(st.retransmits, 3);
+    // pipe is unchanged by the rescue (HighRxt is not moved).
+    assert_eq!(s.pipe(), 2000);
+    out.clear();
+    // A further ACK in the same recovery: no second rescue (RescueRxt = RecoveryPoint).
+    s.on_segment(301 * MS, &sack(5000, &[(6000, 9000)], t), &mut out, &mut st);
+    assert!(out.is_empty(), "{:?}", seqs(&out));
+    assert_eq!(st.retransmits, 3);
+    // Everything arrives: recovery ends.
+    s.on_segment(400 * MS, &sack(10_000, &[], t), &mut out, &mut st);
+    assert!(!s.in_recovery);
+    assert!(out.is_empty());
+}

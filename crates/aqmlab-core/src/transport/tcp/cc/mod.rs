@@ -68,11 +68,23 @@ pub struct AckSample {
 pub enum CcKind {
     Reno,
     NewReno,
-    Cubic,
-    Ledbat { target: Nanos, gain: f64 },
+    /// `hystart`: classic HyStart in slow start (see `cubic`).
+    Cubic {
+        hystart: bool,
+    },
+    Ledbat {
+        target: Nanos,
+        gain: f64,
+    },
     Compound,
-    Vegas { alpha: u32, beta: u32, gamma: u32 },
-    Dctcp { g: f64 },
+    Vegas {
+        alpha: u32,
+        beta: u32,
+        gamma: u32,
+    },
+    Dctcp {
+        g: f64,
+    },
 }
 
 impl CcKind {
@@ -80,7 +92,7 @@ impl CcKind {
         match self {
             CcKind::Reno => "reno",
             CcKind::NewReno => "newreno",
-            CcKind::Cubic => "cubic",
+            CcKind::Cubic { .. } => "cubic",
             CcKind::Ledbat { .. } => "ledbat",
             CcKind::Compound => "compound",
             CcKind::Vegas { .. } => "vegas",
@@ -109,7 +121,7 @@ impl AnyCc {
     pub fn new(kind: CcKind) -> AnyCc {
         match kind {
             CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::default()),
-            CcKind::Cubic => AnyCc::Cubic(cubic::Cubic::default()),
+            CcKind::Cubic { hystart } => AnyCc::Cubic(cubic::Cubic::new(hystart)),
             CcKind::Ledbat { target, gain } => AnyCc::Ledbat(ledbat::Ledbat::new(target, gain)),
             CcKind::Compound => AnyCc::Compound(compound::Compound::default()),
             CcKind::Vegas { alpha, beta, gamma } => {
@@ -137,6 +149,7 @@ impl AnyCc {
     #[inline]
     pub fn observe(&mut self, a: &AckSample) {
         match self {
+            AnyCc::Cubic(c) => c.observe(a),
             AnyCc::Compound(c) => c.observe(a),
             AnyCc::Vegas(c) => c.observe(a),
             AnyCc::Dctcp(c) => c.observe(a),
@@ -157,11 +170,12 @@ impl AnyCc {
         }
     }
 
-    /// The retransmission timer expired (after `ssthresh` was taken for it).
-    pub fn on_rto(&mut self, w: &Window) {
+    /// The retransmission timer expired (after `ssthresh` was taken for it); `snd_nxt`
+    /// is the highest sequence sent.
+    pub fn on_rto(&mut self, w: &Window, now: Nanos, snd_nxt: u64) {
         match self {
             AnyCc::Reno(_) => {}
-            AnyCc::Cubic(c) => c.on_rto(w),
+            AnyCc::Cubic(c) => c.on_rto(w, now, snd_nxt),
             AnyCc::Ledbat(_) => {}
             AnyCc::Compound(c) => c.on_rto(),
             AnyCc::Vegas(c) => c.on_rto(),
