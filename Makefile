@@ -32,7 +32,7 @@ run: install
 test: test-rust test-python
 
 test-rust:
-	cargo test -p aqmlab-core -q 2>&1 | tail -n 40; exit $${PIPESTATUS[0]}
+	cargo test -p aqmlab-core -q
 
 test-python: install
 	$(PY) -m pytest tests
