@@ -35,6 +35,7 @@ Design (see docs/sweeps.md):
 
 from __future__ import annotations
 
+import abc
 import builtins
 import concurrent.futures as cf
 import hashlib
@@ -208,13 +209,14 @@ def execute(task: Task) -> dict[str, Any]:
 # --------------------------------------------------------------------------- executors
 
 
-class Executor:
+class Executor(abc.ABC):
     """Runs tasks and yields ``(task, outcome)`` as they finish, in any order."""
 
     workers: int = 1
 
-    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abc.abstractmethod
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+        """Run ``tasks``; yield each with its outcome as it finishes."""
 
     def close(self) -> None:
         pass
