@@ -26,7 +26,7 @@
 //!   (`max_p ≤ 0.5` before adding) would otherwise allow 0.51 or 0.009.
 //! - Linux does not derive the thresholds; ns-3 does (`ARED = true`) as here.
 
-use super::red::{Adapt, Red, MAX_P_BOTTOM, MAX_P_TOP};
+use super::red::{self, Adapt, Red, MAX_P_BOTTOM, MAX_P_TOP};
 use super::LinkInfo;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -68,24 +68,9 @@ pub const DOC: KindDoc = KindDoc {
             default: "0.02",
             doc: "initial max_p, in [0.01, 0.5]",
         },
-        ParamDoc {
-            name: "ecn",
-            ty: "bool",
-            default: "false",
-            doc: "CE-mark ECN-capable packets instead of dropping them",
-        },
-        ParamDoc {
-            name: "harddrop",
-            ty: "bool",
-            default: "false",
-            doc: "with ecn: still drop (not mark) in the forced region",
-        },
-        ParamDoc {
-            name: "bytemode",
-            ty: "bool",
-            default: "false",
-            doc: "queue and thresholds in bytes; probability scaled by size/mean_pkt_size",
-        },
+        red::ECN_DOC,
+        red::HARDDROP_DOC,
+        red::BYTEMODE_DOC,
         ParamDoc {
             name: "mean_pkt_size",
             ty: "size",

@@ -275,6 +275,22 @@ pub struct Codel {
     queue: PacketQueue,
 }
 
+/// Shared with the flow-queueing disciplines built on CoDel.
+pub(super) const TARGET_DOC: ParamDoc = ParamDoc {
+    name: "target",
+    ty: "duration",
+    default: "5ms",
+    doc: "acceptable standing sojourn time",
+};
+
+/// Shared with the flow-queueing disciplines built on CoDel.
+pub(super) const INTERVAL_DOC: ParamDoc = ParamDoc {
+    name: "interval",
+    ty: "duration",
+    default: "100ms",
+    doc: "sliding window for the minimum sojourn; base of the control law",
+};
+
 pub const DOC: KindDoc = KindDoc {
     kind: "codel",
     summary: "CoDel: drop at dequeue when sojourn stays above target for an interval",
@@ -286,18 +302,8 @@ pub const DOC: KindDoc = KindDoc {
             default: "1000pkt",
             doc: "hard limit in packets (Linux) or bytes (ns-3); arrivals beyond it are tail-dropped",
         },
-        ParamDoc {
-            name: "target",
-            ty: "duration",
-            default: "5ms",
-            doc: "acceptable standing sojourn time",
-        },
-        ParamDoc {
-            name: "interval",
-            ty: "duration",
-            default: "100ms",
-            doc: "sliding window for the minimum sojourn; base of the control law",
-        },
+        TARGET_DOC,
+        INTERVAL_DOC,
         ParamDoc {
             name: "ecn",
             ty: "bool",

@@ -75,18 +75,8 @@ pub const DOC: KindDoc = KindDoc {
             default: "link MTU + 14B (1514B)",
             doc: "bytes of credit per round",
         },
-        ParamDoc {
-            name: "target",
-            ty: "duration",
-            default: "5ms",
-            doc: "CoDel target",
-        },
-        ParamDoc {
-            name: "interval",
-            ty: "duration",
-            default: "100ms",
-            doc: "CoDel interval",
-        },
+        codel::TARGET_DOC,
+        codel::INTERVAL_DOC,
         ParamDoc {
             name: "ecn",
             ty: "bool",

@@ -89,6 +89,30 @@ pub struct Red {
     queue: PacketQueue,
 }
 
+/// Shared with `ared`.
+pub(super) const ECN_DOC: ParamDoc = ParamDoc {
+    name: "ecn",
+    ty: "bool",
+    default: "false",
+    doc: "CE-mark ECN-capable packets instead of dropping them",
+};
+
+/// Shared with `ared`.
+pub(super) const HARDDROP_DOC: ParamDoc = ParamDoc {
+    name: "harddrop",
+    ty: "bool",
+    default: "false",
+    doc: "with ecn: still drop (not mark) in the forced region",
+};
+
+/// Shared with `ared`.
+pub(super) const BYTEMODE_DOC: ParamDoc = ParamDoc {
+    name: "bytemode",
+    ty: "bool",
+    default: "false",
+    doc: "queue and thresholds in bytes; probability scaled by size/mean_pkt_size",
+};
+
 pub const DOC: KindDoc = KindDoc {
     kind: "red",
     summary: "Random Early Detection: drop/mark arrivals by the EWMA queue length",
@@ -130,24 +154,9 @@ pub const DOC: KindDoc = KindDoc {
             default: "false",
             doc: "probability rises from max_p to 1 between max and 2·max instead of jumping to 1",
         },
-        ParamDoc {
-            name: "ecn",
-            ty: "bool",
-            default: "false",
-            doc: "CE-mark ECN-capable packets instead of dropping them",
-        },
-        ParamDoc {
-            name: "harddrop",
-            ty: "bool",
-            default: "false",
-            doc: "with ecn: still drop (not mark) in the forced region",
-        },
-        ParamDoc {
-            name: "bytemode",
-            ty: "bool",
-            default: "false",
-            doc: "queue and thresholds in bytes; probability scaled by size/mean_pkt_size",
-        },
+        ECN_DOC,
+        HARDDROP_DOC,
+        BYTEMODE_DOC,
         ParamDoc {
             name: "mean_pkt_size",
             ty: "size",

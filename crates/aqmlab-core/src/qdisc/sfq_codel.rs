@@ -66,18 +66,8 @@ pub const DOC: KindDoc = KindDoc {
             default: "256",
             doc: "bins (ns-2 MAXBINS)",
         },
-        ParamDoc {
-            name: "target",
-            ty: "duration",
-            default: "5ms",
-            doc: "CoDel target",
-        },
-        ParamDoc {
-            name: "interval",
-            ty: "duration",
-            default: "100ms",
-            doc: "CoDel interval",
-        },
+        codel::TARGET_DOC,
+        codel::INTERVAL_DOC,
         ParamDoc {
             name: "reentry",
             ty: "string",
