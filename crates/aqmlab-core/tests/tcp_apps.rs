@@ -329,3 +329,28 @@ fn tcp_parameters_are_checked_with_their_paths() {
         assert!(aqmlab_core::Simulation::new(&s, None, &Default::default()).is_ok());
     }
 }
+
+#[test]
+fn memory_stays_flat_in_simulated_time_with_tcp() {
+    // Packets alive at once (arena slots) must not grow with the run length: five CUBIC
+    // flows through a 417-packet buffer for 60 s and for 600 s.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../benches/scenarios/docsis-like.toml"),
+    )
+    .unwrap();
+    let short = common::run(
+        &text.replace("duration = \"600s\"", "duration = \"60s\""),
+        1,
+    );
+    let long = common::run(&text, 1);
+    let slots = |r: &Results| r.table("summary").f64s("arena_slots")[0];
+    let sent = |r: &Results| r.table("summary").f64s("packets")[0];
+    assert!(sent(&long) > 9.0 * sent(&short));
+    assert!(
+        slots(&long) <= slots(&short) * 1.2,
+        "{} vs {}",
+        slots(&short),
+        slots(&long)
+    );
+}
