@@ -46,7 +46,8 @@ pub struct TcpSampleRow {
     pub flow: u32,
     pub cwnd: u64,
     pub ssthresh: u64,
-    pub srtt: Nanos,
+    /// None until the first RTT sample.
+    pub srtt: Option<Nanos>,
     pub in_flight: u64,
 }
 
@@ -599,7 +600,7 @@ impl Simulation {
                     flow: self.tcp_flow[e],
                     cwnd: s.cc.send_window(&s.w),
                     ssthresh: s.w.ssthresh,
-                    srtt: s.rtt.srtt,
+                    srtt: s.rtt.has_sample.then_some(s.rtt.srtt),
                     in_flight: s.pipe(),
                 });
             }

@@ -349,7 +349,7 @@ pub fn collect(sim: &Simulation) -> Results {
                 (r.flow as u64).into(),
                 r.cwnd.into(),
                 r.ssthresh.into(),
-                millis(r.srtt).into(),
+                r.srtt.map(millis).unwrap_or(f64::NAN).into(),
                 r.in_flight.into(),
             ]);
         }
