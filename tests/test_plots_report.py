@@ -122,3 +122,20 @@ def test_run_report_renders(tmp_path):
     assert float(np.var(img[..., :3])) > 1e-3
     p = cli("report", tmp_path / "nothing")
     assert p.returncode == 2 and "no such folder" in p.stderr
+
+
+def test_sojourn_cdf_uses_every_packet_when_histograms_are_recorded(tmp_path):
+    from conftest import SMALL
+
+    scen = {**SMALL, "output": {"sojourn_hist": True}}
+    scen["traffic"] = [{**SMALL["traffic"][0], "rate": "1.1Mbit"}]
+    res = aqmlab.run(scen)
+    res.write_parquet(tmp_path / "run")
+    hist = res.sojourn_hist.filter(res.sojourn_hist["link"] == "L->R")
+    assert hist["packets"].sum() == res.queues.filter(res.queues["link"] == "L->R")["dequeued"][0]
+    fig = plots.cdf(tmp_path / "run", link="L->R")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "fraction of packets ≤ x"
+    [line] = ax.get_lines()
+    y = line.get_ydata()
+    assert y[-1] == 1.0 and all(a <= b for a, b in zip(y, y[1:]))

@@ -3,7 +3,7 @@
 Every function returns a matplotlib ``Figure``; `save` writes it as PNG and SVG. The
 Agg backend is used, so no display is needed.
 
-* `cdf` — empirical CDF of sojourn time or queue length (from the ``timeseries`` table,
+* `cdf` — empirical CDF of sojourn time (per packet from ``sojourn_hist`` when recorded) or queue length (from the ``timeseries`` table,
   sampled every ``output.timeseries``), one line per sweep point, seeds pooled.
 * `timeseries` — queue length, sojourn, drop/mark probability, link rate (and cwnd when
   a run has a ``tcp`` table) against time.
@@ -295,7 +295,15 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
     bottleneck), one line per value of ``by`` (default: per sweep point; seeds pooled).
     ``where`` keeps only the points with these axis values, e.g.
     ``{"bottleneck.qdisc.limit": "400pkt"}``; ``after_s`` drops the samples before that
-    time (e.g. the warm-up)."""
+    time (e.g. the warm-up).
+
+    For ``sojourn_ms``, runs with ``output.sojourn_hist = true`` give the CDF over every
+    packet (from the per-link histograms, 0.4 % resolution, after the warm-up);
+    otherwise the time-series samples are used."""
+    if metric == "sojourn_ms":
+        hist = load_runs(path, "sojourn_hist")
+        if hist.height:
+            return _packet_cdf(path, hist, link, by, title, logx, where)
     ts, link = _ts_frame(path, link)
     if after_s:
         ts = ts.filter(pl.col("time_ns") >= int(after_s * 1e9))
@@ -332,6 +340,42 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
         ax.set_title(title or f"CDF of {xlabel.split(' (')[0]} at {link}")
         if len(groups) > 1 and by == "label":
             ax.legend(fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
+def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str | None, logx: bool, where: dict | None):
+    """Per-packet sojourn CDF from the ``sojourn_hist`` tables, seeds pooled."""
+    link = link or bottleneck_link(path) or hist["link"][0]
+    hist = hist.filter(pl.col("link") == link)
+    if "label" not in hist.columns:
+        hist = hist.with_columns(pl.lit(Path(path).name).alias("label"))
+    for k, v in (where or {}).items():
+        hist = hist.filter(pl.col(k) == v)
+    if hist.height == 0:
+        raise ValueError(f"no sojourn histogram for link {link!r} matches {where}")
+    with _style():
+        fig, ax = plt.subplots()
+        groups = list(dict.fromkeys(hist[by].to_list()))
+        for i, g in enumerate(groups):
+            h = (
+                hist.filter(pl.col(by) == g)
+                .group_by("sojourn_ms_high")
+                .agg(pl.col("packets").sum())
+                .sort("sojourn_ms_high")
+            )
+            x = h["sojourn_ms_high"].to_numpy()
+            y = np.cumsum(h["packets"].to_numpy()) / h["packets"].sum()
+            ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+        ax.set_xlabel(metric_label("sojourn_ms")[0])
+        ax.set_ylabel("fraction of packets ≤ x")
+        ax.set_ylim(0, 1.01)
+        if logx:
+            ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(left=0)
+        ax.set_title(title or f"CDF of packet sojourn time at {link}")
+        if len(groups) > 1:
+            ax.legend(title=None if by == "label" else short_name(by), fontsize=8)
         fig.tight_layout()
     return fig
 

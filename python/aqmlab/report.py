@@ -166,7 +166,8 @@ def default_sweep_figures(path: Path) -> list[Figure]:
             continue
         figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with the 95 % Student-t confidence interval."))
     if load_runs(path, "timeseries").height:
-        figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), "Samples of the time series, all seeds of a point pooled."))
+        source = "Every dequeued packet (per-link histograms)" if load_runs(path, "sojourn_hist").height else "Samples of the time series"
+        figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), f"{source}, all seeds of a point pooled."))
         figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path), "First seed of each point."))
     return figs
 

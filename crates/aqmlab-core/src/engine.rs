@@ -137,6 +137,8 @@ pub struct Simulation {
     tcp_timer: Vec<Option<Nanos>>,
     tcp_flow: Vec<u32>,
     pub tcp_series: Option<TcpSeries>,
+    /// Report the per-packet sojourn histograms (`output.sojourn_hist`).
+    pub sojourn_hist: bool,
     seg_buf: Vec<Segment>,
     qevents: Vec<QdiscEvent>,
     wall: std::time::Duration,
@@ -260,6 +262,7 @@ impl Simulation {
             tcp: Vec::new(),
             tcp_timer: Vec::new(),
             tcp_flow: Vec::new(),
+            sojourn_hist: spec.output.sojourn_hist,
             tcp_series: spec.output.tcp_timeseries.map(|iv| TcpSeries {
                 interval: iv.0,
                 rows: Vec::new(),

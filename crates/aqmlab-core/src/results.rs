@@ -356,6 +356,29 @@ pub fn collect(sim: &Simulation) -> Results {
         tables.push(ts);
     }
 
+    if sim.sojourn_hist {
+        let mut hist = Table::new(
+            "sojourn_hist",
+            &[
+                ("link", Ty::S),
+                ("sojourn_ms_low", Ty::F),
+                ("sojourn_ms_high", Ty::F),
+                ("packets", Ty::U),
+            ],
+        );
+        for link in &sim.links {
+            for (lo, hi, n) in link.stats.sojourn.buckets() {
+                hist.push(vec![
+                    link.name.clone().into(),
+                    millis(lo).into(),
+                    millis(hi).into(),
+                    n.into(),
+                ]);
+            }
+        }
+        tables.push(hist);
+    }
+
     if let Some(log) = &sim.drop_log {
         let mut drops = Table::new(
             "drops",

@@ -95,3 +95,45 @@ fn the_mm1_example_is_within_2_percent_of_theory() {
     let got = common::cell(&r, "queues", "link", "a->b", "sojourn_ms_mean");
     assert!((got - 3.2).abs() / 3.2 < 0.02, "{got}");
 }
+
+#[test]
+fn mm1_waiting_time_distribution_matches_theory() {
+    // M/M/1 FIFO: P(Wq = 0) = 1 − ρ and P(Wq > t) = ρ·exp(−μ(1−ρ)t). At ρ = 0.8 with
+    // S = 0.8 ms (μ = 1250/s): μ(1−ρ) = 250/s, so P(Wq > 2 ms) = 0.8·e^−0.5 = 0.4852,
+    // P(Wq > 5 ms) = 0.8·e^−1.25 = 0.2292, P(Wq > 10 ms) = 0.8·e^−2.5 = 0.0657.
+    let text = format!(
+        "output = {{ sojourn_hist = true }}\n{}",
+        scenario(0.8, true, 1500)
+    );
+    let r = common::run(&text, 11);
+    let h = r.table("sojourn_hist");
+    let links = h.strs("link");
+    let (lo, n) = (h.f64s("sojourn_ms_low"), h.f64s("packets"));
+    let rows: Vec<usize> = (0..links.len()).filter(|&i| links[i] == "a->b").collect();
+    let total: f64 = rows.iter().map(|&i| n[i]).sum();
+    assert_eq!(
+        total,
+        common::cell(&r, "queues", "link", "a->b", "dequeued")
+    );
+    let above = |t_ms: f64| {
+        rows.iter()
+            .filter(|&&i| lo[i] >= t_ms)
+            .map(|&i| n[i])
+            .sum::<f64>()
+            / total
+    };
+    let zero = rows
+        .iter()
+        .filter(|&&i| lo[i] == 0.0)
+        .map(|&i| n[i])
+        .sum::<f64>()
+        / total;
+    assert!((zero - 0.2).abs() < 0.005, "P(Wq = 0) = {zero}");
+    for (t, p) in [(2.0, 0.4852), (5.0, 0.2292), (10.0, 0.0657)] {
+        assert!(
+            (above(t) - p).abs() < 0.01,
+            "P(Wq > {t} ms) = {} vs {p}",
+            above(t)
+        );
+    }
+}

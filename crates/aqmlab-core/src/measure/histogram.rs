@@ -97,6 +97,19 @@ impl Histogram {
         self.max as f64
     }
 
+    /// The non-empty buckets as (low, high, count), low to high; values in a bucket lie
+    /// in [low, high).
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, hi) = bounds(i);
+                (lo, hi, c)
+            })
+    }
+
     pub fn clear(&mut self) {
         self.counts.iter_mut().for_each(|c| *c = 0);
         self.n = 0;
@@ -137,6 +150,26 @@ mod tests {
             );
         }
         assert_eq!(h.mean(), 50_000_500.0);
+    }
+
+    #[test]
+    fn buckets_list_every_count_once() {
+        let mut h = Histogram::new();
+        for v in [5, 5, 200, 300, 301, 1_000_000] {
+            h.record(v);
+        }
+        let b: Vec<_> = h.buckets().collect();
+        // Width 1 below 256; 300 and 301 share [300, 302) (width 2 in [256, 512));
+        // 10^6 lies in [2^19 + 116·4096, +4096) (width 2^(19−7) in [2^19, 2^20)).
+        assert_eq!(
+            b,
+            vec![
+                (5, 6, 2),
+                (200, 201, 1),
+                (300, 302, 2),
+                (999_424, 1_003_520, 1)
+            ]
+        );
     }
 
     #[test]

@@ -193,6 +193,9 @@ pub struct OutputSpec {
     /// off when absent.
     #[serde(default)]
     pub tcp_timeseries: Option<Duration>,
+    /// Keep the per-packet sojourn distribution of every link (`sojourn_hist` table).
+    #[serde(default)]
+    pub sojourn_hist: bool,
 }
 
 impl ScenarioSpec {
