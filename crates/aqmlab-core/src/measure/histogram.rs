@@ -3,15 +3,19 @@
 //! Values below 128 have their own bucket; above, each power of two is split into 128
 //! equal sub-buckets (the HDR-histogram layout). A quantile is reported as the middle
 //! of its bucket, so the relative error of any reported quantile is at most 1/256
-//! (0.4 %), and the absolute error below 128 ns is at most 0.5 ns. Counting is O(1),
-//! and memory grows only with the largest value seen (at most 7.4 k buckets for u64).
+//! (0.4 %), and the absolute error below 128 ns is at most 0.5 ns. Counting is O(1).
+//! Only the buckets between the smallest and the largest value seen are stored (128
+//! per octave of spread), so a flow whose delays stay within a few octaves costs a few
+//! KB however large the delays are: many short flows stay cheap.
 
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
 
 #[derive(Clone, Debug, Default)]
 pub struct Histogram {
+    /// Counts of buckets `offset..offset + counts.len()`.
     counts: Vec<u64>,
+    offset: usize,
     n: u64,
     sum: u128,
     max: u64,
@@ -50,10 +54,19 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, v: u64) {
         let i = index(v);
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
+        if self.counts.is_empty() {
+            self.offset = i;
+        } else if i < self.offset {
+            // Rare: a new smallest value; grow the window downwards.
+            let grow = self.offset - i;
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+            self.offset = i;
         }
-        self.counts[i] += 1;
+        let j = i - self.offset;
+        if j >= self.counts.len() {
+            self.counts.resize(j + 1, 0);
+        }
+        self.counts[j] += 1;
         self.n += 1;
         self.sum += v as u128;
         self.max = self.max.max(v);
@@ -84,10 +97,10 @@ impl Histogram {
         // The rank of the smallest value with at least q·n values at or below it.
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
         let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
+        for (j, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                let (lo, hi) = bounds(i);
+                let (lo, hi) = bounds(self.offset + j);
                 if hi - lo == 1 {
                     return lo as f64;
                 }
@@ -104,17 +117,10 @@ impl Histogram {
             .iter()
             .enumerate()
             .filter(|&(_, &c)| c > 0)
-            .map(|(i, &c)| {
-                let (lo, hi) = bounds(i);
+            .map(|(j, &c)| {
+                let (lo, hi) = bounds(self.offset + j);
                 (lo, hi, c)
             })
-    }
-
-    pub fn clear(&mut self) {
-        self.counts.iter_mut().for_each(|c| *c = 0);
-        self.n = 0;
-        self.sum = 0;
-        self.max = 0;
     }
 }
 
@@ -170,6 +176,23 @@ mod tests {
                 (999_424, 1_003_520, 1)
             ]
         );
+    }
+
+    #[test]
+    fn storage_spans_only_the_values_seen() {
+        let mut h = Histogram::new();
+        // 300-400 ms one-way delays: one octave of buckets, not all from 0.
+        for v in [350_000_000u64, 300_000_000, 399_000_000] {
+            h.record(v);
+        }
+        assert!(h.counts.len() <= 2 * SUB as usize, "{}", h.counts.len());
+        // A new smallest value grows the window downwards and keeps every count.
+        h.record(7);
+        let b: Vec<_> = h.buckets().map(|(lo, _, c)| (lo, c)).collect();
+        assert_eq!(b.len(), 4);
+        assert_eq!(b[0], (7, 1));
+        assert_eq!(h.quantile(0.25), 7.0);
+        assert!((h.quantile(1.0) - 399e6).abs() / 399e6 < 1.0 / 256.0);
     }
 
     #[test]
