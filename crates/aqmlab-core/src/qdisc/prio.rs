@@ -34,6 +34,22 @@ use crate::scenario::params::{show_value, KindDoc, ParamDoc, Params};
 use crate::sim::time::Nanos;
 use serde_json::{json, Value};
 
+/// Shared by `prio` and `wrr`.
+const PARAM_CLASSIFY: ParamDoc = ParamDoc {
+    name: "classify",
+    ty: "string",
+    default: "class",
+    doc: "class (packet priority class via priomap) or tag (app unit type via tag_map)",
+};
+
+/// Shared by `prio` and `wrr`.
+const PARAM_PRIOMAP: ParamDoc = ParamDoc {
+    name: "priomap",
+    ty: "list of int",
+    default: "class c -> band bands-1-min(c, bands-1)",
+    doc: "band of class 0, 1, ...; later classes use the last entry",
+};
+
 pub const DOC: KindDoc = KindDoc {
     kind: "prio",
     summary: "Strict priority over bands, each band any discipline",
@@ -51,18 +67,8 @@ pub const DOC: KindDoc = KindDoc {
             default: "pfifo 1000pkt each",
             doc: "the discipline of each band, e.g. [{ kind = \"codel\" }, { kind = \"pfifo\" }]",
         },
-        ParamDoc {
-            name: "classify",
-            ty: "string",
-            default: "class",
-            doc: "class (packet priority class via priomap) or tag (app unit type via tag_map)",
-        },
-        ParamDoc {
-            name: "priomap",
-            ty: "list of int",
-            default: "class c -> band bands-1-min(c, bands-1)",
-            doc: "band of class 0, 1, ...; later classes use the last entry",
-        },
+        PARAM_CLASSIFY,
+        PARAM_PRIOMAP,
         classify::PARAM_TAG_MAP,
         child_stats::PARAM_DOC,
     ],
@@ -91,18 +97,8 @@ pub const DOC_WRR: KindDoc = KindDoc {
             default: "pfifo 1000pkt each",
             doc: "the discipline of each band",
         },
-        ParamDoc {
-            name: "classify",
-            ty: "string",
-            default: "class",
-            doc: "class (packet priority class via priomap) or tag (app unit type via tag_map)",
-        },
-        ParamDoc {
-            name: "priomap",
-            ty: "list of int",
-            default: "class c -> band bands-1-min(c, bands-1)",
-            doc: "band of class 0, 1, ...; later classes use the last entry",
-        },
+        PARAM_CLASSIFY,
+        PARAM_PRIOMAP,
         classify::PARAM_TAG_MAP,
         child_stats::PARAM_DOC,
     ],
