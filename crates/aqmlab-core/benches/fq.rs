@@ -9,7 +9,7 @@
 //! that 10 000 flows stay (almost all) in separate queues.
 
 use aqmlab_core::net::packet::PacketArena;
-use aqmlab_core::qdisc::{self, LinkInfo, QdiscCtx};
+use aqmlab_core::qdisc::{self, Discipline, LinkInfo, QdiscCtx};
 use aqmlab_core::sim::rng::Rng;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;

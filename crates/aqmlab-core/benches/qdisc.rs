@@ -9,7 +9,7 @@
 //! arena and are recycled through a free list, so the loop does not allocate.
 
 use aqmlab_core::net::packet::{PacketArena, PacketId};
-use aqmlab_core::qdisc::{self, LinkInfo, Qdisc, QdiscCtx, QdiscEvent, Verdict};
+use aqmlab_core::qdisc::{self, Discipline, LinkInfo, Qdisc, QdiscCtx, QdiscEvent, Verdict};
 use aqmlab_core::sim::rng::Rng;
 use aqmlab_core::sim::time::Nanos;
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -7,7 +7,7 @@
 //! operation dequeues one packet and enqueues it again.
 
 use aqmlab_core::net::packet::PacketArena;
-use aqmlab_core::qdisc::{self, LinkInfo, QdiscCtx};
+use aqmlab_core::qdisc::{self, Discipline, LinkInfo, QdiscCtx};
 use aqmlab_core::sim::rng::Rng;
 use serde_json::json;
 

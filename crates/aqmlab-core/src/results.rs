@@ -3,6 +3,7 @@
 
 use crate::engine::Simulation;
 use crate::output::table::{Table, Ty, Val};
+use crate::qdisc::Discipline;
 use crate::sim::time::{millis, secs, Nanos};
 
 /// All tables of one run.

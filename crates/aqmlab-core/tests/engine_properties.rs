@@ -3,6 +3,7 @@
 
 mod common;
 
+use aqmlab_core::qdisc::Discipline;
 use aqmlab_core::sim::rng::Rng;
 use aqmlab_core::{run_scenario, Results, RunOptions, ScenarioSpec, Simulation};
 

@@ -27,7 +27,7 @@
 //! - Linux does not derive the thresholds; ns-3 does (`ARED = true`) as here.
 
 use super::red::{self, Adapt, Red, MAX_P_BOTTOM, MAX_P_TOP};
-use super::LinkInfo;
+use super::{Kind, LinkInfo};
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS};
@@ -80,6 +80,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(from_params(p, link)?.into()),
+};
+
 /// ARED's automatic thresholds and weight for a capacity of `rate_bps` and `target`:
 /// `(min_th, max_th, w_q)` with the thresholds in packets.
 pub fn auto_params(rate_bps: u64, mean_pkt_size: u32, target: Nanos) -> (f64, f64, f64) {
@@ -120,6 +125,7 @@ pub fn from_params(p: &mut Params, link: &LinkInfo) -> Result<Red> {
 mod tests {
     use super::super::red::tests::arrive;
     use super::super::testing::Harness;
+    use super::super::Discipline;
     use super::*;
     use crate::net::packet::Ecn;
     use serde_json::json;

@@ -183,7 +183,7 @@ impl Classifier {
         } else {
             modes[0]
         };
-        let salt = match p.raw("salt") {
+        let salt = match modes.contains(&Mode::Flow).then(|| p.raw("salt")).flatten() {
             None => None,
             Some(v) => match v.as_u64() {
                 Some(x) if x <= u32::MAX as u64 => Some(x as u32),
@@ -198,7 +198,11 @@ impl Classifier {
                 }
             },
         };
-        let priomap = index_list(p, "priomap", n)?;
+        let priomap = if modes.contains(&Mode::Class) {
+            index_list(p, "priomap", n)?
+        } else {
+            None
+        };
         let tag_map = if modes.contains(&Mode::Tag) {
             index_list(p, "tag_map", n)?
         } else {

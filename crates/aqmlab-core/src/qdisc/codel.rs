@@ -42,7 +42,7 @@
 //!   units are accepted; arrivals beyond it are tail-dropped (`Overflow`).
 
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, Stage};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::{Ecn, PacketId};
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -331,6 +331,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(Codel::from_params(p, link.mtu)?.into()),
+};
+
 impl Codel {
     pub fn new(params: CodelParams, limit: Limit) -> Self {
         Codel {
@@ -370,8 +375,10 @@ impl Codel {
         let params = Self::params_from(p, mtu)?;
         Ok(Codel::new(params, limit))
     }
+}
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+impl Discipline for Codel {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let fits = match self.limit {
             Limit::Packets(n) => (self.queue.len() as u64) < n,
             Limit::Bytes(n) => self.queue.bytes() + ctx.packets[p].size as u64 <= n,
@@ -384,15 +391,15 @@ impl Codel {
         true
     }
 
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         codel_dequeue(&self.params, &mut self.vars, &mut self.queue, 0, ctx)
     }
 
-    pub fn len_packets(&self) -> usize {
+    fn len_packets(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.queue.bytes()
     }
 }

@@ -38,7 +38,7 @@
 //! default. The RFC 8034 delay formula above is taken from the CableLabs code.
 
 use super::queue::PacketQueue;
-use super::{DropReason, LinkInfo, QdiscCtx, Stage};
+use super::{Discipline, DropReason, Kind, LinkInfo, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -115,6 +115,11 @@ pub const DOC: KindDoc = KindDoc {
         ParamDoc { name: "peak_rate", ty: "rate", default: "link rate (or MSR if higher)", doc: "service-flow peak rate, ≥ MSR" },
         ParamDoc { name: "max_traffic_burst", ty: "size", default: "3044B", doc: "service-flow token bucket depth" },
     ],
+};
+
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(DocsisPie::from_params(p, link)?.into()),
 };
 
 impl DocsisPie {
@@ -258,31 +263,6 @@ impl DocsisPie {
         true
     }
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        let size = ctx.packets[p].size;
-        let fits = match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
-        };
-        if !fits {
-            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
-            return false;
-        }
-        if self.drop_early(size, ctx) {
-            ctx.drop(p, DropReason::Early, Stage::Enqueue);
-            return false;
-        }
-        self.queue.push_back(p, ctx.packets);
-        true
-    }
-
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        let p = self.queue.pop_front(ctx.packets)?;
-        self.refill(ctx.now);
-        self.tokens = (self.tokens - ctx.packets[p].size as f64).max(0.0);
-        Some(p)
-    }
-
     /// CableLabs `CalculateDropProb` (RFC 8034 §4.2 and Appendix A).
     fn update(&mut self, now: Nanos) {
         self.refill(now);
@@ -332,25 +312,52 @@ impl DocsisPie {
         }
         self.qdelay_old = qdelay;
     }
+}
 
-    pub fn len_packets(&self) -> usize {
+impl Discipline for DocsisPie {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let size = ctx.packets[p].size;
+        let fits = match self.limit {
+            Limit::Packets(n) => (self.queue.len() as u64) < n,
+            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
+        };
+        if !fits {
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        }
+        if self.drop_early(size, ctx) {
+            ctx.drop(p, DropReason::Early, Stage::Enqueue);
+            return false;
+        }
+        self.queue.push_back(p, ctx.packets);
+        true
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let p = self.queue.pop_front(ctx.packets)?;
+        self.refill(ctx.now);
+        self.tokens = (self.tokens - ctx.packets[p].size as f64).max(0.0);
+        Some(p)
+    }
+
+    fn len_packets(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.queue.bytes()
     }
 
     /// Drop probability per MEAN_PKTSIZE (1024 B) packet; may exceed 1 (up to 13.6).
-    pub fn drop_prob(&self) -> Option<f64> {
+    fn drop_prob(&self) -> Option<f64> {
         Some(self.drop_prob)
     }
 
-    pub fn next_timer(&self) -> Option<Nanos> {
+    fn next_timer(&self) -> Option<Nanos> {
         Some(self.next_update)
     }
 
-    pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         if ctx.now < self.next_update {
             return;
         }

@@ -33,7 +33,7 @@
 use super::child_stats::{self, ChildStatsTable};
 use super::classify::{self, Classifier, Mode};
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, QdiscExtras, Stage};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -84,6 +84,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(Drr::from_params(p, link.mtu)?.into()),
+};
+
 #[derive(Debug)]
 pub struct Drr {
     classifier: Classifier,
@@ -99,15 +104,6 @@ pub struct Drr {
     packets: usize,
     bytes: u64,
     stats: ChildStatsTable,
-}
-
-impl QdiscExtras for Drr {
-    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-        self.stats.rows()
-    }
-    fn restart_stats(&mut self) {
-        self.stats.restart();
-    }
 }
 
 impl Drr {
@@ -215,8 +211,10 @@ impl Drr {
             Limit::Bytes(n) => self.bytes > n,
         }
     }
+}
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+impl Discipline for Drr {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let q = self.classifier.classify(&ctx.packets[p], ctx.rng);
         let queue = &mut self.queues[q as usize];
         if queue.len() >= self.depth {
@@ -261,7 +259,7 @@ impl Drr {
         dropped_from_mine < position
     }
 
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
             let &q = self.active.front()?;
             let qi = q as usize;
@@ -288,12 +286,19 @@ impl Drr {
         }
     }
 
-    pub fn len_packets(&self) -> usize {
+    fn len_packets(&self) -> usize {
         self.packets
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.stats.rows()
+    }
+    fn restart_stats(&mut self) {
+        self.stats.restart();
     }
 }
 

@@ -7,7 +7,7 @@
 //! limit; a packet limit admits while fewer than `limit` packets are queued.
 
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, Stage};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -15,8 +15,8 @@ use crate::scenario::units::Limit;
 
 #[derive(Debug)]
 pub struct Fifo {
-    pub limit: Limit,
-    pub head_drop: bool,
+    limit: Limit,
+    head_drop: bool,
     queue: PacketQueue,
 }
 
@@ -65,6 +65,26 @@ pub const DOC_HEAD_DROP: KindDoc = KindDoc {
     }],
 };
 
+pub const PFIFO: Kind = Kind {
+    doc: DOC_PFIFO,
+    build: |p, _| Ok(Fifo::from_params("pfifo", p)?.into()),
+};
+
+pub const BFIFO: Kind = Kind {
+    doc: DOC_BFIFO,
+    build: |p, _| Ok(Fifo::from_params("bfifo", p)?.into()),
+};
+
+pub const DROPTAIL: Kind = Kind {
+    doc: DOC_DROPTAIL,
+    build: |p, _| Ok(Fifo::from_params("droptail", p)?.into()),
+};
+
+pub const PFIFO_HEAD_DROP: Kind = Kind {
+    doc: DOC_HEAD_DROP,
+    build: |p, _| Ok(Fifo::from_params("pfifo_head_drop", p)?.into()),
+};
+
 impl Fifo {
     pub fn new(limit: Limit, head_drop: bool) -> Self {
         Fifo {
@@ -97,8 +117,10 @@ impl Fifo {
             Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
         }
     }
+}
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+impl Discipline for Fifo {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let size = ctx.packets[p].size;
         if self.fits(size) {
             self.queue.push_back(p, ctx.packets);
@@ -123,15 +145,15 @@ impl Fifo {
         true
     }
 
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.queue.pop_front(ctx.packets)
     }
 
-    pub fn len_packets(&self) -> usize {
+    fn len_packets(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.queue.bytes()
     }
 }

@@ -45,7 +45,7 @@ use super::child_stats::{self, ChildStatsTable};
 use super::classify::{self, Classifier, Mode};
 use super::codel::{self, codel_dequeue, CodelParams, CodelVars};
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, QdiscExtras, Stage, Verdict};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage, Verdict};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -127,6 +127,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(FqCodel::from_params(p, link.mtu)?.into()),
+};
+
 /// Which list a flow queue is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 enum List {
@@ -166,15 +171,6 @@ pub struct FqCodel {
     pub drop_overlimit: u64,
     pub drop_overmemory: u64,
     stats: ChildStatsTable,
-}
-
-impl QdiscExtras for FqCodel {
-    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-        self.stats.rows()
-    }
-    fn restart_stats(&mut self) {
-        self.stats.restart();
-    }
 }
 
 impl FqCodel {
@@ -240,36 +236,6 @@ impl FqCodel {
         Ok(q)
     }
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        let idx = self.classifier.classify(&ctx.packets[p], ctx.rng);
-        let size = ctx.packets[p].size as u64;
-        let flow = &mut self.flows[idx as usize];
-        flow.q.push_back(p, ctx.packets);
-        self.backlogs[idx as usize] += size;
-        self.packets += 1;
-        self.bytes += size;
-        self.stats.enqueued(idx);
-        if flow.list == List::None {
-            flow.list = List::New;
-            flow.deficit = self.quantum;
-            self.new_flows.push_back(idx);
-            self.new_flow_count += 1;
-        }
-        let memory_limited = self.bytes > self.memory_limit;
-        if self.packets <= self.limit && !memory_limited {
-            return true;
-        }
-        let before = self.packets;
-        let fat = self.drop_fattest(ctx);
-        let dropped = (before - self.packets) as u64;
-        self.drop_overlimit += dropped;
-        if memory_limited {
-            self.drop_overmemory += dropped;
-        }
-        // Drops are from the head, so `p` (the tail) went only if its queue emptied.
-        !(fat == idx && self.flows[idx as usize].q.is_empty())
-    }
-
     /// Linux `fq_codel_drop`: drop from the head of the fattest queue until half its
     /// backlog or `drop_batch` packets are gone; returns the queue.
     fn drop_fattest(&mut self, ctx: &mut QdiscCtx) -> u32 {
@@ -301,7 +267,44 @@ impl FqCodel {
         idx as u32
     }
 
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    /// The CoDel state of flow queue `i` (for tests and inspection).
+    pub fn flow_vars(&self, i: usize) -> &CodelVars {
+        &self.flows[i].cvars
+    }
+}
+
+impl Discipline for FqCodel {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let idx = self.classifier.classify(&ctx.packets[p], ctx.rng);
+        let size = ctx.packets[p].size as u64;
+        let flow = &mut self.flows[idx as usize];
+        flow.q.push_back(p, ctx.packets);
+        self.backlogs[idx as usize] += size;
+        self.packets += 1;
+        self.bytes += size;
+        self.stats.enqueued(idx);
+        if flow.list == List::None {
+            flow.list = List::New;
+            flow.deficit = self.quantum;
+            self.new_flows.push_back(idx);
+            self.new_flow_count += 1;
+        }
+        let memory_limited = self.bytes > self.memory_limit;
+        if self.packets <= self.limit && !memory_limited {
+            return true;
+        }
+        let before = self.packets;
+        let fat = self.drop_fattest(ctx);
+        let dropped = (before - self.packets) as u64;
+        self.drop_overlimit += dropped;
+        if memory_limited {
+            self.drop_overmemory += dropped;
+        }
+        // Drops are from the head, so `p` (the tail) went only if its queue emptied.
+        !(fat == idx && self.flows[idx as usize].q.is_empty())
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
             let (from_new, idx) = match self.new_flows.front() {
                 Some(&i) => (true, i),
@@ -368,17 +371,19 @@ impl FqCodel {
         }
     }
 
-    pub fn len_packets(&self) -> usize {
+    fn len_packets(&self) -> usize {
         self.packets
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.bytes
     }
 
-    /// The CoDel state of flow queue `i` (for tests and inspection).
-    pub fn flow_vars(&self, i: usize) -> &CodelVars {
-        &self.flows[i].cvars
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.stats.rows()
+    }
+    fn restart_stats(&mut self) {
+        self.stats.restart();
     }
 }
 

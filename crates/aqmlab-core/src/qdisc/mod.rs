@@ -1,11 +1,13 @@
 //! Queue disciplines.
 //!
-//! Every discipline is a plain struct with the same inherent methods (`enqueue`,
-//! `dequeue`, `len_packets`, `len_bytes`, and optionally `drop_prob`, `next_timer`,
-//! `on_timer`), and `Qdisc` is an enum over them: the engine dispatches with a `match`,
-//! never through a vtable. To add a discipline: write `NAME.rs` with a module doc that
-//! cites its source, a `DOC: KindDoc` and a `from_params` constructor, then add one line
-//! to the `disciplines!` list below.
+//! Every discipline is a plain struct implementing `Discipline` (the core `enqueue`,
+//! `dequeue`, `len_packets`, `len_bytes`; optional `drop_prob`, `next_timer`,
+//! `on_timer`, `child_stats`, `restart_stats` with defaults). `AnyQdisc` is an enum over
+//! them, so the engine dispatches with a `match`, never through a vtable. To add a
+//! discipline: write `NAME.rs` with a module doc that cites its source and a
+//! `pub const KIND: Kind` (its documentation and build function), then add one line to
+//! the `registry!` list below. `kinds()`, `build()` and the `queues` table's kind name
+//! all come from that list.
 //!
 //! Drops and ECN marks are reported through `QdiscCtx` with a reason, so results can
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
@@ -133,137 +135,163 @@ pub struct LinkInfo {
     pub mtu: u32,
 }
 
-macro_rules! disciplines {
-    ($( $variant:ident($ty:ty) ),* $(,)?) => {
-        /// One queue discipline of any kind.
-        pub enum Qdisc { $( $variant($ty) ),* }
+/// A queue discipline: the four core methods, and optional ones with defaults so a
+/// simple discipline writes only the core.
+pub trait Discipline {
+    /// Offer `p`. Returns true if `p` was queued; drops and marks (of `p` or of other
+    /// packets) are reported through `ctx`.
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool;
+    /// The next packet to send, if any (a discipline may drop packets here too).
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
+    fn len_packets(&self) -> usize;
+    fn len_bytes(&self) -> u64;
+    /// The current drop/mark probability, for disciplines that have one.
+    fn drop_prob(&self) -> Option<f64> {
+        None
+    }
+    /// When the discipline next needs `on_timer` (e.g. PIE's periodic update).
+    fn next_timer(&self) -> Option<Nanos> {
+        None
+    }
+    fn on_timer(&mut self, _ctx: &mut QdiscCtx) {}
+    /// Per-child-queue counters, for schedulers with `child_stats = true`.
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        None
+    }
+    /// Zero the per-child counters (end of warm-up).
+    fn restart_stats(&mut self) {}
+}
 
-        impl Qdisc {
-            /// Offer `p` to the discipline. Returns true if `p` was queued; drops and
-            /// marks (of `p` or of other packets) are reported through `ctx`.
+/// A registered discipline kind: its documentation (name, parameters) and how to build
+/// it from its parameter table. Each discipline file exports one `Kind` per name.
+pub struct Kind {
+    pub doc: KindDoc,
+    pub build: fn(&mut Params, &LinkInfo) -> Result<AnyQdisc>,
+}
+
+/// The registry: one line per discipline type, with the kinds (names) that build it.
+/// Generates the `AnyQdisc` enum (dispatch by `match`, never through a vtable), the
+/// `From` conversions the build functions use, and `KINDS`.
+macro_rules! registry {
+    ($( $variant:ident($ty:ty) => [$($kind:expr),+ $(,)?] ),* $(,)?) => {
+        /// One queue discipline of any type.
+        pub enum AnyQdisc { $( $variant($ty) ),* }
+
+        $( impl From<$ty> for AnyQdisc {
+            fn from(q: $ty) -> Self { AnyQdisc::$variant(q) }
+        } )*
+
+        /// Every registered kind, in the order `aqmlab qdiscs` lists them.
+        pub const KINDS: &[&Kind] = &[ $( $(&$kind),+ ),* ];
+
+        impl Discipline for AnyQdisc {
             #[inline]
-            pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-                match self { $( Qdisc::$variant(q) => q.enqueue(p, ctx) ),* }
-            }
-            /// The next packet to send, if any.
-            #[inline]
-            pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-                match self { $( Qdisc::$variant(q) => q.dequeue(ctx) ),* }
+            fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+                match self { $( AnyQdisc::$variant(q) => q.enqueue(p, ctx) ),* }
             }
             #[inline]
-            pub fn len_packets(&self) -> usize {
-                match self { $( Qdisc::$variant(q) => q.len_packets() ),* }
+            fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+                match self { $( AnyQdisc::$variant(q) => q.dequeue(ctx) ),* }
             }
             #[inline]
-            pub fn len_bytes(&self) -> u64 {
-                match self { $( Qdisc::$variant(q) => q.len_bytes() ),* }
+            fn len_packets(&self) -> usize {
+                match self { $( AnyQdisc::$variant(q) => q.len_packets() ),* }
             }
-            /// The current drop/mark probability, for disciplines that have one.
-            pub fn drop_prob(&self) -> Option<f64> {
-                match self { $( Qdisc::$variant(q) => q.drop_prob() ),* }
-            }
-            /// When the discipline next needs `on_timer` (e.g. PIE's periodic update).
             #[inline]
-            pub fn next_timer(&self) -> Option<Nanos> {
-                match self { $( Qdisc::$variant(q) => q.next_timer() ),* }
+            fn len_bytes(&self) -> u64 {
+                match self { $( AnyQdisc::$variant(q) => q.len_bytes() ),* }
             }
-            pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-                match self { $( Qdisc::$variant(q) => q.on_timer(ctx) ),* }
+            fn drop_prob(&self) -> Option<f64> {
+                match self { $( AnyQdisc::$variant(q) => q.drop_prob() ),* }
             }
-            /// Per-child-queue counters, for schedulers with `child_stats = true`.
-            pub fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-                match self { $( Qdisc::$variant(q) => q.child_stats() ),* }
+            #[inline]
+            fn next_timer(&self) -> Option<Nanos> {
+                match self { $( AnyQdisc::$variant(q) => q.next_timer() ),* }
             }
-            /// Zero the per-child counters (end of warm-up).
-            pub fn restart_stats(&mut self) {
-                match self { $( Qdisc::$variant(q) => q.restart_stats() ),* }
+            fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+                match self { $( AnyQdisc::$variant(q) => q.on_timer(ctx) ),* }
+            }
+            fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+                match self { $( AnyQdisc::$variant(q) => q.child_stats() ),* }
+            }
+            fn restart_stats(&mut self) {
+                match self { $( AnyQdisc::$variant(q) => q.restart_stats() ),* }
             }
         }
     };
 }
 
-/// Defaults for the optional methods, so a simple discipline only writes the core four.
-pub trait QdiscExtras {
-    fn drop_prob(&self) -> Option<f64> {
-        None
-    }
-    fn next_timer(&self) -> Option<Nanos> {
-        None
-    }
-    fn on_timer(&mut self, _ctx: &mut QdiscCtx) {}
-    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-        None
-    }
-    fn restart_stats(&mut self) {}
+registry! {
+    Fifo(fifo::Fifo) => [fifo::PFIFO, fifo::BFIFO, fifo::DROPTAIL, fifo::PFIFO_HEAD_DROP],
+    Codel(codel::Codel) => [codel::KIND],
+    Red(red::Red) => [red::KIND, ared::KIND],
+    Pie(pie::Pie) => [pie::KIND],
+    Drr(drr::Drr) => [drr::KIND],
+    Sfq(sfq::Sfq) => [sfq::KIND],
+    Prio(prio::Prio) => [prio::KIND, prio::WRR],
+    FqCodel(fq_codel::FqCodel) => [fq_codel::KIND],
+    SfqCodel(sfq_codel::SfqCodel) => [sfq_codel::KIND],
+    DocsisPie(docsis_pie::DocsisPie) => [docsis_pie::KIND],
 }
 
-impl QdiscExtras for fifo::Fifo {}
-impl QdiscExtras for codel::Codel {}
-impl QdiscExtras for red::Red {}
-impl QdiscExtras for pie::Pie {}
-impl QdiscExtras for docsis_pie::DocsisPie {}
-
-disciplines! {
-    Fifo(fifo::Fifo),
-    Codel(codel::Codel),
-    Red(red::Red),
-    Pie(pie::Pie),
-    Drr(drr::Drr),
-    Sfq(sfq::Sfq),
-    Prio(prio::Prio),
-    FqCodel(fq_codel::FqCodel),
-    SfqCodel(sfq_codel::SfqCodel),
-    DocsisPie(docsis_pie::DocsisPie),
+/// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
+pub struct Qdisc {
+    pub kind: &'static str,
+    pub inner: AnyQdisc,
 }
 
 impl Qdisc {
+    pub fn new(kind: &'static str, inner: impl Into<AnyQdisc>) -> Self {
+        Qdisc {
+            kind,
+            inner: inner.into(),
+        }
+    }
+
     /// The kind name for the `queues` table.
     pub fn kind_name(&self) -> &'static str {
-        match self {
-            Qdisc::Fifo(f) => match (f.head_drop, f.limit) {
-                (true, _) => "pfifo_head_drop",
-                (false, crate::scenario::units::Limit::Packets(_)) => "pfifo",
-                (false, crate::scenario::units::Limit::Bytes(_)) => "bfifo",
-            },
-            Qdisc::Codel(_) => "codel",
-            Qdisc::Red(r) if r.adapt.is_some() => "ared",
-            Qdisc::Red(_) => "red",
-            Qdisc::Pie(_) => "pie",
-            Qdisc::Drr(_) => "drr",
-            Qdisc::Sfq(_) => "sfq",
-            Qdisc::Prio(p) => {
-                if p.is_wrr() {
-                    "wrr"
-                } else {
-                    "prio"
-                }
-            }
-            Qdisc::FqCodel(_) => "fq_codel",
-            Qdisc::SfqCodel(_) => "sfq_codel",
-            Qdisc::DocsisPie(_) => "docsis_pie",
-        }
+        self.kind
+    }
+}
+
+impl Discipline for Qdisc {
+    #[inline]
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        self.inner.enqueue(p, ctx)
+    }
+    #[inline]
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.inner.dequeue(ctx)
+    }
+    #[inline]
+    fn len_packets(&self) -> usize {
+        self.inner.len_packets()
+    }
+    #[inline]
+    fn len_bytes(&self) -> u64 {
+        self.inner.len_bytes()
+    }
+    fn drop_prob(&self) -> Option<f64> {
+        self.inner.drop_prob()
+    }
+    #[inline]
+    fn next_timer(&self) -> Option<Nanos> {
+        self.inner.next_timer()
+    }
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        self.inner.on_timer(ctx)
+    }
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.inner.child_stats()
+    }
+    fn restart_stats(&mut self) {
+        self.inner.restart_stats()
     }
 }
 
 /// Every discipline's documentation, for `aqmlab qdiscs`.
 pub fn kinds() -> Vec<KindDoc> {
-    vec![
-        fifo::DOC_PFIFO,
-        fifo::DOC_BFIFO,
-        fifo::DOC_DROPTAIL,
-        fifo::DOC_HEAD_DROP,
-        codel::DOC,
-        red::DOC,
-        ared::DOC,
-        pie::DOC,
-        drr::DOC,
-        sfq::DOC,
-        prio::DOC,
-        prio::DOC_WRR,
-        fq_codel::DOC,
-        sfq_codel::DOC,
-        docsis_pie::DOC,
-    ]
+    KINDS.iter().map(|k| k.doc).collect()
 }
 
 /// Build a discipline from its scenario table `{ kind = "...", ... }` at `path`.
@@ -275,7 +303,7 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         )
     })?;
     let kind_path = format!("{path}.kind");
-    let kind = match map.get("kind") {
+    let name = match map.get("kind") {
         Some(Value::String(s)) => s.as_str(),
         Some(v) => {
             return Err(ScenarioError::new(
@@ -293,34 +321,23 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
             ))
         }
     };
-    let mut p = Params::new(path, map, &["kind"]);
-    let q = match kind {
-        "pfifo" | "bfifo" | "droptail" | "pfifo_head_drop" => {
-            Qdisc::Fifo(fifo::Fifo::from_params(kind, &mut p)?)
-        }
-        "codel" => Qdisc::Codel(codel::Codel::from_params(&mut p, link.mtu)?),
-        "red" => Qdisc::Red(red::Red::from_params(&mut p)?),
-        "ared" => Qdisc::Red(ared::from_params(&mut p, link)?),
-        "pie" => Qdisc::Pie(pie::Pie::from_params(&mut p, link.mtu)?),
-        "drr" => Qdisc::Drr(drr::Drr::from_params(&mut p, link.mtu)?),
-        "sfq" => Qdisc::Sfq(sfq::Sfq::from_params(&mut p, link.mtu)?),
-        "prio" | "wrr" => Qdisc::Prio(prio::Prio::from_params(kind, &mut p, link)?),
-        "fq_codel" => Qdisc::FqCodel(fq_codel::FqCodel::from_params(&mut p, link.mtu)?),
-        "sfq_codel" => Qdisc::SfqCodel(sfq_codel::SfqCodel::from_params(&mut p, link.mtu)?),
-        "docsis_pie" => Qdisc::DocsisPie(docsis_pie::DocsisPie::from_params(&mut p, link)?),
-        other => {
-            let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
-            return Err(ScenarioError::new(
-                kind_path,
-                format!(
-                    "\"{other}\": unknown queue discipline; expected one of: {}",
-                    names.join(", ")
-                ),
-            ));
-        }
+    let Some(kind) = KINDS.iter().find(|k| k.doc.kind == name) else {
+        let names: Vec<&str> = KINDS.iter().map(|k| k.doc.kind).collect();
+        return Err(ScenarioError::new(
+            kind_path,
+            format!(
+                "\"{name}\": unknown queue discipline; expected one of: {}",
+                names.join(", ")
+            ),
+        ));
     };
-    p.finish(&format!("queue discipline `{kind}`"))?;
-    Ok(q)
+    let mut p = Params::new(path, map, &["kind"]);
+    let inner = (kind.build)(&mut p, link)?;
+    p.finish(&format!("queue discipline `{name}`"))?;
+    Ok(Qdisc {
+        kind: kind.doc.kind,
+        inner,
+    })
 }
 
 /// Test support: an arena, an RNG and an event sink, to drive a discipline by hand.
@@ -430,10 +447,27 @@ mod tests {
     }
 
     #[test]
-    fn every_documented_kind_builds_with_defaults() {
+    fn every_documented_kind_builds_with_defaults_under_its_own_name() {
         for k in kinds() {
             let q = build(&json!({"kind": k.kind}), "q", &info());
             assert!(q.is_ok(), "{}: {:?}", k.kind, q.err());
+            assert_eq!(q.unwrap().kind_name(), k.kind);
+        }
+    }
+
+    /// Parameters are declared once: what a kind reads is what `aqmlab qdiscs` shows.
+    #[test]
+    fn every_kind_reads_exactly_its_documented_parameters() {
+        let empty = serde_json::Map::new();
+        for k in KINDS {
+            let mut p = Params::new("q", &empty, &["kind"]);
+            (k.build)(&mut p, &info()).unwrap();
+            let mut read: Vec<&str> = p.keys_read().to_vec();
+            read.sort();
+            read.dedup();
+            let mut documented: Vec<&str> = k.doc.params.iter().map(|d| d.name).collect();
+            documented.sort();
+            assert_eq!(read, documented, "kind `{}`", k.doc.kind);
         }
     }
 }

@@ -59,7 +59,7 @@
 //! - `limit` is 1000 packets (Linux); ns-3 uses 25 packets.
 
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, Stage};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -200,6 +200,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(Pie::from_params(p, link.mtu)?.into()),
+};
+
 impl Pie {
     /// PIE with the RFC 8033 / Linux defaults.
     pub fn new(mtu: u32) -> Self {
@@ -286,63 +291,6 @@ impl Pie {
         ctx.rng.uniform() < p
     }
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        let size = ctx.packets[p].size;
-        let fits = match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
-        };
-        if !fits {
-            self.accu_prob = 0.0;
-            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
-            return false;
-        }
-        if self.burst_allowance == 0 && self.drop_early(size, ctx) {
-            self.accu_prob = 0.0;
-            let mark = self.ecn && self.drop_prob <= ECN_THRESHOLD && ctx.mark(p, Stage::Enqueue);
-            if !mark {
-                ctx.drop(p, DropReason::Early, Stage::Enqueue);
-                return false;
-            }
-        }
-        self.queue.push_back(p, ctx.packets);
-        true
-    }
-
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        let p = self.queue.pop_front(ctx.packets)?;
-        let now = ctx.now;
-        let backlog = self.queue.bytes();
-        if !self.dq_rate_estimator {
-            // Linux pie_process_dequeue: the last packet's sojourn, 0 if it emptied the queue.
-            self.qdelay = if backlog == 0 {
-                0
-            } else {
-                now - ctx.packets[p].enqueued
-            };
-            return Some(p);
-        }
-        if backlog >= self.dq_threshold && !self.in_measurement {
-            self.in_measurement = true;
-            self.dq_count = 0;
-            self.measurement_start = now;
-        }
-        if self.in_measurement {
-            self.dq_count += ctx.packets[p].size as u64;
-            if self.dq_count >= self.dq_threshold {
-                let dq_time = now - self.measurement_start;
-                self.avg_dq_time = if self.avg_dq_time == 0 {
-                    dq_time
-                } else {
-                    let w = (self.dq_threshold as f64 / 65536.0).min(1.0);
-                    (w * dq_time as f64 + (1.0 - w) * self.avg_dq_time as f64).round() as Nanos
-                };
-                self.in_measurement = false;
-            }
-        }
-        Some(p)
-    }
-
     /// The delay estimate for an update.
     fn current_qdelay(&self) -> Nanos {
         if !self.dq_rate_estimator {
@@ -376,24 +324,83 @@ impl Pie {
             self.burst_allowance = self.max_burst;
         }
     }
+}
 
-    pub fn len_packets(&self) -> usize {
+impl Discipline for Pie {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let size = ctx.packets[p].size;
+        let fits = match self.limit {
+            Limit::Packets(n) => (self.queue.len() as u64) < n,
+            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
+        };
+        if !fits {
+            self.accu_prob = 0.0;
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        }
+        if self.burst_allowance == 0 && self.drop_early(size, ctx) {
+            self.accu_prob = 0.0;
+            let mark = self.ecn && self.drop_prob <= ECN_THRESHOLD && ctx.mark(p, Stage::Enqueue);
+            if !mark {
+                ctx.drop(p, DropReason::Early, Stage::Enqueue);
+                return false;
+            }
+        }
+        self.queue.push_back(p, ctx.packets);
+        true
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        let p = self.queue.pop_front(ctx.packets)?;
+        let now = ctx.now;
+        let backlog = self.queue.bytes();
+        if !self.dq_rate_estimator {
+            // Linux pie_process_dequeue: the last packet's sojourn, 0 if it emptied the queue.
+            self.qdelay = if backlog == 0 {
+                0
+            } else {
+                now - ctx.packets[p].enqueued
+            };
+            return Some(p);
+        }
+        if backlog >= self.dq_threshold && !self.in_measurement {
+            self.in_measurement = true;
+            self.dq_count = 0;
+            self.measurement_start = now;
+        }
+        if self.in_measurement {
+            self.dq_count += ctx.packets[p].size as u64;
+            if self.dq_count >= self.dq_threshold {
+                let dq_time = now - self.measurement_start;
+                self.avg_dq_time = if self.avg_dq_time == 0 {
+                    dq_time
+                } else {
+                    let w = (self.dq_threshold as f64 / 65536.0).min(1.0);
+                    (w * dq_time as f64 + (1.0 - w) * self.avg_dq_time as f64).round() as Nanos
+                };
+                self.in_measurement = false;
+            }
+        }
+        Some(p)
+    }
+
+    fn len_packets(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.queue.bytes()
     }
 
-    pub fn drop_prob(&self) -> Option<f64> {
+    fn drop_prob(&self) -> Option<f64> {
         Some(self.drop_prob)
     }
 
-    pub fn next_timer(&self) -> Option<Nanos> {
+    fn next_timer(&self) -> Option<Nanos> {
         Some(self.next_update)
     }
 
-    pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         if ctx.now < self.next_update {
             return;
         }

@@ -27,7 +27,7 @@
 
 use super::child_stats::{self, ChildStatsTable};
 use super::classify::{self, Classifier, Mode};
-use super::{build, LinkInfo, Qdisc, QdiscCtx, QdiscExtras, Verdict};
+use super::{build, Discipline, Kind, LinkInfo, Qdisc, QdiscCtx, Verdict};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{show_value, KindDoc, ParamDoc, Params};
@@ -104,6 +104,16 @@ pub const DOC_WRR: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(Prio::from_params("prio", p, link)?.into()),
+};
+
+pub const WRR: Kind = Kind {
+    doc: DOC_WRR,
+    build: |p, link| Ok(Prio::from_params("wrr", p, link)?.into()),
+};
+
 /// Weighted round robin state: packets per turn, the band whose turn it is, and what
 /// is left of its turn.
 struct Wrr {
@@ -117,28 +127,6 @@ pub struct Prio {
     pub bands: Vec<Qdisc>,
     wrr: Option<Wrr>,
     stats: ChildStatsTable,
-}
-
-impl QdiscExtras for Prio {
-    fn next_timer(&self) -> Option<Nanos> {
-        self.bands.iter().filter_map(|b| b.next_timer()).min()
-    }
-    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        for b in &mut self.bands {
-            if b.next_timer().is_some_and(|t| t <= ctx.now) {
-                b.on_timer(ctx);
-            }
-        }
-    }
-    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-        self.stats.rows()
-    }
-    fn restart_stats(&mut self) {
-        self.stats.restart();
-        for b in &mut self.bands {
-            b.restart_stats();
-        }
-    }
 }
 
 /// Linux-like default band of class `c`, with higher classes more urgent.
@@ -155,11 +143,6 @@ impl Prio {
             wrr: None,
             stats: ChildStatsTable::new(false, n),
         }
-    }
-
-    /// True for the weighted round robin variant (`wrr`).
-    pub fn is_wrr(&self) -> bool {
-        self.wrr.is_some()
     }
 
     /// `kind` is `prio` or `wrr`.
@@ -262,17 +245,6 @@ impl Prio {
         }
     }
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        let band = self.classifier.classify(&ctx.packets[p], ctx.rng);
-        let from = ctx.events.len();
-        let ok = self.bands[band as usize].enqueue(p, ctx);
-        if ok {
-            self.stats.enqueued(band);
-        }
-        self.tally(band, ctx, from);
-        ok
-    }
-
     fn dequeue_from(&mut self, band: usize, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let from = ctx.events.len();
         let got = self.bands[band].dequeue(ctx);
@@ -283,18 +255,6 @@ impl Prio {
                 .dequeued(band as u32, pk.size, ctx.now - pk.enqueued);
         }
         got
-    }
-
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        if self.wrr.is_some() {
-            return self.dequeue_wrr(ctx);
-        }
-        for band in 0..self.bands.len() {
-            if let Some(p) = self.dequeue_from(band, ctx) {
-                return Some(p);
-            }
-        }
-        None
     }
 
     /// Weighted round robin: the band whose turn it is sends until its turn's packets
@@ -325,13 +285,58 @@ impl Prio {
         }
         None
     }
+}
 
-    pub fn len_packets(&self) -> usize {
+impl Discipline for Prio {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let band = self.classifier.classify(&ctx.packets[p], ctx.rng);
+        let from = ctx.events.len();
+        let ok = self.bands[band as usize].enqueue(p, ctx);
+        if ok {
+            self.stats.enqueued(band);
+        }
+        self.tally(band, ctx, from);
+        ok
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        if self.wrr.is_some() {
+            return self.dequeue_wrr(ctx);
+        }
+        for band in 0..self.bands.len() {
+            if let Some(p) = self.dequeue_from(band, ctx) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn len_packets(&self) -> usize {
         self.bands.iter().map(|b| b.len_packets()).sum()
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.bands.iter().map(|b| b.len_bytes()).sum()
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        self.bands.iter().filter_map(|b| b.next_timer()).min()
+    }
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        for b in &mut self.bands {
+            if b.next_timer().is_some_and(|t| t <= ctx.now) {
+                b.on_timer(ctx);
+            }
+        }
+    }
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.stats.rows()
+    }
+    fn restart_stats(&mut self) {
+        self.stats.restart();
+        for b in &mut self.bands {
+            b.restart_stats();
+        }
     }
 }
 
@@ -339,7 +344,7 @@ impl Prio {
 mod tests {
     use super::super::testing::Harness;
     use super::*;
-    use crate::qdisc::DropReason;
+    use crate::qdisc::{AnyQdisc, DropReason};
 
     fn info() -> LinkInfo {
         LinkInfo {
@@ -394,8 +399,10 @@ mod tests {
             ]
         }))
         .unwrap();
-        let Qdisc::Prio(pr) = &q else { panic!() };
-        assert!(matches!(pr.bands[1], Qdisc::Prio(_)));
+        let AnyQdisc::Prio(pr) = &q.inner else {
+            panic!()
+        };
+        assert_eq!(pr.bands[1].kind_name(), "prio");
         // Class 1 → band 0, a one-packet pfifo: the second packet is dropped there.
         let a = h.packet(1, 100);
         let b = h.packet(1, 100);

@@ -42,7 +42,7 @@
 //!   0 below `min`, 1 in the forced region.
 
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, Stage};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -164,6 +164,11 @@ pub const DOC: KindDoc = KindDoc {
             doc: "mean packet size: idle-time decay, byte-mode scaling, threshold conversion",
         },
     ],
+};
+
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, _| Ok(Red::from_params(p)?.into()),
 };
 
 /// The outcome of RED's test for one arrival.
@@ -364,8 +369,10 @@ impl Red {
             Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
         }
     }
+}
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+impl Discipline for Red {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let size = ctx.packets[p].size;
         let decision = self.decide(size, ctx);
         let mark = match decision {
@@ -394,7 +401,7 @@ impl Red {
         true
     }
 
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let p = self.queue.pop_front(ctx.packets);
         if p.is_none() && !self.idle {
             // The link found nothing to send: an idle period starts now.
@@ -404,19 +411,19 @@ impl Red {
         p
     }
 
-    pub fn len_packets(&self) -> usize {
+    fn len_packets(&self) -> usize {
         self.queue.len()
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.queue.bytes()
     }
 
-    pub fn drop_prob(&self) -> Option<f64> {
+    fn drop_prob(&self) -> Option<f64> {
         Some(self.base_prob(self.avg))
     }
 
-    pub fn next_timer(&self) -> Option<Nanos> {
+    fn next_timer(&self) -> Option<Nanos> {
         self.adapt.map(|a| a.next)
     }
 
@@ -425,7 +432,7 @@ impl Red {
     /// the lower end and max_p ≥ 0.01, `max_p *= 0.9`. As Linux `red_adaptative_algo`
     /// it looks at the idle-decayed average without storing it. The paper's guards let
     /// max_p step just outside [0.01, 0.5] (e.g. 0.5 → 0.51); we clamp it to the range.
-    pub fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         let Some(mut a) = self.adapt else { return };
         if ctx.now < a.next {
             return;

@@ -33,7 +33,7 @@
 use super::child_stats::{self, ChildStatsTable};
 use super::classify::{self, Classifier, Mode};
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, QdiscExtras, Stage};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -93,6 +93,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(Sfq::from_params(p, link.mtu)?.into()),
+};
+
 /// Linux `SFQ_MAX_DEPTH` and `SFQ_MAX_FLOWS`.
 pub const MAX_DEPTH: u64 = 127;
 pub const MAX_FLOWS: u64 = 0x10000 - MAX_DEPTH - 1;
@@ -129,25 +134,6 @@ pub struct Sfq {
     bytes: u64,
     scratch: Vec<PacketId>,
     stats: ChildStatsTable,
-}
-
-impl QdiscExtras for Sfq {
-    fn next_timer(&self) -> Option<Nanos> {
-        (self.perturb > 0).then_some(self.next_perturb)
-    }
-    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if self.perturb > 0 && ctx.now >= self.next_perturb {
-            self.classifier.perturb(ctx.rng);
-            self.rehash(ctx);
-            self.next_perturb = ctx.now + self.perturb;
-        }
-    }
-    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-        self.stats.rows()
-    }
-    fn restart_stats(&mut self) {
-        self.stats.restart();
-    }
 }
 
 impl Sfq {
@@ -317,34 +303,6 @@ impl Sfq {
         }
     }
 
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        let bucket = self.classifier.classify(&ctx.packets[p], ctx.rng);
-        let Some(x) = self.slot_for(bucket) else {
-            self.stats.dropped(bucket, 1);
-            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
-            return false;
-        };
-        if self.slots[x as usize].q.len() >= self.depth {
-            self.stats.dropped(bucket, 1);
-            if !self.headdrop {
-                ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
-                return false;
-            }
-            let head = self.pop(x, false, ctx);
-            ctx.drop(head, DropReason::Overflow, Stage::Enqueue);
-            self.push(x, p, ctx);
-            self.stats.enqueued(bucket);
-            return true;
-        }
-        self.push(x, p, ctx);
-        self.stats.enqueued(bucket);
-        self.activate_if_new(x);
-        if self.packets <= self.limit {
-            return true;
-        }
-        self.drop_from_longest(ctx) != p
-    }
-
     /// Linux `sfq_drop`: drop from the longest slot; returns the dropped packet.
     fn drop_from_longest(&mut self, ctx: &mut QdiscCtx) -> PacketId {
         let d = self.cur_depth;
@@ -364,32 +322,6 @@ impl Sfq {
         self.stats.dropped(self.slots[x as usize].bucket, 1);
         ctx.drop(victim, DropReason::Overflow, Stage::Enqueue);
         victim
-    }
-
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
-        loop {
-            let &x = self.active.front()?;
-            let slot = &mut self.slots[x as usize];
-            if slot.allot <= 0 {
-                slot.allot += self.quantum;
-                // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
-                let head = self.active.pop_front().expect("non-empty");
-                self.active.push_back(head);
-                continue;
-            }
-            let p = self.pop(x, false, ctx);
-            let size = ctx.packets[p].size;
-            let slot = &mut self.slots[x as usize];
-            self.stats
-                .dequeued(slot.bucket, size, ctx.now - ctx.packets[p].enqueued);
-            if slot.q.is_empty() {
-                self.ht[slot.bucket as usize] = EMPTY;
-                self.active.pop_front();
-            } else {
-                slot.allot -= size as i64;
-            }
-            return Some(p);
-        }
     }
 
     /// Linux `sfq_rehash`: re-classify every queued packet under the current salt.
@@ -423,14 +355,6 @@ impl Sfq {
         self.scratch = list;
     }
 
-    pub fn len_packets(&self) -> usize {
-        self.packets
-    }
-
-    pub fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
-
     /// The bucket `flow_hash` lands in under the current salt (for tests).
     #[cfg(test)]
     fn bucket_of(&mut self, h: &mut super::testing::Harness, flow: u32) -> u32 {
@@ -438,6 +362,87 @@ impl Sfq {
         let b = self.classifier.classify(&h.packets[p], &mut h.rng);
         h.packets.free(p);
         b
+    }
+}
+
+impl Discipline for Sfq {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let bucket = self.classifier.classify(&ctx.packets[p], ctx.rng);
+        let Some(x) = self.slot_for(bucket) else {
+            self.stats.dropped(bucket, 1);
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        };
+        if self.slots[x as usize].q.len() >= self.depth {
+            self.stats.dropped(bucket, 1);
+            if !self.headdrop {
+                ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+                return false;
+            }
+            let head = self.pop(x, false, ctx);
+            ctx.drop(head, DropReason::Overflow, Stage::Enqueue);
+            self.push(x, p, ctx);
+            self.stats.enqueued(bucket);
+            return true;
+        }
+        self.push(x, p, ctx);
+        self.stats.enqueued(bucket);
+        self.activate_if_new(x);
+        if self.packets <= self.limit {
+            return true;
+        }
+        self.drop_from_longest(ctx) != p
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        loop {
+            let &x = self.active.front()?;
+            let slot = &mut self.slots[x as usize];
+            if slot.allot <= 0 {
+                slot.allot += self.quantum;
+                // Head to tail (cheaper than `rotate_left(1)`, which copies through memmove).
+                let head = self.active.pop_front().expect("non-empty");
+                self.active.push_back(head);
+                continue;
+            }
+            let p = self.pop(x, false, ctx);
+            let size = ctx.packets[p].size;
+            let slot = &mut self.slots[x as usize];
+            self.stats
+                .dequeued(slot.bucket, size, ctx.now - ctx.packets[p].enqueued);
+            if slot.q.is_empty() {
+                self.ht[slot.bucket as usize] = EMPTY;
+                self.active.pop_front();
+            } else {
+                slot.allot -= size as i64;
+            }
+            return Some(p);
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        self.packets
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        (self.perturb > 0).then_some(self.next_perturb)
+    }
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        if self.perturb > 0 && ctx.now >= self.next_perturb {
+            self.classifier.perturb(ctx.rng);
+            self.rehash(ctx);
+            self.next_perturb = ctx.now + self.perturb;
+        }
+    }
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.stats.rows()
+    }
+    fn restart_stats(&mut self) {
+        self.stats.restart();
     }
 }
 
@@ -526,9 +531,9 @@ mod tests {
                 q.enqueue(p, &mut h.ctx(0));
             }
         }
-        assert_eq!(QdiscExtras::next_timer(&q), Some(1_000));
-        QdiscExtras::on_timer(&mut q, &mut h.ctx(1_000));
-        assert_eq!(QdiscExtras::next_timer(&q), Some(2_000));
+        assert_eq!(Discipline::next_timer(&q), Some(1_000));
+        Discipline::on_timer(&mut q, &mut h.ctx(1_000));
+        assert_eq!(Discipline::next_timer(&q), Some(2_000));
         assert!(h.dropped().is_empty());
         assert_eq!(q.len_packets(), 90);
         let mut got: Vec<Vec<u64>> = vec![Vec::new(); 4];

@@ -43,7 +43,7 @@ use super::child_stats::{self, ChildStatsTable};
 use super::classify::{self, Classifier, Mode};
 use super::codel::{self, codel_dequeue, CodelParams, CodelVars, Reentry};
 use super::queue::PacketQueue;
-use super::{DropReason, QdiscCtx, QdiscExtras, Stage, Verdict};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage, Verdict};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -97,6 +97,11 @@ pub const DOC: KindDoc = KindDoc {
     ],
 };
 
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, link| Ok(SfqCodel::from_params(p, link.mtu)?.into()),
+};
+
 const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Default)]
@@ -121,15 +126,6 @@ pub struct SfqCodel {
     packets: usize,
     bytes: u64,
     stats: ChildStatsTable,
-}
-
-impl QdiscExtras for SfqCodel {
-    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
-        self.stats.rows()
-    }
-    fn restart_stats(&mut self) {
-        self.stats.restart();
-    }
 }
 
 impl SfqCodel {
@@ -164,8 +160,32 @@ impl SfqCodel {
         Ok(q)
     }
 
+    /// ns-2 `readybin`: the first bin from `binsched` with packets, removing the empty
+    /// bins met on the way.
+    fn readybin(&mut self) -> Option<u32> {
+        let mut b = self.binsched;
+        if b == NONE {
+            return None;
+        }
+        while self.bins[b as usize].q.is_empty() {
+            let (next, prev) = (self.bins[b as usize].next, self.bins[b as usize].prev);
+            self.bins[b as usize].on_sched = false;
+            if next == b {
+                self.binsched = NONE;
+                return None;
+            }
+            self.bins[next as usize].prev = prev;
+            self.bins[prev as usize].next = next;
+            self.binsched = next;
+            b = next;
+        }
+        Some(b)
+    }
+}
+
+impl Discipline for SfqCodel {
     /// ns-2 `enque`: tail drop on a full buffer, else queue and schedule the bin.
-    pub fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let i = self.classifier.classify(&ctx.packets[p], ctx.rng);
         if self.packets >= self.limit {
             self.stats.dropped(i, 1);
@@ -215,29 +235,7 @@ impl SfqCodel {
         true
     }
 
-    /// ns-2 `readybin`: the first bin from `binsched` with packets, removing the empty
-    /// bins met on the way.
-    fn readybin(&mut self) -> Option<u32> {
-        let mut b = self.binsched;
-        if b == NONE {
-            return None;
-        }
-        while self.bins[b as usize].q.is_empty() {
-            let (next, prev) = (self.bins[b as usize].next, self.bins[b as usize].prev);
-            self.bins[b as usize].on_sched = false;
-            if next == b {
-                self.binsched = NONE;
-                return None;
-            }
-            self.bins[next as usize].prev = prev;
-            self.bins[prev as usize].next = next;
-            self.binsched = next;
-            b = next;
-        }
-        Some(b)
-    }
-
-    pub fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
             let b = self.readybin()?;
             let bin = &mut self.bins[b as usize];
@@ -271,12 +269,19 @@ impl SfqCodel {
         }
     }
 
-    pub fn len_packets(&self) -> usize {
+    fn len_packets(&self) -> usize {
         self.packets
     }
 
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.stats.rows()
+    }
+    fn restart_stats(&mut self) {
+        self.stats.restart();
     }
 }
 

@@ -63,6 +63,11 @@ impl<'a> Params<'a> {
         &self.path
     }
 
+    /// The keys looked up so far (present or not): what the reader accepts.
+    pub fn keys_read(&self) -> &[&'static str] {
+        &self.read
+    }
+
     /// The full path of key `name`.
     pub fn key_path(&self, name: &str) -> String {
         if self.path.is_empty() {
