@@ -1,0 +1,270 @@
+//! Forwarding and links: enqueue, the qdisc glue, transmission, propagation, discard.
+use super::*;
+
+impl Simulation {
+    /// A fresh packet of `flow` in the given direction, stamped with the current time.
+    pub fn new_packet(
+        &mut self,
+        flow: u32,
+        reverse: bool,
+        size: u32,
+        kind: PacketKind,
+    ) -> PacketId {
+        let now = self.now();
+        let f = &mut self.flows[flow as usize];
+        let p = self.packets.alloc();
+        let pk = &mut self.packets[p];
+        pk.flow = flow;
+        pk.reverse = reverse;
+        (pk.src, pk.dst) = if reverse {
+            (f.dst, f.src)
+        } else {
+            (f.src, f.dst)
+        };
+        pk.size = size;
+        pk.kind = kind;
+        pk.hash = f.hash;
+        pk.class = f.class;
+        pk.created = now;
+        if !reverse {
+            f.stats.packets_sent += 1;
+            f.stats.bytes_sent += size as u64;
+        }
+        p
+    }
+
+    /// Send `p` from its source node.
+    pub fn send(&mut self, p: PacketId) {
+        let src = self.packets[p].src;
+        self.at_node(src, p);
+    }
+
+    pub(super) fn at_node(&mut self, node: u32, p: PacketId) {
+        let dst = self.packets[p].dst;
+        if dst == node {
+            self.deliver(p);
+            return;
+        }
+        let l = self.nodes[node as usize].routes[dst as usize];
+        if l == NO_ROUTE {
+            // Unreachable destination (only reverse traffic can get here: forward routes
+            // are checked when the simulation is built). Counted as a drop.
+            self.discard(p);
+            return;
+        }
+        self.link_enqueue(l as usize, p);
+    }
+
+    pub(super) fn deliver(&mut self, p: PacketId) {
+        let now = self.now();
+        let pk = &self.packets[p];
+        let f = &mut self.flows[pk.flow as usize];
+        if !pk.reverse {
+            f.stats.packets_delivered += 1;
+            if pk.kind != PacketKind::Tcp {
+                // TCP counts in-order payload (goodput) at the receiver instead.
+                f.stats.bytes_delivered += pk.size as u64;
+            }
+            f.stats.owd.record(now - pk.created);
+        }
+        self.delivered += 1;
+        if pk.kind == PacketKind::Tcp {
+            let seg = Segment {
+                tcp: pk.tcp,
+                ecn: pk.ecn,
+            };
+            let (s, r) = f.tcp.expect("TCP packets belong to TCP flows");
+            let e = if pk.reverse { s } else { r };
+            self.packets.free(p);
+            self.tcp_input(e as usize, &seg);
+        } else {
+            self.packets.free(p);
+        }
+    }
+
+    pub(super) fn link_enqueue(&mut self, l: usize, p: PacketId) {
+        let now = self.now();
+        let link = &mut self.links[l];
+        link.stats.arrivals += 1;
+        if !link.outages.is_empty() && link.is_down(now) {
+            link.stats.drops_outage += 1;
+            self.log_drop(l, p, "outage", Stage::Enqueue);
+            self.dropped += 1;
+            self.packets.free(p);
+            return;
+        }
+        let link = &mut self.links[l];
+        if link.loss > 0.0 && link.loss_rng.chance(link.loss) {
+            link.stats.drops_random += 1;
+            self.log_drop(l, p, "random", Stage::Enqueue);
+            self.discard(p);
+            return;
+        }
+        self.packets[p].enqueued = now;
+        if self.with_qdisc(l, |q, ctx| q.enqueue(p, ctx)) {
+            self.links[l].stats.enqueued += 1;
+        }
+        self.after_qdisc(l);
+        if self.links[l].tx.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    /// Run `f` on link `l`'s qdisc with a context for this instant.
+    #[inline]
+    pub(super) fn with_qdisc<T>(
+        &mut self,
+        l: usize,
+        f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T,
+    ) -> T {
+        let link = &mut self.links[l];
+        let mut ctx = QdiscCtx {
+            now: self.events.now(),
+            packets: &mut self.packets,
+            events: &mut self.qevents,
+            rng: &mut link.qdisc_rng,
+            link_rate_bps: link.rate_bps,
+            mtu: link.mtu,
+        };
+        f(&mut link.qdisc, &mut ctx)
+    }
+
+    /// Apply the drops and marks the qdisc reported, update queue-length averages and
+    /// the qdisc timer.
+    pub(super) fn after_qdisc(&mut self, l: usize) {
+        let now = self.now();
+        if !self.qevents.is_empty() {
+            let mut evs = std::mem::take(&mut self.qevents);
+            for e in evs.drain(..) {
+                let reason = match e.verdict {
+                    Verdict::Drop(r) => {
+                        let s = &mut self.links[l].stats;
+                        s.count_drop(r);
+                        if e.at == Stage::Dequeue {
+                            s.drops_at_dequeue += 1;
+                        }
+                        r.name()
+                    }
+                    Verdict::Mark => {
+                        self.links[l].stats.marks += 1;
+                        "mark"
+                    }
+                };
+                self.log_drop(l, e.packet, reason, e.at);
+                if reason != "mark" {
+                    self.discard(e.packet);
+                }
+            }
+            self.qevents = evs;
+        }
+        let link = &mut self.links[l];
+        link.stats
+            .qlen_pkts
+            .set(now, link.qdisc.len_packets() as u64);
+        link.stats.qlen_bytes.set(now, link.qdisc.len_bytes());
+        self.arm_qdisc_timer(l);
+    }
+
+    pub(super) fn arm_qdisc_timer(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        if let Some(t) = link.qdisc.next_timer() {
+            if link.timer_at != Some(t) {
+                link.timer_at = Some(t);
+                self.events.schedule(
+                    t.max(self.events.now()),
+                    Event::QdiscTimer { link: l as u32 },
+                );
+            }
+        }
+    }
+
+    pub(super) fn on_qdisc_timer(&mut self, l: usize) {
+        let now = self.now();
+        let link = &mut self.links[l];
+        if link.timer_at != Some(now) {
+            return; // superseded
+        }
+        link.timer_at = None;
+        self.with_qdisc(l, |q, ctx| q.on_timer(ctx));
+        self.after_qdisc(l);
+        if self.links[l].tx.is_none() {
+            self.start_tx(l);
+        }
+    }
+
+    pub(super) fn start_tx(&mut self, l: usize) {
+        let now = self.now();
+        debug_assert!(self.links[l].tx.is_none());
+        let next = self.with_qdisc(l, |q, ctx| q.dequeue(ctx));
+        self.after_qdisc(l);
+        let Some(p) = next else { return };
+        let link = &mut self.links[l];
+        let pk = &self.packets[p];
+        let sojourn = now - pk.enqueued;
+        link.stats.dequeued += 1;
+        link.stats.sojourn.record(sojourn);
+        link.stats.last_sojourn = sojourn;
+        link.tx = Some((p, now));
+        if let Some(w) = &mut link.pcap {
+            // An I/O error here must not abort the run; it is reported at the end.
+            let _ = w.write(now, pk);
+        }
+        let done = now + tx_time(pk.size, link.rate_bps);
+        self.events
+            .schedule(done, Event::LinkTxDone { link: l as u32 });
+    }
+
+    pub(super) fn on_tx_done(&mut self, l: usize) {
+        let now = self.now();
+        let link = &mut self.links[l];
+        let (p, started) = link.tx.take().expect("tx done without a packet");
+        link.stats.busy_ns += now - started.max(link.stats.window_start);
+        link.stats.tx_packets += 1;
+        link.stats.tx_bytes += self.packets[p].size as u64;
+        self.hops += 1;
+        let arrive = now + link.delay;
+        link.in_flight.push_back((arrive, p));
+        if link.in_flight.len() == 1 {
+            self.events
+                .schedule(arrive, Event::LinkArrival { link: l as u32 });
+        }
+        self.start_tx(l);
+    }
+
+    pub(super) fn on_link_arrival(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let (_, p) = link
+            .in_flight
+            .pop_front()
+            .expect("arrival without a packet");
+        if let Some(&(t, _)) = link.in_flight.front() {
+            self.events
+                .schedule(t, Event::LinkArrival { link: l as u32 });
+        }
+        let to = link.to;
+        self.at_node(to, p);
+    }
+
+    pub(super) fn on_rate_change(&mut self, l: usize) {
+        let now = self.now();
+        let link = &mut self.links[l];
+        let (rate, next) = link.rate_change.apply(now);
+        if let Some(r) = rate {
+            link.rate_bps = r;
+        }
+        if let Some(t) = next {
+            self.events
+                .schedule(t, Event::LinkRateChange { link: l as u32 });
+        }
+    }
+
+    /// Account a dropped packet to its flow and free it.
+    pub(super) fn discard(&mut self, p: PacketId) {
+        let pk = &self.packets[p];
+        if !pk.reverse {
+            self.flows[pk.flow as usize].stats.packets_dropped += 1;
+        }
+        self.dropped += 1;
+        self.packets.free(p);
+    }
+}

@@ -1,0 +1,161 @@
+//! The simulation engine: builds a scenario and runs its event loop.
+//!
+//! One simulation is one thread and one event queue. Handlers are methods of
+//! `Simulation`, dispatched by `match` on the event enum, and live in the part that
+//! owns their concern:
+//! - `build`: the scenario → nodes, links, flows, apps, outputs;
+//! - `apps`: the glue that runs sans-IO applications and executes their actions;
+//! - `tcp`: TCP endpoints (segments in and out, timers);
+//! - `link`: forwarding, enqueue/transmit/arrival, the qdisc glue and the one place
+//!   where a packet is discarded (`discard`), so per-link, per-flow and log counts agree;
+//! - `record`: time series, the drop log and warm-up.
+//!
+//! A run is a pure function of (scenario, seed): nothing here iterates a hash map.
+
+mod apps;
+mod build;
+mod link;
+mod record;
+mod tcp;
+
+pub use record::{DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
+pub use tcp::TcpEndpoint;
+
+use crate::app::{self, App, AppEntry};
+use crate::measure::flow_stats::FlowStats;
+use crate::net::link::Link;
+use crate::net::packet::{PacketArena, PacketId, PacketKind};
+use crate::net::topology::{self, Node, NO_ROUTE};
+use crate::output::pcap::PcapWriter;
+use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
+use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::spec::ScenarioSpec;
+use crate::sim::events::{Event, EventQueue};
+use crate::sim::time::{tx_time, Nanos};
+use crate::transport::tcp::receiver::TcpReceiver;
+use crate::transport::tcp::sender::{SenderState, TcpSender};
+use crate::transport::tcp::{Segment, TcpConfig};
+use std::path::{Path, PathBuf};
+
+/// A flow: packets between two nodes under one application.
+pub struct Flow {
+    pub entry: u32,
+    pub kind: &'static str,
+    pub src: u32,
+    pub dst: u32,
+    pub cc: String,
+    pub hash: u32,
+    pub stats: FlowStats,
+    /// TCP flows: (sender endpoint, receiver endpoint).
+    pub tcp: Option<(u32, u32)>,
+    /// The app that owns the flow.
+    pub app: u32,
+    /// Priority class of its packets (the traffic entry's `class`).
+    pub class: u8,
+}
+
+/// Options that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Where pcap files go (required if the scenario asks for pcap).
+    pub out_dir: Option<PathBuf>,
+}
+
+pub struct Simulation {
+    pub name: String,
+    pub seed: u64,
+    pub end: Nanos,
+    pub warmup: Nanos,
+    pub events: EventQueue,
+    pub packets: PacketArena,
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub flows: Vec<Flow>,
+    pub apps: Vec<App>,
+    pub entries: Vec<AppEntry>,
+    pub drop_log: Option<Vec<DropRecord>>,
+    pub series: Option<Series>,
+    /// Packets handed to their destination.
+    pub delivered: u64,
+    /// Packets dropped anywhere (qdisc or link loss).
+    pub dropped: u64,
+    /// Packets sent onto any link (packet-hops).
+    pub hops: u64,
+    pub pcap_files: Vec<PathBuf>,
+    /// TCP endpoints; `tcp_timer[e]` is the time of endpoint e's pending timer event.
+    pub tcp: Vec<TcpEndpoint>,
+    tcp_timer: Vec<Option<Nanos>>,
+    tcp_flow: Vec<u32>,
+    pub tcp_series: Option<TcpSeries>,
+    /// Report the per-packet sojourn histograms (`output.sojourn_hist`).
+    pub sojourn_hist: bool,
+    seg_buf: Vec<Segment>,
+    qevents: Vec<QdiscEvent>,
+    wall: std::time::Duration,
+}
+
+/// Flow hash over the 5-tuple (src, dst, ports from the flow id, protocol).
+pub(super) fn flow_hash(src: u32, dst: u32, flow: u32, proto: u8) -> u32 {
+    let mut x =
+        ((src as u64) << 32 | dst as u64) ^ ((flow as u64) << 8 | proto as u64).rotate_left(29);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    x as u32
+}
+
+impl Simulation {
+    /// Current simulated time.
+    pub fn now(&self) -> Nanos {
+        self.events.now()
+    }
+
+    /// Fraction of simulated time done.
+    pub fn progress(&self) -> f64 {
+        self.now() as f64 / self.end as f64
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.events.peek_time().is_none_or(|t| t > self.end)
+    }
+
+    /// Process every event up to and including `until` (capped at the end time).
+    pub fn run_until(&mut self, until: Nanos) {
+        let started = std::time::Instant::now();
+        let until = until.min(self.end);
+        while let Some(t) = self.events.peek_time() {
+            if t > until {
+                break;
+            }
+            let (_, ev) = self.events.pop().expect("peeked");
+            self.handle(ev);
+        }
+        self.wall += started.elapsed();
+    }
+
+    /// Run to the end.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    pub fn wall_time(&self) -> std::time::Duration {
+        self.wall
+    }
+
+    #[inline]
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTxDone { link } => self.on_tx_done(link as usize),
+            Event::LinkArrival { link } => self.on_link_arrival(link as usize),
+            Event::QdiscTimer { link } => self.on_qdisc_timer(link as usize),
+            Event::LinkRateChange { link } => self.on_rate_change(link as usize),
+            Event::App { app } => self.on_app(app as usize),
+            Event::Transport { endpoint } => self.on_transport_timer(endpoint as usize),
+            Event::Sample => self.on_sample(),
+            Event::TcpSample => self.on_tcp_sample(),
+            Event::WarmupEnd => self.on_warmup_end(),
+        }
+    }
+}

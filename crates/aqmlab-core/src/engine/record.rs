@@ -1,0 +1,126 @@
+//! Measurement: the opt-in time series and drop log, warm-up, end-of-run state.
+use super::*;
+
+/// One row of the opt-in per-flow TCP time series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpSampleRow {
+    pub time: Nanos,
+    pub flow: u32,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// None until the first RTT sample.
+    pub srtt: Option<Nanos>,
+    pub in_flight: u64,
+}
+
+pub struct TcpSeries {
+    pub interval: Nanos,
+    pub rows: Vec<TcpSampleRow>,
+}
+
+/// One row of the opt-in drop log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DropRecord {
+    pub time: Nanos,
+    pub link: u32,
+    pub flow: u32,
+    pub packet: u64,
+    pub size: u32,
+    /// `overflow`, `early`, `forced`, `random`, or `mark`.
+    pub reason: &'static str,
+    pub at: &'static str,
+}
+
+/// One row of the opt-in time series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleRow {
+    pub time: Nanos,
+    pub link: u32,
+    pub qlen_pkts: u64,
+    pub qlen_bytes: u64,
+    pub sojourn: Nanos,
+    pub rate_bps: u64,
+    pub drop_prob: f64,
+}
+
+pub struct Series {
+    pub interval: Nanos,
+    pub links: Vec<u32>,
+    pub rows: Vec<SampleRow>,
+}
+
+impl Simulation {
+    pub(super) fn log_drop(&mut self, l: usize, p: PacketId, reason: &'static str, at: Stage) {
+        if let Some(log) = &mut self.drop_log {
+            let pk = &self.packets[p];
+            log.push(DropRecord {
+                time: self.events.now(),
+                link: l as u32,
+                flow: pk.flow,
+                packet: pk.uid,
+                size: pk.size,
+                reason,
+                at: at.name(),
+            });
+        }
+    }
+
+    pub(super) fn on_sample(&mut self) {
+        let now = self.now();
+        let Some(series) = &mut self.series else {
+            return;
+        };
+        for &l in &series.links {
+            let link = &self.links[l as usize];
+            series.rows.push(SampleRow {
+                time: now,
+                link: l,
+                qlen_pkts: link.qdisc.len_packets() as u64,
+                qlen_bytes: link.qdisc.len_bytes(),
+                sojourn: link.stats.last_sojourn,
+                rate_bps: link.rate_bps,
+                drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
+            });
+        }
+        let next = now + series.interval;
+        if next <= self.end {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    pub(super) fn on_warmup_end(&mut self) {
+        let now = self.now();
+        for link in &mut self.links {
+            link.stats.restart(now);
+            link.qdisc.restart_stats();
+        }
+        for f in &mut self.flows {
+            f.stats = FlowStats::default();
+        }
+    }
+
+    /// Packets still inside the network (queued, being sent, propagating).
+    pub fn in_network(&self) -> u64 {
+        self.links
+            .iter()
+            .map(|l| {
+                l.qdisc.len_packets() as u64 + l.tx.is_some() as u64 + l.in_flight.len() as u64
+            })
+            .sum()
+    }
+
+    /// Flush pcap files; returns the first I/O error.
+    pub fn flush_outputs(&mut self) -> std::io::Result<()> {
+        for l in &mut self.links {
+            if let Some(w) = &mut l.pcap {
+                w.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Kind of drop reason from a `DropReason` (re-exported for results).
+    pub fn reason_name(r: DropReason) -> &'static str {
+        r.name()
+    }
+}

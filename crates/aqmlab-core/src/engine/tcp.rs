@@ -1,0 +1,133 @@
+//! TCP endpoint glue: segments in and out, timers, completed transfers.
+use super::*;
+
+/// A TCP endpoint, indexed by `Event::Transport { endpoint }`. Endpoints sit in one
+/// `Vec` and are reached by index on every segment, so the sender is kept inline (no
+/// box) even though it is larger than the receiver.
+#[allow(clippy::large_enum_variant)]
+pub enum TcpEndpoint {
+    Sender(TcpSender),
+    Receiver(TcpReceiver),
+}
+
+impl TcpEndpoint {
+    fn next_deadline(&self) -> Option<Nanos> {
+        match self {
+            TcpEndpoint::Sender(s) => s.next_deadline(),
+            TcpEndpoint::Receiver(r) => r.next_deadline(),
+        }
+    }
+}
+
+impl Simulation {
+    pub(super) fn add_tcp_endpoints(&mut self, flow: u32, cfg: TcpConfig) {
+        let s = TcpSender::new(cfg);
+        let accurate = s.cc.accurate_ecn();
+        let base = self.tcp.len() as u32;
+        self.tcp.push(TcpEndpoint::Sender(s));
+        self.tcp
+            .push(TcpEndpoint::Receiver(TcpReceiver::new(cfg, accurate)));
+        self.tcp_timer.extend([None, None]);
+        self.tcp_flow.extend([flow, flow]);
+        self.flows[flow as usize].tcp = Some((base, base + 1));
+    }
+
+    /// Clamp the advertised receive window of TCP flow `flow` (None: only its buffer
+    /// limits it), e.g. from a PEP's buffer flow control. A window that opens is
+    /// announced at once with a window update. Returns false if `flow` is not TCP.
+    pub fn set_tcp_window_limit(&mut self, flow: u32, limit: Option<u64>) -> bool {
+        let Some((_, r)) = self.flows.get(flow as usize).and_then(|f| f.tcp) else {
+            return false;
+        };
+        let now = self.now();
+        if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
+            rcv.set_window_limit(now, limit, &mut self.seg_buf);
+        }
+        self.tcp_after(r as usize);
+        true
+    }
+
+    /// A segment arrived for endpoint `e`.
+    pub(super) fn tcp_input(&mut self, e: usize, seg: &Segment) {
+        let now = self.now();
+        let flow = self.tcp_flow[e] as usize;
+        let st = &mut self.flows[flow].stats;
+        match &mut self.tcp[e] {
+            TcpEndpoint::Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
+            TcpEndpoint::Receiver(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
+        }
+        self.tcp_after(e);
+    }
+
+    pub(super) fn on_transport_timer(&mut self, e: usize) {
+        let now = self.now();
+        if self.tcp_timer[e] != Some(now) {
+            return; // superseded
+        }
+        self.tcp_timer[e] = None;
+        let flow = self.tcp_flow[e] as usize;
+        let st = &mut self.flows[flow].stats;
+        match &mut self.tcp[e] {
+            TcpEndpoint::Sender(s) => s.on_timer(now, &mut self.seg_buf, st),
+            TcpEndpoint::Receiver(r) => r.on_timer(now, &mut self.seg_buf),
+        }
+        self.tcp_after(e);
+    }
+
+    /// After an endpoint ran: send its segments, re-arm its timer, report completions.
+    pub(super) fn tcp_after(&mut self, e: usize) {
+        let flow = self.tcp_flow[e];
+        let reverse = matches!(self.tcp[e], TcpEndpoint::Receiver(_));
+        if !self.seg_buf.is_empty() {
+            let mut buf = std::mem::take(&mut self.seg_buf);
+            for seg in buf.drain(..) {
+                let p = self.new_packet(flow, reverse, seg.wire_size(), PacketKind::Tcp);
+                let pk = &mut self.packets[p];
+                pk.tcp = seg.tcp;
+                pk.ecn = seg.ecn;
+                self.send(p);
+            }
+            self.seg_buf = buf;
+        }
+        if let Some(d) = self.tcp[e].next_deadline() {
+            if self.tcp_timer[e].is_none_or(|t| d < t) {
+                let d = d.max(self.now());
+                self.tcp_timer[e] = Some(d);
+                self.events
+                    .schedule(d, Event::Transport { endpoint: e as u32 });
+            }
+        }
+        if let TcpEndpoint::Sender(s) = &mut self.tcp[e] {
+            if s.just_completed {
+                s.just_completed = false;
+                self.on_transfer_done(flow);
+            }
+        }
+    }
+
+    pub(super) fn on_tcp_sample(&mut self) {
+        let now = self.now();
+        let Some(series) = &mut self.tcp_series else {
+            return;
+        };
+        for (e, ep) in self.tcp.iter().enumerate() {
+            if let TcpEndpoint::Sender(s) = ep {
+                if s.state == SenderState::Closed || s.snd_una >= s.app_written {
+                    continue;
+                }
+                series.rows.push(TcpSampleRow {
+                    time: now,
+                    flow: self.tcp_flow[e],
+                    cwnd: s.cc.send_window(&s.w),
+                    ssthresh: s.w.ssthresh,
+                    srtt: s.rtt.has_sample.then_some(s.rtt.srtt),
+                    in_flight: s.pipe(),
+                });
+            }
+        }
+        let next = now + series.interval;
+        if next <= self.end {
+            self.events.schedule(next, Event::TcpSample);
+        }
+    }
+}
