@@ -2,7 +2,7 @@
 //! Column names are a contract: add freely, never rename.
 
 use crate::engine::Simulation;
-use crate::output::table::{Table, Ty, Val};
+use crate::output::table::{col, Table, Val};
 use crate::qdisc::Discipline;
 use crate::sim::time::{millis, secs, Nanos};
 
@@ -25,386 +25,424 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-/// Build the tables. `now` is the end of the measurement window.
+/// One link at the end of the measurement window.
+struct LinkRow<'a> {
+    link: &'a crate::net::link::Link,
+    busy: Nanos,
+}
+
+/// One flow.
+struct FlowRow<'a> {
+    id: u64,
+    f: &'a crate::engine::Flow,
+}
+
+/// One traffic entry and its flows' totals.
+struct EntryRow<'a> {
+    entry: &'a crate::app::AppEntry,
+    flows: u64,
+    bytes: u64,
+    sent: u64,
+    lost: u64,
+    owd_sum: f64,
+    owd_n: u64,
+    /// Per-kind columns from the entry's apps (`Application::report`).
+    extra: Vec<(&'static str, Val)>,
+}
+
+/// One child queue of a scheduler.
+struct ChildRow<'a> {
+    link: &'a crate::net::link::Link,
+    queue: u64,
+    c: &'a crate::qdisc::child_stats::ChildStats,
+}
+
+fn ratio(num: u64, den: u64) -> f64 {
+    if den > 0 {
+        num as f64 / den as f64
+    } else {
+        0.0
+    }
+}
+
+fn mean_ms(sum_ns: f64, n: u64) -> f64 {
+    if n > 0 {
+        ms(sum_ns / n as f64)
+    } else {
+        f64::NAN
+    }
+}
+
+/// Build the tables. Each table's columns are declared once, with their values.
 pub fn collect(sim: &Simulation) -> Results {
     // A finished run is measured to its end time, not to its last event.
     let now: Nanos = if sim.is_done() { sim.end } else { sim.now() };
     let window_start = sim.warmup.min(now);
     let window = (now - window_start).max(1);
+    let per_s = move |bits: f64| bits / secs(window);
+    let node = |i: u32| sim.nodes[i as usize].name.clone();
     let mut tables = Vec::new();
 
-    let mut summary = Table::new(
+    let wall = sim.wall_time().as_secs_f64();
+    tables.push(Table::from_rows(
         "summary",
         &[
-            ("scenario", Ty::S),
-            ("seed", Ty::U),
-            ("sim_time_s", Ty::F),
-            ("wall_time_s", Ty::F),
-            ("events", Ty::U),
-            ("packets", Ty::U),
-            ("packet_hops", Ty::U),
-            ("delivered", Ty::U),
-            ("dropped", Ty::U),
-            ("in_network", Ty::U),
-            ("events_per_s", Ty::F),
-            ("arena_slots", Ty::U),
+            col("scenario", |_: &()| sim.name.clone()),
+            col("seed", |_: &()| sim.seed),
+            col("sim_time_s", |_: &()| secs(now)),
+            col("wall_time_s", |_: &()| wall),
+            col("events", |_: &()| sim.events.popped()),
+            col("packets", |_: &()| sim.packets.created()),
+            col("packet_hops", |_: &()| sim.hops),
+            col("delivered", |_: &()| sim.delivered),
+            col("dropped", |_: &()| sim.dropped),
+            col("in_network", |_: &()| sim.in_network()),
+            col("events_per_s", |_: &()| {
+                if wall > 0.0 {
+                    sim.events.popped() as f64 / wall
+                } else {
+                    f64::NAN
+                }
+            }),
+            col("arena_slots", |_: &()| sim.packets.capacity() as u64),
         ],
-    );
-    let wall = sim.wall_time().as_secs_f64();
-    summary.push(vec![
-        sim.name.clone().into(),
-        sim.seed.into(),
-        secs(now).into(),
-        wall.into(),
-        sim.events.popped().into(),
-        sim.packets.created().into(),
-        sim.hops.into(),
-        sim.delivered.into(),
-        sim.dropped.into(),
-        sim.in_network().into(),
-        (if wall > 0.0 {
-            sim.events.popped() as f64 / wall
-        } else {
-            f64::NAN
-        })
-        .into(),
-        (sim.packets.capacity() as u64).into(),
-    ]);
-    tables.push(summary);
+        [()],
+    ));
 
-    let mut queues = Table::new(
-        "queues",
-        &[
-            ("link", Ty::S),
-            ("qdisc", Ty::S),
-            ("from", Ty::S),
-            ("to", Ty::S),
-            ("rate_bps", Ty::U),
-            ("sojourn_ms_mean", Ty::F),
-            ("sojourn_ms_p50", Ty::F),
-            ("sojourn_ms_p95", Ty::F),
-            ("sojourn_ms_p99", Ty::F),
-            ("sojourn_ms_max", Ty::F),
-            ("qlen_pkts_mean", Ty::F),
-            ("qlen_bytes_mean", Ty::F),
-            ("arrivals", Ty::U),
-            ("enqueued", Ty::U),
-            ("dequeued", Ty::U),
-            ("drops", Ty::U),
-            ("drops_overflow", Ty::U),
-            ("drops_early", Ty::U),
-            ("drops_forced", Ty::U),
-            ("drops_random", Ty::U),
-            ("drops_outage", Ty::U),
-            ("marks", Ty::U),
-            ("drop_rate", Ty::F),
-            ("utilization", Ty::F),
-            ("throughput_bps", Ty::F),
-        ],
-    );
-    for link in &sim.links {
+    let links = sim.links.iter().map(|link| {
         let s = &link.stats;
         let mut busy = s.busy_ns;
         if let Some((_, started)) = link.tx {
             busy += now - started.max(s.window_start);
         }
-        let drops = s.qdisc_drops();
-        let offered = s.arrivals - s.drops_random - s.drops_outage;
-        queues.push(vec![
-            link.name.clone().into(),
-            link.qdisc.kind_name().into(),
-            sim.nodes[link.from as usize].name.clone().into(),
-            sim.nodes[link.to as usize].name.clone().into(),
-            link.rate_bps.into(),
-            ms(s.sojourn.mean()).into(),
-            ms(s.sojourn.quantile(0.5)).into(),
-            ms(s.sojourn.quantile(0.95)).into(),
-            ms(s.sojourn.quantile(0.99)).into(),
-            millis(s.sojourn.max()).into(),
-            s.qlen_pkts.mean(now).into(),
-            s.qlen_bytes.mean(now).into(),
-            s.arrivals.into(),
-            s.enqueued.into(),
-            s.dequeued.into(),
-            drops.into(),
-            s.drops_overflow.into(),
-            s.drops_early.into(),
-            s.drops_forced.into(),
-            s.drops_random.into(),
-            s.drops_outage.into(),
-            s.marks.into(),
-            (if offered > 0 {
-                drops as f64 / offered as f64
-            } else {
-                0.0
-            })
-            .into(),
-            (busy as f64 / window as f64).into(),
-            (s.tx_bytes as f64 * 8.0 / secs(window)).into(),
-        ]);
-    }
-    tables.push(queues);
+        LinkRow { link, busy }
+    });
+    tables.push(Table::from_rows(
+        "queues",
+        &[
+            col("link", |r: &LinkRow| r.link.name.clone()),
+            col("qdisc", |r: &LinkRow| r.link.qdisc.kind_name()),
+            col("from", |r: &LinkRow| node(r.link.from)),
+            col("to", |r: &LinkRow| node(r.link.to)),
+            col("rate_bps", |r: &LinkRow| r.link.rate_bps),
+            col("sojourn_ms_mean", |r: &LinkRow| {
+                ms(r.link.stats.sojourn.mean())
+            }),
+            col("sojourn_ms_p50", |r: &LinkRow| {
+                ms(r.link.stats.sojourn.quantile(0.5))
+            }),
+            col("sojourn_ms_p95", |r: &LinkRow| {
+                ms(r.link.stats.sojourn.quantile(0.95))
+            }),
+            col("sojourn_ms_p99", |r: &LinkRow| {
+                ms(r.link.stats.sojourn.quantile(0.99))
+            }),
+            col("sojourn_ms_max", |r: &LinkRow| {
+                millis(r.link.stats.sojourn.max())
+            }),
+            col("qlen_pkts_mean", |r: &LinkRow| {
+                r.link.stats.qlen_pkts.mean(now)
+            }),
+            col("qlen_bytes_mean", |r: &LinkRow| {
+                r.link.stats.qlen_bytes.mean(now)
+            }),
+            col("arrivals", |r: &LinkRow| r.link.stats.arrivals),
+            col("enqueued", |r: &LinkRow| r.link.stats.enqueued),
+            col("dequeued", |r: &LinkRow| r.link.stats.dequeued),
+            col("drops", |r: &LinkRow| r.link.stats.qdisc_drops()),
+            col("drops_overflow", |r: &LinkRow| r.link.stats.drops_overflow),
+            col("drops_early", |r: &LinkRow| r.link.stats.drops_early),
+            col("drops_forced", |r: &LinkRow| r.link.stats.drops_forced),
+            col("drops_random", |r: &LinkRow| r.link.stats.drops_random),
+            col("drops_outage", |r: &LinkRow| r.link.stats.drops_outage),
+            col("marks", |r: &LinkRow| r.link.stats.marks),
+            col("drop_rate", |r: &LinkRow| {
+                let s = &r.link.stats;
+                ratio(
+                    s.qdisc_drops(),
+                    s.arrivals - s.drops_random - s.drops_outage,
+                )
+            }),
+            col("utilization", |r: &LinkRow| r.busy as f64 / window as f64),
+            col("throughput_bps", |r: &LinkRow| {
+                per_s(r.link.stats.tx_bytes as f64 * 8.0)
+            }),
+        ],
+        links,
+    ));
 
-    let mut flows = Table::new(
+    let flows = sim
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| FlowRow { id: i as u64, f });
+    tables.push(Table::from_rows(
         "flows",
         &[
-            ("flow", Ty::U),
-            ("app", Ty::S),
-            ("kind", Ty::S),
-            ("src", Ty::S),
-            ("dst", Ty::S),
-            ("cc", Ty::S),
-            ("packets_sent", Ty::U),
-            ("packets_delivered", Ty::U),
-            ("packets_dropped", Ty::U),
-            ("bytes_sent", Ty::U),
-            ("bytes_delivered", Ty::U),
-            ("goodput_bps", Ty::F),
-            ("retransmits", Ty::U),
-            ("timeouts", Ty::U),
-            ("rtt_ms_mean", Ty::F),
-            ("owd_ms_mean", Ty::F),
-            ("owd_ms_p50", Ty::F),
-            ("owd_ms_p95", Ty::F),
-            ("owd_ms_p99", Ty::F),
-            ("loss_rate", Ty::F),
-            ("completion_s", Ty::F),
-            ("transfers", Ty::U),
+            col("flow", |r: &FlowRow| r.id),
+            col("app", |r: &FlowRow| {
+                sim.entries[r.f.entry as usize].name.clone()
+            }),
+            col("kind", |r: &FlowRow| r.f.kind.name()),
+            col("src", |r: &FlowRow| node(r.f.src)),
+            col("dst", |r: &FlowRow| node(r.f.dst)),
+            col("cc", |r: &FlowRow| r.f.cc),
+            col("packets_sent", |r: &FlowRow| r.f.stats.packets_sent),
+            col("packets_delivered", |r: &FlowRow| {
+                r.f.stats.packets_delivered
+            }),
+            col("packets_dropped", |r: &FlowRow| r.f.stats.packets_dropped),
+            col("bytes_sent", |r: &FlowRow| r.f.stats.bytes_sent),
+            col("bytes_delivered", |r: &FlowRow| r.f.stats.bytes_delivered),
+            col("goodput_bps", |r: &FlowRow| {
+                per_s(r.f.stats.bytes_delivered as f64 * 8.0)
+            }),
+            col("retransmits", |r: &FlowRow| r.f.stats.retransmits),
+            col("timeouts", |r: &FlowRow| r.f.stats.timeouts),
+            col("rtt_ms_mean", |r: &FlowRow| ms(r.f.stats.rtt.mean())),
+            col("owd_ms_mean", |r: &FlowRow| ms(r.f.stats.owd.mean())),
+            col("owd_ms_p50", |r: &FlowRow| ms(r.f.stats.owd.quantile(0.5))),
+            col("owd_ms_p95", |r: &FlowRow| ms(r.f.stats.owd.quantile(0.95))),
+            col("owd_ms_p99", |r: &FlowRow| ms(r.f.stats.owd.quantile(0.99))),
+            // Packets dropped in the network over packets sent (in flight is not lost).
+            col("loss_rate", |r: &FlowRow| {
+                ratio(r.f.stats.packets_dropped, r.f.stats.packets_sent)
+            }),
+            col("completion_s", |r: &FlowRow| {
+                r.f.stats.completion.map(secs).unwrap_or(f64::NAN)
+            }),
+            col("transfers", |r: &FlowRow| r.f.stats.transfers),
         ],
-    );
-    for (i, f) in sim.flows.iter().enumerate() {
-        let s = &f.stats;
-        // Packets dropped in the network over packets sent (still in flight is not lost).
-        let loss = if s.packets_sent > 0 {
-            s.packets_dropped as f64 / s.packets_sent as f64
-        } else {
-            0.0
-        };
-        flows.push(vec![
-            (i as u64).into(),
-            sim.entries[f.entry as usize].name.clone().into(),
-            f.kind.into(),
-            sim.nodes[f.src as usize].name.clone().into(),
-            sim.nodes[f.dst as usize].name.clone().into(),
-            f.cc.clone().into(),
-            s.packets_sent.into(),
-            s.packets_delivered.into(),
-            s.packets_dropped.into(),
-            s.bytes_sent.into(),
-            s.bytes_delivered.into(),
-            (s.bytes_delivered as f64 * 8.0 / secs(window)).into(),
-            s.retransmits.into(),
-            s.timeouts.into(),
-            ms(s.rtt.mean()).into(),
-            ms(s.owd.mean()).into(),
-            ms(s.owd.quantile(0.5)).into(),
-            ms(s.owd.quantile(0.95)).into(),
-            ms(s.owd.quantile(0.99)).into(),
-            loss.into(),
-            s.completion.map(secs).unwrap_or(f64::NAN).into(),
-            s.transfers.into(),
-        ]);
-    }
-    tables.push(flows);
+        flows,
+    ));
 
-    let mut apps = Table::new(
-        "apps",
-        &[
-            ("app", Ty::S),
-            ("kind", Ty::S),
-            ("flows", Ty::U),
-            ("bytes_delivered", Ty::U),
-            ("goodput_bps", Ty::F),
-            ("owd_ms_mean", Ty::F),
-            ("loss_rate", Ty::F),
-        ],
-    );
-    for (e, entry) in sim.entries.iter().enumerate() {
-        let mine = sim.flows.iter().filter(|f| f.entry as usize == e);
-        let (mut n, mut bytes, mut sent, mut lost, mut owd_sum, mut owd_n) =
-            (0u64, 0u64, 0u64, 0u64, 0f64, 0u64);
-        for f in mine {
-            n += 1;
-            bytes += f.stats.bytes_delivered;
-            sent += f.stats.packets_sent;
-            lost += f.stats.packets_dropped;
-            if f.stats.owd.count() > 0 {
-                owd_sum += f.stats.owd.mean() * f.stats.owd.count() as f64;
-                owd_n += f.stats.owd.count();
-            }
-        }
-        apps.push(vec![
-            entry.name.clone().into(),
-            entry.kind.into(),
-            n.into(),
-            bytes.into(),
-            (bytes as f64 * 8.0 / secs(window)).into(),
-            (if owd_n > 0 {
-                ms(owd_sum / owd_n as f64)
-            } else {
-                f64::NAN
-            })
-            .into(),
-            (if sent > 0 {
-                lost as f64 / sent as f64
-            } else {
-                0.0
-            })
-            .into(),
-        ]);
-    }
-    tables.push(apps);
+    tables.push(apps_table(sim, &per_s));
 
     // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
     // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.
     if sim.links.iter().any(|l| l.qdisc.child_stats().is_some()) {
-        let mut cq = Table::new(
+        let rows = sim.links.iter().flat_map(|link| {
+            link.qdisc
+                .child_stats()
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.enqueued > 0 || c.drops > 0)
+                .map(move |(i, c)| ChildRow {
+                    link,
+                    queue: i as u64,
+                    c,
+                })
+        });
+        tables.push(Table::from_rows(
             "child_queues",
             &[
-                ("link", Ty::S),
-                ("qdisc", Ty::S),
-                ("queue", Ty::U),
-                ("enqueued", Ty::U),
-                ("dequeued", Ty::U),
-                ("drops", Ty::U),
-                ("marks", Ty::U),
-                ("bytes", Ty::U),
-                ("throughput_bps", Ty::F),
-                ("sojourn_ms_mean", Ty::F),
-                ("sojourn_ms_max", Ty::F),
+                col("link", |r: &ChildRow| r.link.name.clone()),
+                col("qdisc", |r: &ChildRow| r.link.qdisc.kind_name()),
+                col("queue", |r: &ChildRow| r.queue),
+                col("enqueued", |r: &ChildRow| r.c.enqueued),
+                col("dequeued", |r: &ChildRow| r.c.dequeued),
+                col("drops", |r: &ChildRow| r.c.drops),
+                col("marks", |r: &ChildRow| r.c.marks),
+                col("bytes", |r: &ChildRow| r.c.bytes),
+                col("throughput_bps", |r: &ChildRow| {
+                    per_s(r.c.bytes as f64 * 8.0)
+                }),
+                col("sojourn_ms_mean", |r: &ChildRow| {
+                    mean_ms(r.c.sojourn_sum as f64, r.c.dequeued)
+                }),
+                col("sojourn_ms_max", |r: &ChildRow| millis(r.c.sojourn_max)),
             ],
-        );
-        for link in &sim.links {
-            let Some(rows) = link.qdisc.child_stats() else {
-                continue;
-            };
-            for (i, c) in rows.iter().enumerate() {
-                if c.enqueued == 0 && c.drops == 0 {
-                    continue;
-                }
-                cq.push(vec![
-                    link.name.clone().into(),
-                    link.qdisc.kind_name().into(),
-                    (i as u64).into(),
-                    c.enqueued.into(),
-                    c.dequeued.into(),
-                    c.drops.into(),
-                    c.marks.into(),
-                    c.bytes.into(),
-                    (c.bytes as f64 * 8.0 / secs(window)).into(),
-                    (if c.dequeued > 0 {
-                        ms(c.sojourn_sum as f64 / c.dequeued as f64)
-                    } else {
-                        f64::NAN
-                    })
-                    .into(),
-                    millis(c.sojourn_max).into(),
-                ]);
-            }
-        }
-        tables.push(cq);
+            rows,
+        ));
     }
 
     if let Some(series) = &sim.series {
-        let mut ts = Table::new(
+        tables.push(Table::from_rows(
             "timeseries",
             &[
-                ("time_ns", Ty::U),
-                ("link", Ty::S),
-                ("qlen_pkts", Ty::U),
-                ("qlen_bytes", Ty::U),
-                ("sojourn_ms", Ty::F),
-                ("rate_bps", Ty::U),
-                ("drop_prob", Ty::F),
+                col("time_ns", |r: &&crate::engine::SampleRow| r.time),
+                col("link", |r: &&crate::engine::SampleRow| {
+                    sim.links[r.link as usize].name.clone()
+                }),
+                col("qlen_pkts", |r: &&crate::engine::SampleRow| r.qlen_pkts),
+                col("qlen_bytes", |r: &&crate::engine::SampleRow| r.qlen_bytes),
+                col("sojourn_ms", |r: &&crate::engine::SampleRow| {
+                    millis(r.sojourn)
+                }),
+                col("rate_bps", |r: &&crate::engine::SampleRow| r.rate_bps),
+                col("drop_prob", |r: &&crate::engine::SampleRow| r.drop_prob),
             ],
-        );
-        for r in &series.rows {
-            ts.push(vec![
-                Val::U(r.time),
-                sim.links[r.link as usize].name.clone().into(),
-                r.qlen_pkts.into(),
-                r.qlen_bytes.into(),
-                millis(r.sojourn).into(),
-                r.rate_bps.into(),
-                r.drop_prob.into(),
-            ]);
-        }
-        tables.push(ts);
+            &series.rows,
+        ));
     }
 
     if let Some(series) = &sim.tcp_series {
-        let mut ts = Table::new(
+        tables.push(Table::from_rows(
             "tcp",
             &[
-                ("time_ns", Ty::U),
-                ("flow", Ty::U),
-                ("cwnd_bytes", Ty::U),
-                ("ssthresh_bytes", Ty::U),
-                ("srtt_ms", Ty::F),
-                ("bytes_in_flight", Ty::U),
+                col("time_ns", |r: &&crate::engine::TcpSampleRow| r.time),
+                col("flow", |r: &&crate::engine::TcpSampleRow| r.flow as u64),
+                col("cwnd_bytes", |r: &&crate::engine::TcpSampleRow| r.cwnd),
+                col("ssthresh_bytes", |r: &&crate::engine::TcpSampleRow| {
+                    r.ssthresh
+                }),
+                col("srtt_ms", |r: &&crate::engine::TcpSampleRow| {
+                    r.srtt.map(millis).unwrap_or(f64::NAN)
+                }),
+                col("bytes_in_flight", |r: &&crate::engine::TcpSampleRow| {
+                    r.in_flight
+                }),
             ],
-        );
-        for r in &series.rows {
-            ts.push(vec![
-                Val::U(r.time),
-                (r.flow as u64).into(),
-                r.cwnd.into(),
-                r.ssthresh.into(),
-                r.srtt.map(millis).unwrap_or(f64::NAN).into(),
-                r.in_flight.into(),
-            ]);
-        }
-        tables.push(ts);
+            &series.rows,
+        ));
     }
 
     if sim.sojourn_hist {
-        let mut hist = Table::new(
+        let rows = sim.links.iter().flat_map(|link| {
+            link.stats
+                .sojourn
+                .buckets()
+                .into_iter()
+                .map(move |b| (link, b))
+        });
+        tables.push(Table::from_rows(
             "sojourn_hist",
             &[
-                ("link", Ty::S),
-                ("sojourn_ms_low", Ty::F),
-                ("sojourn_ms_high", Ty::F),
-                ("packets", Ty::U),
+                col(
+                    "link",
+                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| r.0.name.clone(),
+                ),
+                col(
+                    "sojourn_ms_low",
+                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| millis(r.1 .0),
+                ),
+                col(
+                    "sojourn_ms_high",
+                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| millis(r.1 .1),
+                ),
+                col(
+                    "packets",
+                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| r.1 .2,
+                ),
             ],
-        );
-        for link in &sim.links {
-            for (lo, hi, n) in link.stats.sojourn.buckets() {
-                hist.push(vec![
-                    link.name.clone().into(),
-                    millis(lo).into(),
-                    millis(hi).into(),
-                    n.into(),
-                ]);
-            }
-        }
-        tables.push(hist);
+            rows,
+        ));
     }
 
     if let Some(log) = &sim.drop_log {
-        let mut drops = Table::new(
+        tables.push(Table::from_rows(
             "drops",
             &[
-                ("time_ns", Ty::U),
-                ("link", Ty::S),
-                ("flow", Ty::U),
-                ("packet", Ty::U),
-                ("size_bytes", Ty::U),
-                ("reason", Ty::S),
-                ("at", Ty::S),
+                col("time_ns", |r: &&crate::engine::DropRecord| r.time),
+                col("link", |r: &&crate::engine::DropRecord| {
+                    sim.links[r.link as usize].name.clone()
+                }),
+                col("flow", |r: &&crate::engine::DropRecord| r.flow as u64),
+                col("packet", |r: &&crate::engine::DropRecord| r.packet),
+                col("size_bytes", |r: &&crate::engine::DropRecord| r.size as u64),
+                col("reason", |r: &&crate::engine::DropRecord| r.reason.name()),
+                col("at", |r: &&crate::engine::DropRecord| r.at.name()),
             ],
-        );
-        for d in log {
-            drops.push(vec![
-                Val::U(d.time),
-                sim.links[d.link as usize].name.clone().into(),
-                (d.flow as u64).into(),
-                d.packet.into(),
-                (d.size as u64).into(),
-                d.reason.into(),
-                d.at.into(),
-            ]);
-        }
-        tables.push(drops);
+            log,
+        ));
     }
     Results { tables }
+}
+
+/// `apps`: one row per traffic entry, with its flows' totals and its kind's columns.
+fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
+    let mut rows: Vec<EntryRow> = sim
+        .entries
+        .iter()
+        .map(|entry| EntryRow {
+            entry,
+            flows: 0,
+            bytes: 0,
+            sent: 0,
+            lost: 0,
+            owd_sum: 0.0,
+            owd_n: 0,
+            extra: Vec::new(),
+        })
+        .collect();
+    for f in &sim.flows {
+        let r = &mut rows[f.entry as usize];
+        r.flows += 1;
+        r.bytes += f.stats.bytes_delivered;
+        r.sent += f.stats.packets_sent;
+        r.lost += f.stats.packets_dropped;
+        if f.stats.owd.count() > 0 {
+            r.owd_sum += f.stats.owd.mean() * f.stats.owd.count() as f64;
+            r.owd_n += f.stats.owd.count();
+        }
+    }
+    for (e, r) in rows.iter_mut().enumerate() {
+        let mine: Vec<&crate::app::AnyApp> = sim
+            .apps
+            .iter()
+            .zip(&sim.app_entry)
+            .filter(|(_, &x)| x as usize == e)
+            .map(|(a, _)| a)
+            .collect();
+        crate::app::AnyApp::report(&mine, &mut r.extra);
+    }
+    let mut t = Table::from_rows(
+        "apps",
+        &[
+            col("app", |r: &&EntryRow| r.entry.name.clone()),
+            col("kind", |r: &&EntryRow| r.entry.kind),
+            col("flows", |r: &&EntryRow| r.flows),
+            col("bytes_delivered", |r: &&EntryRow| r.bytes),
+            col("goodput_bps", |r: &&EntryRow| per_s(r.bytes as f64 * 8.0)),
+            col("owd_ms_mean", |r: &&EntryRow| mean_ms(r.owd_sum, r.owd_n)),
+            col("loss_rate", |r: &&EntryRow| ratio(r.lost, r.sent)),
+        ],
+        &rows,
+    );
+    add_kind_columns(&mut t, rows.iter().map(|r| r.extra.as_slice()));
+    t
+}
+
+/// Append per-kind columns (the union of names, in first-seen order); a row whose kind
+/// has no such column gets NaN (a count column becomes a float column then).
+fn add_kind_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a [(&'static str, Val)]>) {
+    use crate::output::table::Column;
+    let rows: Vec<_> = rows.collect();
+    let mut names: Vec<&'static str> = Vec::new();
+    for r in &rows {
+        for (n, _) in r.iter() {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
+    for name in names {
+        let vals: Vec<Option<&Val>> = rows
+            .iter()
+            .map(|r| r.iter().find(|(n, _)| *n == name).map(|(_, v)| v))
+            .collect();
+        let col = if vals.iter().all(|v| matches!(v, Some(Val::U(_)))) {
+            Column::U64(
+                vals.iter()
+                    .map(|v| match v {
+                        Some(Val::U(x)) => *x,
+                        _ => 0,
+                    })
+                    .collect(),
+            )
+        } else {
+            Column::F64(
+                vals.iter()
+                    .map(|v| match v {
+                        Some(Val::F(x)) => *x,
+                        Some(Val::U(x)) => *x as f64,
+                        Some(Val::I(x)) => *x as f64,
+                        _ => f64::NAN,
+                    })
+                    .collect(),
+            )
+        };
+        t.columns.push((name.to_string(), col));
+    }
 }

@@ -178,3 +178,33 @@ fn pcap_of_an_unknown_link() {
         &["no such link", "L->R"],
     );
 }
+
+const ONE_WAY: &str = r#"
+duration = "5s"
+[topology]
+kind = "graph"
+nodes = [{ name = "a" }, { name = "b" }]
+links = [{ from = "a", to = "b", rate = "1Mbit", delay = "1ms", duplex = false }]
+"#;
+
+#[test]
+fn tcp_needs_a_way_back_for_every_kind_including_connection_arrivals() {
+    for traffic in [
+        "kind = \"tcp-bulk\"",
+        "kind = \"tcp-arrivals\"\nsize = \"10KB\"\nrate = 2",
+        "kind = \"tcp-arrivals\"\nmode = \"closed\"\nsize = \"10KB\"",
+    ] {
+        let text = format!("{ONE_WAY}[[traffic]]\nsrc = \"a\"\ndst = \"b\"\n{traffic}\n");
+        expect(&text, "traffic[0]", &["no route between a and b"]);
+    }
+    // UDP only needs the way there.
+    let udp = format!(
+        "{ONE_WAY}[[traffic]]\nsrc = \"a\"\ndst = \"b\"\nkind = \"udp-cbr\"\nrate = \"1Mbit\"\n"
+    );
+    Simulation::new(
+        &ScenarioSpec::from_toml_str(&udp).unwrap(),
+        None,
+        &RunOptions::default(),
+    )
+    .unwrap();
+}

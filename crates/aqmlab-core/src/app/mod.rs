@@ -1,24 +1,225 @@
-//! Traffic: reading `[[traffic]]` tables into applications and flows.
+//! Traffic as sans-IO applications.
+//!
+//! An application gets events (`on_wake` at the times it asked for, `on_transfer_done`
+//! when a TCP transfer of one of its connections is acknowledged) and answers with
+//! actions in an `AppIo` (open a TCP connection, write bytes, send a datagram, wake me
+//! at t). The engine only executes actions, so an app is unit-tested without an engine
+//! (feed it events, read the actions). Per-kind result columns (QoE) come from
+//! `Application::report`.
+//!
+//! To add a traffic kind: write `app/NAME.rs` with the app struct, its
+//! `impl Application` and a `pub const KIND: TrafficKind` (documentation and a build
+//! function that reads the kind's parameters and adds apps and flows to the entry),
+//! then add one line to the `registry!` list below.
 //!
 //! Common keys of every traffic kind: `kind`, `name`, where it runs — `hosts` (a
 //! dumbbell host group; one flow set per host pair, left to right unless
 //! `direction = "reverse"`) or `src`/`dst` (node names) — `count` (flows per host
-//! pair), `start`, `stop`.
+//! pair), `start`, `stop`, `class`.
 
 pub mod tcp;
 pub mod udp;
 
+use crate::net::packet::PacketKind;
 use crate::net::topology::Topology;
+use crate::output::table::Val;
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Nanos;
+use crate::transport::tcp::TcpConfig;
 use serde_json::Value;
 
-/// A running application instance.
-pub enum App {
-    Udp(udp::UdpSource),
-    Tcp(tcp::TcpApp),
+/// What an application asks the engine to do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Action {
+    /// Call `on_wake` at this time.
+    WakeAt(Nanos),
+    /// Create TCP flow `flow` (the id `AppIo::new_tcp_flow` returned) from `src` to `dst`.
+    NewTcpFlow {
+        flow: u32,
+        src: u32,
+        dst: u32,
+        cfg: TcpConfig,
+    },
+    /// Queue `bytes` more for the flow's sender (`u64::MAX`: an infinite source); with
+    /// `fin`, close after them.
+    Write { flow: u32, bytes: u64, fin: bool },
+    /// Start the flow's connection (SYN).
+    Connect { flow: u32 },
+    /// The application writes no more on the flow.
+    StopWriting { flow: u32 },
+    /// Send one datagram of `size` IP bytes on the flow.
+    Send {
+        flow: u32,
+        size: u32,
+        seq: u64,
+        kind: PacketKind,
+    },
+}
+
+/// The action buffer an application writes into.
+pub struct AppIo {
+    actions: Vec<Action>,
+    next_flow: u32,
+}
+
+impl AppIo {
+    /// `next_flow` is the id the next new flow will get.
+    pub fn new(next_flow: u32) -> Self {
+        AppIo {
+            actions: Vec::new(),
+            next_flow,
+        }
+    }
+
+    pub fn wake_at(&mut self, t: Nanos) {
+        self.actions.push(Action::WakeAt(t));
+    }
+
+    /// Ask for a new TCP flow; returns its id.
+    pub fn new_tcp_flow(&mut self, src: u32, dst: u32, cfg: TcpConfig) -> u32 {
+        let flow = self.next_flow;
+        self.next_flow += 1;
+        self.actions.push(Action::NewTcpFlow {
+            flow,
+            src,
+            dst,
+            cfg,
+        });
+        flow
+    }
+
+    pub fn write(&mut self, flow: u32, bytes: u64, fin: bool) {
+        self.actions.push(Action::Write { flow, bytes, fin });
+    }
+
+    pub fn connect(&mut self, flow: u32) {
+        self.actions.push(Action::Connect { flow });
+    }
+
+    pub fn stop_writing(&mut self, flow: u32) {
+        self.actions.push(Action::StopWriting { flow });
+    }
+
+    pub fn send(&mut self, flow: u32, size: u32, seq: u64, kind: PacketKind) {
+        self.actions.push(Action::Send {
+            flow,
+            size,
+            seq,
+            kind,
+        });
+    }
+
+    /// The actions so far, in the order they were asked for; clears the buffer.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, Action> {
+        self.actions.drain(..)
+    }
+
+    /// Reuse this buffer for another app (no allocation per event).
+    pub fn reset(&mut self, next_flow: u32) {
+        self.actions.clear();
+        self.next_flow = next_flow;
+    }
+
+    pub fn actions(&self) -> &[Action] {
+        &self.actions
+    }
+}
+
+/// A running application instance: gets events, answers with actions.
+pub trait Application {
+    /// At build time: ask for the first wake-up(s).
+    fn start(&mut self, io: &mut AppIo);
+    /// A wake-up it asked for.
+    fn on_wake(&mut self, now: Nanos, io: &mut AppIo);
+    /// A TCP transfer on one of its flows was acknowledged completely.
+    fn on_transfer_done(&mut self, _now: Nanos, _flow: u32, _io: &mut AppIo) {}
+    /// Per-kind columns of the `apps` row of an entry, from all its instances
+    /// (the entry's apps are all of this type). Names are snake_case with units.
+    fn report(_apps: &[&Self], _out: &mut Vec<(&'static str, Val)>)
+    where
+        Self: Sized,
+    {
+    }
+}
+
+/// A registered traffic kind: its documentation and how to build an entry of it.
+pub struct TrafficKind {
+    pub doc: KindDoc,
+    pub build: fn(&mut Params, &mut EntryBuild) -> Result<()>,
+}
+
+/// The registry: one line per application type, with the kinds (names) that build it.
+/// Generates `AnyApp` (dispatch by `match`) and `KINDS`.
+macro_rules! registry {
+    ($( $variant:ident($ty:ty) => [$($kind:expr),+ $(,)?] ),* $(,)?) => {
+        /// One application of any type.
+        pub enum AnyApp { $( $variant($ty) ),* }
+
+        $( impl From<$ty> for AnyApp {
+            fn from(a: $ty) -> Self { AnyApp::$variant(a) }
+        } )*
+
+        /// Every registered traffic kind, in the order `aqmlab traffic` lists them.
+        pub const KINDS: &[&TrafficKind] = &[ $( $(&$kind),+ ),* ];
+
+        impl AnyApp {
+            pub fn start(&mut self, io: &mut AppIo) {
+                match self { $( AnyApp::$variant(a) => a.start(io) ),* }
+            }
+            #[inline]
+            pub fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
+                match self { $( AnyApp::$variant(a) => a.on_wake(now, io) ),* }
+            }
+            pub fn on_transfer_done(&mut self, now: Nanos, flow: u32, io: &mut AppIo) {
+                match self { $( AnyApp::$variant(a) => a.on_transfer_done(now, flow, io) ),* }
+            }
+            /// Per-kind columns of an entry whose apps are `apps` (all of one type).
+            pub fn report(apps: &[&AnyApp], out: &mut Vec<(&'static str, Val)>) {
+                match apps.first() {
+                    None => {}
+                    $( Some(AnyApp::$variant(_)) => {
+                        let mine: Vec<&$ty> = apps
+                            .iter()
+                            .filter_map(|a| match a { AnyApp::$variant(x) => Some(x), #[allow(unreachable_patterns)] _ => None })
+                            .collect();
+                        <$ty as Application>::report(&mine, out)
+                    } )*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Udp(udp::UdpSource) => [udp::CBR, udp::POISSON],
+    Tcp(tcp::TcpApp) => [tcp::BULK, tcp::FILE, tcp::ONOFF, tcp::ARRIVALS],
+}
+
+/// Flow kinds (the `flows` table's `kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    Tcp,
+    Udp,
+    Rtp,
+}
+
+impl FlowKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Tcp => "tcp",
+            FlowKind::Udp => "udp",
+            FlowKind::Rtp => "rtp",
+        }
+    }
+    /// IP protocol number (for the flow hash).
+    pub fn protocol(self) -> u8 {
+        match self {
+            FlowKind::Tcp => 6,
+            FlowKind::Udp | FlowKind::Rtp => 17,
+        }
+    }
 }
 
 /// One `[[traffic]]` entry, for the `apps` table.
@@ -29,16 +230,15 @@ pub struct AppEntry {
     pub class: u8,
 }
 
-/// A flow to create: who sends to whom, under which entry.
+/// A flow to create at build time: who sends to whom, under which entry.
 pub struct FlowPlan {
     pub entry: u32,
     pub src: u32,
     pub dst: u32,
-    pub kind: &'static str,
-    pub cc: String,
+    pub kind: FlowKind,
     /// TCP flows: the connection's parameters (endpoints are built by the engine).
-    pub tcp: Option<crate::transport::tcp::TcpConfig>,
-    /// The app that owns the flow (TCP apps react to completed transfers).
+    pub tcp: Option<TcpConfig>,
+    /// The app that owns the flow.
     pub app: u32,
 }
 
@@ -98,83 +298,6 @@ const COMMON: &[ParamDoc] = &[
         doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers",
     },
 ];
-
-pub const UDP_CBR: KindDoc = KindDoc {
-    kind: "udp-cbr",
-    summary: "UDP constant bit rate",
-    source: "-",
-    params: &[
-        ParamDoc {
-            name: "rate",
-            ty: "rate",
-            default: "required",
-            doc: "sending rate (IP bytes)",
-        },
-        ParamDoc {
-            name: "size",
-            ty: "size",
-            default: "1000B",
-            doc: "IP datagram size",
-        },
-    ],
-};
-
-pub const UDP_POISSON: KindDoc = KindDoc {
-    kind: "udp-poisson",
-    summary: "UDP with Poisson arrivals",
-    source: "-",
-    params: &[
-        ParamDoc {
-            name: "rate",
-            ty: "rate",
-            default: "required",
-            doc: "mean sending rate",
-        },
-        ParamDoc {
-            name: "size",
-            ty: "size",
-            default: "1000B",
-            doc: "(mean) IP datagram size",
-        },
-        ParamDoc {
-            name: "size_dist",
-            ty: "string",
-            default: "fixed",
-            doc: "fixed or exp (exponential sizes)",
-        },
-    ],
-};
-
-/// Traffic kinds and their parameters (the common ones are in `common_params`).
-pub fn kinds() -> Vec<KindDoc> {
-    vec![
-        UDP_CBR,
-        UDP_POISSON,
-        tcp::TCP_BULK,
-        tcp::TCP_FILE,
-        tcp::TCP_ONOFF,
-        tcp::TCP_ARRIVALS,
-    ]
-}
-
-/// Parameters every `tcp-*` kind accepts besides its own.
-pub fn tcp_common_params() -> &'static [ParamDoc] {
-    tcp::TCP_COMMON
-}
-
-pub fn common_params() -> &'static [ParamDoc] {
-    COMMON
-}
-
-/// Everything the traffic tables create.
-#[derive(Default)]
-pub struct Traffic {
-    pub entries: Vec<AppEntry>,
-    pub apps: Vec<App>,
-    pub flows: Vec<FlowPlan>,
-    /// First event time of each app (None: never runs).
-    pub first: Vec<Option<Nanos>>,
-}
 
 /// Where an entry's flows run: (src, dst) per flow.
 fn placements(p: &mut Params, topo: &Topology) -> Result<Vec<(u32, u32)>> {
@@ -238,19 +361,112 @@ fn placements(p: &mut Params, topo: &Topology) -> Result<Vec<(u32, u32)>> {
         .collect())
 }
 
-fn kind_of(v: &Value, path: &str) -> Result<&'static str> {
+/// Traffic kinds and their parameters (the common ones are in `common_params`).
+pub fn kinds() -> Vec<KindDoc> {
+    KINDS.iter().map(|k| k.doc).collect()
+}
+
+/// Parameters every `tcp-*` kind accepts besides its own.
+pub fn tcp_common_params() -> &'static [ParamDoc] {
+    tcp::TCP_COMMON
+}
+
+pub fn common_params() -> &'static [ParamDoc] {
+    COMMON
+}
+
+/// Everything the traffic tables create.
+#[derive(Default)]
+pub struct Traffic {
+    pub entries: Vec<AppEntry>,
+    pub apps: Vec<AnyApp>,
+    /// The entry of each app.
+    pub app_entry: Vec<u32>,
+    pub flows: Vec<FlowPlan>,
+    /// Paths the entries need: (entry, src, dst, both ways). Flows made at build time
+    /// add theirs; kinds that open flows while running declare them.
+    pub routes: Vec<(u32, u32, u32, bool)>,
+}
+
+/// What a kind's build function gets: the entry's common settings, and where to put
+/// its apps and flows.
+pub struct EntryBuild<'a> {
+    pub entry: u32,
+    pub name: &'a str,
+    /// (src, dst) per flow set, `count` times per host pair.
+    pub pairs: Vec<(u32, u32)>,
+    pub start: Nanos,
+    pub stop: Nanos,
+    /// The run's duration.
+    pub duration: Nanos,
+    pub seed: u64,
+    traffic: &'a mut Traffic,
+}
+
+impl EntryBuild<'_> {
+    /// The id the next app will get.
+    pub fn next_app(&self) -> u32 {
+        self.traffic.apps.len() as u32
+    }
+
+    /// The id the next flow will get.
+    pub fn next_flow(&self) -> u32 {
+        self.traffic.flows.len() as u32
+    }
+
+    pub fn add_app(&mut self, app: impl Into<AnyApp>) -> u32 {
+        self.traffic.apps.push(app.into());
+        self.traffic.app_entry.push(self.entry);
+        self.traffic.apps.len() as u32 - 1
+    }
+
+    /// Add a flow owned by app `app` of this entry.
+    pub fn add_flow(
+        &mut self,
+        src: u32,
+        dst: u32,
+        kind: FlowKind,
+        tcp: Option<TcpConfig>,
+        app: u32,
+    ) -> u32 {
+        self.need_route(src, dst, kind == FlowKind::Tcp);
+        self.traffic.flows.push(FlowPlan {
+            entry: self.entry,
+            src,
+            dst,
+            kind,
+            tcp,
+            app,
+        });
+        self.traffic.flows.len() as u32 - 1
+    }
+
+    /// This entry sends from `src` to `dst` (and back, for `both_ways`): checked when
+    /// the simulation is built, so an unroutable entry fails before it runs.
+    pub fn need_route(&mut self, src: u32, dst: u32, both_ways: bool) {
+        self.traffic.routes.push((self.entry, src, dst, both_ways));
+    }
+
+    /// A random stream named after this entry (`traffic[NAME].SUFFIX`), so inserting
+    /// another entry does not change it.
+    pub fn rng(&self, suffix: &str) -> Rng {
+        Rng::stream(self.seed, &format!("traffic[{}].{suffix}", self.name))
+    }
+}
+
+fn kind_of(v: &Value, path: &str) -> Result<&'static TrafficKind> {
     let s = v.get("kind").and_then(|k| k.as_str()).ok_or_else(|| {
         ScenarioError::new(
             format!("{path}.kind"),
             "missing: expected a traffic kind such as \"udp-cbr\"",
         )
     })?;
-    kinds()
-        .into_iter()
-        .map(|k| k.kind)
-        .find(|k| *k == s)
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.doc.kind == s)
         .ok_or_else(|| {
-            let names: Vec<&str> = kinds().iter().map(|k| k.kind).collect();
+            let names: Vec<&str> = KINDS.iter().map(|k| k.doc.kind).collect();
             ScenarioError::new(
                 format!("{path}.kind"),
                 format!(
@@ -269,11 +485,12 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
             .as_object()
             .ok_or_else(|| ScenarioError::new(&path, "expected a table"))?;
         let kind = kind_of(v, &path)?;
+        let kind_name = kind.doc.kind;
         let mut p = Params::new(&path, map, &["kind"]);
         let name = p
             .string("name")?
             .map(str::to_string)
-            .unwrap_or_else(|| format!("{kind}-{i}"));
+            .unwrap_or_else(|| format!("{kind_name}-{i}"));
         if t.entries.iter().any(|e| e.name == name) {
             return Err(p.error("name", format!("\"{name}\": duplicate traffic name")));
         }
@@ -285,99 +502,105 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
         }
         let class = p.u64_or("class", 0, 0, 255)? as u8;
         let entry = t.entries.len() as u32;
-        match kind {
-            "udp-cbr" | "udp-poisson" => {
-                let rate = p.required_rate("rate")?;
-                let size = p.size_or("size", 1000)?;
-                if size == 0 || size > 65_535 {
-                    return Err(p.error("size", format!("{size}B: expected 1B to 65535B")));
-                }
-                let (pattern, dist) = if kind == "udp-cbr" {
-                    (udp::Pattern::Cbr, udp::SizeDist::Fixed)
-                } else {
-                    let d = match p.choice_or("size_dist", "fixed", &["fixed", "exp"])? {
-                        "exp" => udp::SizeDist::Exponential,
-                        _ => udp::SizeDist::Fixed,
-                    };
-                    (udp::Pattern::Poisson, d)
-                };
-                for (k, &(src, dst)) in pairs.iter().enumerate() {
-                    let flow = t.flows.len() as u32;
-                    let rng = Rng::stream(seed, &format!("traffic[{name}].flow[{k}]"));
-                    let mut s = udp::UdpSource::new(
-                        flow,
-                        pattern,
-                        rate,
-                        size as u32,
-                        dist,
-                        start,
-                        stop,
-                        rng,
-                    );
-                    t.first.push(s.first_time());
-                    t.apps.push(App::Udp(s));
-                    t.flows.push(FlowPlan {
-                        entry,
-                        src,
-                        dst,
-                        kind: "udp",
-                        cc: String::new(),
-                        tcp: None,
-                        app: t.apps.len() as u32 - 1,
-                    });
-                }
-            }
-            "tcp-bulk" | "tcp-file" | "tcp-onoff" | "tcp-arrivals" => {
-                let cfg = tcp::config(&mut p)?;
-                let pattern = tcp::pattern(kind, &mut p)?;
-                let users = match pattern {
-                    tcp::Pattern::Closed { .. } => p.u64_or("users", 1, 1, 1_000_000)?,
-                    _ => 1,
-                };
-                for (k, &(src, dst)) in pairs.iter().enumerate() {
-                    for u in 0..users {
-                        let rng =
-                            Rng::stream(seed, &format!("traffic[{name}].flow[{k}].user[{u}]"));
-                        let mut a = tcp::TcpApp {
-                            pattern,
-                            cfg,
-                            entry,
-                            src,
-                            dst,
-                            start,
-                            stop,
-                            flow: None,
-                            rng,
-                            opened: 0,
-                        };
-                        let app = t.apps.len() as u32;
-                        let first = match pattern {
-                            tcp::Pattern::Open { .. } | tcp::Pattern::Closed { .. } => {
-                                start + a.gap()
-                            }
-                            _ => {
-                                a.flow = Some(t.flows.len() as u32);
-                                t.flows.push(FlowPlan {
-                                    entry,
-                                    src,
-                                    dst,
-                                    kind: "tcp",
-                                    cc: cfg.cc.name().to_string(),
-                                    tcp: Some(cfg),
-                                    app,
-                                });
-                                start
-                            }
-                        };
-                        t.first.push((first < stop).then_some(first));
-                        t.apps.push(App::Tcp(a));
-                    }
-                }
-            }
-            _ => unreachable!("kind_of returns known kinds"),
-        }
-        p.finish(&format!("traffic kind `{kind}`"))?;
-        t.entries.push(AppEntry { name, kind, class });
+        let mut e = EntryBuild {
+            entry,
+            name: &name,
+            pairs,
+            start,
+            stop,
+            duration,
+            seed,
+            traffic: &mut t,
+        };
+        (kind.build)(&mut p, &mut e)?;
+        p.finish(&format!("traffic kind `{kind_name}`"))?;
+        t.entries.push(AppEntry {
+            name,
+            kind: kind_name,
+            class,
+        });
     }
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parameters are declared once: what a kind reads is what `aqmlab traffic` shows
+    /// (besides the common keys).
+    #[test]
+    fn every_kind_reads_exactly_its_documented_parameters() {
+        let spec = crate::scenario::spec::ScenarioSpec::from_toml_str(
+            r#"
+            duration = "1s"
+            [topology]
+            kind = "graph"
+            nodes = [{ name = "a" }, { name = "b" }]
+            links = [{ from = "a", to = "b", rate = "1Mbit", delay = "1ms", duplex = true }]
+            "#,
+        )
+        .unwrap();
+        let topo = crate::net::topology::build(&spec.topology, 1).unwrap();
+        // Keys read under one setting of a choice (cc = cubic reads `hystart`, closed
+        // loop reads `users`) count: the union over those settings is compared.
+        let mut variants: Vec<(&str, &str)> = vec![("", "")];
+        variants.extend(
+            crate::transport::tcp::cc::CC_NAMES
+                .iter()
+                .map(|c| ("cc", *c)),
+        );
+        variants.push(("mode", "closed"));
+        variants.push(("size_dist", "exp"));
+        for k in KINDS {
+            let mut read: Vec<&str> = Vec::new();
+            for &(key, value) in &variants {
+                let mut map = serde_json::Map::new();
+                // The least each kind needs to build.
+                map.insert("src".into(), "a".into());
+                map.insert("dst".into(), "b".into());
+                for d in k.doc.params {
+                    if d.default.starts_with("required") {
+                        let v: Value = match d.ty {
+                            "rate" => "1Mbit".into(),
+                            "size" => "1000B".into(),
+                            "duration" => "1s".into(),
+                            "float" => 1.0.into(),
+                            _ => 1.into(),
+                        };
+                        map.insert(d.name.into(), v);
+                    }
+                }
+                if !key.is_empty() {
+                    map.insert(key.into(), value.into());
+                }
+                let mut p = Params::new("t", &map, &["kind"]);
+                let pairs = placements(&mut p, &topo).unwrap();
+                let mut t = Traffic::default();
+                let mut e = EntryBuild {
+                    entry: 0,
+                    name: "x",
+                    pairs,
+                    start: 0,
+                    stop: 1_000_000_000,
+                    duration: 1_000_000_000,
+                    seed: 1,
+                    traffic: &mut t,
+                };
+                (k.build)(&mut p, &mut e)
+                    .unwrap_or_else(|err| panic!("{} with {key}={value}: {err}", k.doc.kind));
+                read.extend(p.keys_read());
+            }
+            read.retain(|r| !COMMON.iter().any(|c| c.name == *r));
+            read.sort();
+            read.dedup();
+            let mut documented: Vec<&str> = k.doc.params.iter().map(|d| d.name).collect();
+            if k.doc.kind.starts_with("tcp-") && !std::ptr::eq(k.doc.params, tcp::TCP_COMMON) {
+                documented.extend(tcp::TCP_COMMON.iter().map(|d| d.name));
+            }
+            documented.sort();
+            documented.dedup();
+            assert_eq!(read, documented, "traffic kind `{}`", k.doc.kind);
+        }
+    }
 }

@@ -16,6 +16,8 @@
 //! The flow completion time (`completion_s`) is from the SYN to the ACK of the last byte
 //! of the first transfer, measured at the sender.
 
+use super::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
+use crate::output::table::Val;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
@@ -36,11 +38,12 @@ pub enum Pattern {
 pub struct TcpApp {
     pub pattern: Pattern,
     pub cfg: TcpConfig,
-    pub entry: u32,
     pub src: u32,
     pub dst: u32,
     pub start: Nanos,
     pub stop: Nanos,
+    /// Wake at `stop` to stop writing (single-connection apps that stop before the end).
+    pub wake_at_stop: bool,
     /// The connection of single-connection patterns (and a closed-loop user's current one).
     pub flow: Option<u32>,
     pub rng: Rng,
@@ -165,71 +168,198 @@ macro_rules! tcp_params {
 /// Parameters common to every TCP kind.
 pub const TCP_COMMON: &[ParamDoc] = tcp_params!();
 
-pub const TCP_BULK: KindDoc = KindDoc {
-    kind: "tcp-bulk",
-    summary: "TCP bulk transfer (infinite source)",
-    source: "RFC 9293, RFC 5681, RFC 6582, RFC 6675, RFC 6298",
-    params: TCP_COMMON,
+pub const BULK: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "tcp-bulk",
+        summary: "TCP bulk transfer (infinite source)",
+        source: "RFC 9293, RFC 5681, RFC 6582, RFC 6675, RFC 6298",
+        params: TCP_COMMON,
+    },
+    build: |p, e| build("tcp-bulk", p, e),
 };
 
-pub const TCP_FILE: KindDoc = KindDoc {
-    kind: "tcp-file",
-    summary: "TCP transfer of `size` bytes (optionally restarted); plus the common TCP parameters",
-    source: "-",
-    params: &[
-        p("size", "size", "required", "bytes per transfer"),
-        p(
-            "restart",
-            "bool",
-            "false",
-            "start a new transfer on the connection when one completes",
-        ),
-    ],
+pub const FILE: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "tcp-file",
+        summary:
+            "TCP transfer of `size` bytes (optionally restarted); plus the common TCP parameters",
+        source: "-",
+        params: &[
+            p("size", "size", "required", "bytes per transfer"),
+            p(
+                "restart",
+                "bool",
+                "false",
+                "start a new transfer on the connection when one completes",
+            ),
+        ],
+    },
+    build: |p, e| build("tcp-file", p, e),
 };
 
-pub const TCP_ONOFF: KindDoc = KindDoc {
-    kind: "tcp-onoff",
-    summary:
-        "TCP: `size` bytes, `pause`, repeat, on one connection; plus the common TCP parameters",
-    source: "-",
-    params: &[
-        p("size", "size", "required", "bytes per burst"),
-        p(
-            "pause",
-            "duration",
-            "required",
-            "idle time after each burst is acknowledged",
-        ),
-    ],
+pub const ONOFF: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "tcp-onoff",
+        summary:
+            "TCP: `size` bytes, `pause`, repeat, on one connection; plus the common TCP parameters",
+        source: "-",
+        params: &[
+            p("size", "size", "required", "bytes per burst"),
+            p(
+                "pause",
+                "duration",
+                "required",
+                "idle time after each burst is acknowledged",
+            ),
+        ],
+    },
+    build: |p, e| build("tcp-onoff", p, e),
 };
 
-pub const TCP_ARRIVALS: KindDoc = KindDoc {
-    kind: "tcp-arrivals",
-    summary: "TCP connection arrivals, open or closed loop, one flow per connection",
-    source: "-",
-    params: tcp_params![
-        p(
-            "mode",
-            "string",
-            "open",
-            "open (Poisson arrivals) or closed (users with think time)"
-        ),
-        p("size", "size", "required", "bytes per connection"),
-        p(
-            "rate",
-            "float",
-            "required (open)",
-            "new connections per second"
-        ),
-        p("users", "int", "1 (closed)", "connections kept alive"),
-        p(
-            "think",
-            "duration",
-            "1s (closed)",
-            "mean (exponential) think time between transfers"
-        ),
-    ],
+pub const ARRIVALS: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "tcp-arrivals",
+        summary: "TCP connection arrivals, open or closed loop, one flow per connection",
+        source: "-",
+        params: tcp_params![
+            p(
+                "mode",
+                "string",
+                "open",
+                "open (Poisson arrivals) or closed (users with think time)"
+            ),
+            p("size", "size", "required", "bytes per connection"),
+            p(
+                "rate",
+                "float",
+                "required (open)",
+                "new connections per second"
+            ),
+            p("users", "int", "1 (closed)", "connections kept alive"),
+            p(
+                "think",
+                "duration",
+                "1s (closed)",
+                "mean (exponential) think time between transfers"
+            ),
+        ],
+    },
+    build: |p, e| build("tcp-arrivals", p, e),
 };
+
+/// Read a `tcp-*` entry: one app per flow (per user for closed-loop arrivals).
+fn build(kind: &str, p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    let cfg = config(p)?;
+    let pattern = pattern(kind, p)?;
+    let users = match pattern {
+        Pattern::Closed { .. } => p.u64_or("users", 1, 1, 1_000_000)?,
+        _ => 1,
+    };
+    for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
+        for u in 0..users {
+            let mut a = TcpApp {
+                pattern,
+                cfg,
+                src,
+                dst,
+                start: e.start,
+                stop: e.stop,
+                wake_at_stop: e.stop < e.duration,
+                flow: None,
+                rng: e.rng(&format!("flow[{k}].user[{u}]")),
+                opened: 0,
+            };
+            if matches!(pattern, Pattern::Open { .. } | Pattern::Closed { .. }) {
+                e.need_route(src, dst, true);
+            } else {
+                let app = e.next_app();
+                a.flow = Some(e.add_flow(src, dst, FlowKind::Tcp, Some(cfg), app));
+            }
+            e.add_app(a);
+        }
+    }
+    Ok(())
+}
+
+impl Application for TcpApp {
+    fn start(&mut self, io: &mut AppIo) {
+        match self.pattern {
+            Pattern::Open { .. } | Pattern::Closed { .. } => {
+                // Arrivals and users wait one gap before their first connection.
+                let first = self.start + self.gap();
+                if first < self.stop {
+                    io.wake_at(first);
+                }
+            }
+            _ => {
+                if self.start < self.stop {
+                    io.wake_at(self.start);
+                    if self.wake_at_stop {
+                        io.wake_at(self.stop);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
+        if now >= self.stop {
+            // `stop` of a single-connection app: the application writes no more.
+            if let Some(f) = self.flow {
+                io.stop_writing(f);
+            }
+            return;
+        }
+        let opened = self.opened;
+        self.opened += 1;
+        let flow = match self.pattern {
+            Pattern::Open { .. } | Pattern::Closed { .. } => {
+                let gap = self.gap();
+                if matches!(self.pattern, Pattern::Open { .. }) && now + gap < self.stop {
+                    io.wake_at(now + gap);
+                }
+                let f = io.new_tcp_flow(self.src, self.dst, self.cfg);
+                self.flow = Some(f);
+                f
+            }
+            _ => self.flow.expect("single-connection TCP apps have a flow"),
+        };
+        let (bytes, fin) = match self.pattern {
+            Pattern::Bulk => (u64::MAX, false),
+            Pattern::File { size, restart } => (size, !restart),
+            Pattern::OnOff { size, .. } => (size, false),
+            Pattern::Open { size, .. } | Pattern::Closed { size, .. } => (size, true),
+        };
+        let fresh =
+            matches!(self.pattern, Pattern::Open { .. } | Pattern::Closed { .. }) || opened == 0;
+        io.write(flow, bytes, fin);
+        if fresh {
+            io.connect(flow);
+        }
+    }
+
+    fn on_transfer_done(&mut self, now: Nanos, flow: u32, io: &mut AppIo) {
+        match self.pattern {
+            Pattern::File {
+                size,
+                restart: true,
+            } if now < self.stop => io.write(flow, size, false),
+            Pattern::OnOff { pause, .. } if now + pause < self.stop => io.wake_at(now + pause),
+            Pattern::Closed { .. } => {
+                let t = now + self.gap();
+                if t < self.stop {
+                    io.wake_at(t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn report(apps: &[&Self], out: &mut Vec<(&'static str, Val)>) {
+        let opened: u64 = apps.iter().map(|a| a.opened).sum();
+        out.push(("connections", opened.into()));
+    }
+}
 
 /// Read the common TCP parameters.
 pub fn config(p: &mut Params) -> Result<TcpConfig> {

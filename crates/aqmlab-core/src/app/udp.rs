@@ -5,8 +5,90 @@
 //! Sizes are fixed, or exponential with the given mean (rounded to whole bytes, at
 //! least 1 B). Datagrams are not limited by the link MTU (no fragmentation model).
 
+use super::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
+use crate::net::packet::PacketKind;
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
+
+pub const CBR: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "udp-cbr",
+        summary: "UDP constant bit rate",
+        source: "-",
+        params: &[
+            ParamDoc {
+                name: "rate",
+                ty: "rate",
+                default: "required",
+                doc: "sending rate (IP bytes)",
+            },
+            ParamDoc {
+                name: "size",
+                ty: "size",
+                default: "1000B",
+                doc: "IP datagram size",
+            },
+        ],
+    },
+    build: |p, e| build(false, p, e),
+};
+
+pub const POISSON: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "udp-poisson",
+        summary: "UDP with Poisson arrivals",
+        source: "-",
+        params: &[
+            ParamDoc {
+                name: "rate",
+                ty: "rate",
+                default: "required",
+                doc: "mean sending rate",
+            },
+            ParamDoc {
+                name: "size",
+                ty: "size",
+                default: "1000B",
+                doc: "(mean) IP datagram size",
+            },
+            ParamDoc {
+                name: "size_dist",
+                ty: "string",
+                default: "fixed",
+                doc: "fixed or exp (exponential sizes)",
+            },
+        ],
+    },
+    build: |p, e| build(true, p, e),
+};
+
+/// Read a `udp-cbr` (`poisson = false`) or `udp-poisson` entry: one source per flow.
+fn build(poisson: bool, p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    let rate = p.required_rate("rate")?;
+    let size = p.size_or("size", 1000)?;
+    if size == 0 || size > 65_535 {
+        return Err(p.error("size", format!("{size}B: expected 1B to 65535B")));
+    }
+    let (pattern, dist) = if poisson {
+        let d = match p.choice_or("size_dist", "fixed", &["fixed", "exp"])? {
+            "exp" => SizeDist::Exponential,
+            _ => SizeDist::Fixed,
+        };
+        (Pattern::Poisson, d)
+    } else {
+        (Pattern::Cbr, SizeDist::Fixed)
+    };
+    for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
+        let flow = e.next_flow();
+        let rng = e.rng(&format!("flow[{k}]"));
+        let s = UdpSource::new(flow, pattern, rate, size as u32, dist, e.start, e.stop, rng);
+        let app = e.add_app(s);
+        e.add_flow(src, dst, FlowKind::Udp, None, app);
+    }
+    Ok(())
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -20,7 +102,7 @@ pub enum SizeDist {
     Exponential,
 }
 
-/// A datagram an app asks the engine to send.
+/// A datagram the source emits.
 #[derive(Clone, Copy, Debug)]
 pub struct Datagram {
     pub size: u32,
@@ -101,9 +183,58 @@ impl UdpSource {
     }
 }
 
+impl Application for UdpSource {
+    fn start(&mut self, io: &mut AppIo) {
+        if let Some(t) = self.first_time() {
+            io.wake_at(t);
+        }
+    }
+
+    fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
+        let (d, next) = self.on_timer(now);
+        if let Some(t) = next {
+            io.wake_at(t);
+        }
+        io.send(self.flow, d.size, d.seq, PacketKind::Udp);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::Action;
+
+    #[test]
+    fn asks_for_its_next_wake_then_sends() {
+        // 1000 B at 8 Mbit/s from 1 s: wake at 1 s, then every 1 ms.
+        let mut s = UdpSource::new(
+            7,
+            Pattern::Cbr,
+            8_000_000,
+            1000,
+            SizeDist::Fixed,
+            NS_PER_S,
+            2 * NS_PER_S,
+            Rng::stream(1, "x"),
+        );
+        let mut io = AppIo::new(0);
+        s.start(&mut io);
+        assert_eq!(io.actions(), &[Action::WakeAt(NS_PER_S)]);
+        io.reset(0);
+        s.on_wake(NS_PER_S, &mut io);
+        assert_eq!(
+            io.actions(),
+            &[
+                Action::WakeAt(NS_PER_S + 1_000_000),
+                Action::Send {
+                    flow: 7,
+                    size: 1000,
+                    seq: 0,
+                    kind: PacketKind::Udp
+                }
+            ]
+        );
+    }
 
     #[test]
     fn cbr_sends_at_exact_multiples() {

@@ -1,32 +1,88 @@
-//! Application glue: run the apps and execute what they ask for.
+//! Application glue: run the sans-IO apps and execute the actions they ask for.
+
 use super::*;
+use crate::app::{Action, AnyApp, AppIo, FlowKind};
 
 impl Simulation {
-    pub(super) fn on_app(&mut self, a: usize) {
+    /// Let app `a` run `f` (start, wake, transfer done), then execute its actions in the
+    /// order it asked for them.
+    pub(super) fn run_app(&mut self, a: usize, f: impl FnOnce(&mut AnyApp, Nanos, &mut AppIo)) {
         let now = self.now();
-        match &mut self.apps[a] {
-            App::Udp(src) => {
-                let (d, next) = src.on_timer(now);
-                let flow = src.flow;
-                if let Some(t) = next {
-                    self.events.schedule(t, Event::App { app: a as u32 });
+        let mut io = std::mem::replace(&mut self.app_io, AppIo::new(0));
+        io.reset(self.flows.len() as u32);
+        f(&mut self.apps[a], now, &mut io);
+        for act in io.drain() {
+            self.execute(a, act);
+        }
+        self.app_io = io;
+    }
+
+    pub(super) fn on_app(&mut self, a: usize) {
+        self.run_app(a, |app, now, io| app.on_wake(now, io));
+    }
+
+    fn execute(&mut self, a: usize, act: Action) {
+        let now = self.now();
+        match act {
+            Action::WakeAt(t) => self.events.schedule(t, Event::App { app: a as u32 }),
+            Action::NewTcpFlow {
+                flow,
+                src,
+                dst,
+                cfg,
+            } => {
+                let entry = self.app_entry[a];
+                let f = self.add_flow(entry, FlowKind::Tcp, src, dst, cfg.cc.name(), a as u32);
+                debug_assert_eq!(f, flow, "flow ids are handed out in order");
+                self.add_tcp_endpoints(f, cfg);
+            }
+            Action::Write { flow, bytes, fin } => {
+                let s = self.sender_of(flow);
+                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
+                    let st = &mut self.flows[flow as usize].stats;
+                    snd.write(now, bytes, fin, &mut self.seg_buf, st);
                 }
-                let p = self.new_packet(flow, false, d.size, PacketKind::Udp);
-                self.packets[p].seq = d.seq;
+                self.tcp_after(s);
+            }
+            Action::Connect { flow } => {
+                let s = self.sender_of(flow);
+                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
+                    snd.open(now, &mut self.seg_buf);
+                }
+                self.tcp_after(s);
+            }
+            Action::StopWriting { flow } => {
+                let s = self.sender_of(flow);
+                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
+                    snd.stop_writing();
+                }
+            }
+            Action::Send {
+                flow,
+                size,
+                seq,
+                kind,
+            } => {
+                let p = self.new_packet(flow, false, size, kind);
+                self.packets[p].seq = seq;
                 self.send(p);
             }
-            App::Tcp(_) => self.on_tcp_app(a),
         }
     }
 
-    /// Add a flow (at build time, or when a TCP app opens a new connection).
+    /// The sender endpoint of TCP flow `flow`.
+    fn sender_of(&self, flow: u32) -> usize {
+        self.flows[flow as usize].tcp.expect("a TCP flow").0 as usize
+    }
+
+    /// Add a flow (at build time, or when an app opens a new connection).
     pub fn add_flow(
         &mut self,
         entry: u32,
-        kind: &'static str,
+        kind: FlowKind,
         src: u32,
         dst: u32,
-        cc: String,
+        cc: &'static str,
         app: u32,
     ) -> u32 {
         let i = self.flows.len() as u32;
@@ -36,7 +92,7 @@ impl Simulation {
             src,
             dst,
             cc,
-            hash: flow_hash(src, dst, i, if kind == "tcp" { 6 } else { 17 }),
+            hash: flow_hash(src, dst, i, kind.protocol()),
             stats: FlowStats::default(),
             tcp: None,
             app,
@@ -45,97 +101,13 @@ impl Simulation {
         i
     }
 
-    pub(super) fn on_tcp_app(&mut self, a: usize) {
-        use crate::app::tcp::Pattern;
-        let now = self.now();
-        let App::Tcp(app) = &mut self.apps[a] else {
-            return;
-        };
-        let (pattern, cfg, entry, src, dst) = (app.pattern, app.cfg, app.entry, app.src, app.dst);
-        if now >= app.stop {
-            // `stop` of a single-connection app: the application writes no more.
-            if let Some(f) = app.flow {
-                if let Some((s, _)) = self.flows[f as usize].tcp {
-                    if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
-                        snd.stop_writing();
-                    }
-                }
-            }
-            return;
-        }
-        let opened = app.opened;
-        app.opened += 1;
-        let flow = match pattern {
-            Pattern::Open { .. } | Pattern::Closed { .. } => {
-                let gap = app.gap();
-                let stop = app.stop;
-                if matches!(pattern, Pattern::Open { .. }) && now + gap < stop {
-                    self.events
-                        .schedule(now + gap, Event::App { app: a as u32 });
-                }
-                let f = self.add_flow(entry, "tcp", src, dst, cfg.cc.name().to_string(), a as u32);
-                self.add_tcp_endpoints(f, cfg);
-                if let App::Tcp(app) = &mut self.apps[a] {
-                    app.flow = Some(f);
-                }
-                f
-            }
-            _ => app.flow.expect("single-connection TCP apps have a flow"),
-        };
-        let (bytes, fin) = match pattern {
-            Pattern::Bulk => (u64::MAX, false),
-            Pattern::File { size, restart } => (size, !restart),
-            Pattern::OnOff { size, .. } => (size, false),
-            Pattern::Open { size, .. } | Pattern::Closed { size, .. } => (size, true),
-        };
-        let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
-        let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] else {
-            unreachable!("endpoint pairs are (sender, receiver)")
-        };
-        let st = &mut self.flows[flow as usize].stats;
-        let fresh = matches!(pattern, Pattern::Open { .. } | Pattern::Closed { .. }) || opened == 0;
-        snd.write(now, bytes, fin, &mut self.seg_buf, st);
-        if fresh {
-            snd.open(now, &mut self.seg_buf);
-        }
-        self.tcp_after(s as usize);
-    }
-
-    /// A transfer of `flow` was acknowledged completely.
+    /// A transfer of `flow` was acknowledged completely: tell its app, and release a
+    /// connection whose last byte (FIN) is acknowledged.
     pub(super) fn on_transfer_done(&mut self, flow: u32) {
-        use crate::app::tcp::Pattern;
-        let now = self.now();
         let a = self.flows[flow as usize].app as usize;
-        let App::Tcp(app) = &mut self.apps[a] else {
-            return;
-        };
-        match app.pattern {
-            Pattern::File {
-                size,
-                restart: true,
-            } if now < app.stop => {
-                let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
-                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
-                    let st = &mut self.flows[flow as usize].stats;
-                    snd.write(now, size, false, &mut self.seg_buf, st);
-                }
-                self.tcp_after(s as usize);
-            }
-            Pattern::OnOff { pause, .. } if now + pause < app.stop => {
-                self.events
-                    .schedule(now + pause, Event::App { app: a as u32 });
-            }
-            Pattern::Closed { .. } => {
-                let t = now + app.gap();
-                if t < app.stop {
-                    self.events.schedule(t, Event::App { app: a as u32 });
-                }
-            }
-            _ => {}
-        }
-        // A connection whose last byte (FIN) is acknowledged is finished.
-        let (s, _) = self.flows[flow as usize].tcp.expect("a TCP flow");
-        if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+        self.run_app(a, |app, now, io| app.on_transfer_done(now, flow, io));
+        let s = self.sender_of(flow);
+        if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
             if snd.app_fin && snd.snd_una >= snd.app_written {
                 snd.release();
             }

@@ -68,20 +68,15 @@ impl Simulation {
             }
         }
 
-        for f in &traffic.flows {
-            let no_way_back =
-                f.kind == "tcp" && topo.nodes[f.dst as usize].routes[f.src as usize] == NO_ROUTE;
-            if topo.nodes[f.src as usize].routes[f.dst as usize] == NO_ROUTE || no_way_back {
-                let name = &traffic
-                    .entries
-                    .get(f.entry as usize)
-                    .map(|e| e.name.as_str())
-                    .unwrap_or("?");
+        let unroutable = |a: u32, b: u32| topo.nodes[a as usize].routes[b as usize] == NO_ROUTE;
+        for &(entry, src, dst, both) in &traffic.routes {
+            if unroutable(src, dst) || (both && unroutable(dst, src)) {
+                let name = &traffic.entries[entry as usize].name;
                 return Err(ScenarioError::new(
-                    "traffic",
+                    format!("traffic[{entry}]"),
                     format!(
                         "`{name}`: no route between {} and {} in the direction it needs (links are one-way unless duplex)",
-                        topo.nodes[f.src as usize].name, topo.nodes[f.dst as usize].name
+                        topo.nodes[src as usize].name, topo.nodes[dst as usize].name
                     ),
                 ));
             }
@@ -97,6 +92,8 @@ impl Simulation {
             links,
             flows: Vec::with_capacity(traffic.flows.len()),
             apps: traffic.apps,
+            app_entry: traffic.app_entry,
+            app_io: AppIo::new(0),
             entries: traffic.entries,
             drop_log: spec.output.drops.then(Vec::new),
             series,
@@ -116,22 +113,20 @@ impl Simulation {
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,
         };
+        // First in the queue, so the counters restart before anything else happens at
+        // that instant: a packet counts when it is created or arrives at or after it.
+        if sim.warmup > 0 {
+            sim.events.schedule(sim.warmup, Event::WarmupEnd);
+        }
         for f in &traffic.flows {
-            let id = sim.add_flow(f.entry, f.kind, f.src, f.dst, f.cc.clone(), f.app);
+            let cc = f.tcp.map_or("", |c| c.cc.name());
+            let id = sim.add_flow(f.entry, f.kind, f.src, f.dst, cc, f.app);
             if let Some(cfg) = f.tcp {
                 sim.add_tcp_endpoints(id, cfg);
             }
         }
-        for (i, t) in traffic.first.iter().enumerate() {
-            if let Some(t) = t {
-                sim.events.schedule(*t, Event::App { app: i as u32 });
-            }
-            // Single-connection TCP apps that stop early get an event at `stop`.
-            if let App::Tcp(a) = &sim.apps[i] {
-                if a.flow.is_some() && a.stop < end && t.is_some() {
-                    sim.events.schedule(a.stop, Event::App { app: i as u32 });
-                }
-            }
+        for a in 0..sim.apps.len() {
+            sim.run_app(a, |app, _, io| app.start(io));
         }
         for l in 0..sim.links.len() {
             if let Some(t) = sim.links[l].rate_change.first() {
@@ -145,9 +140,6 @@ impl Simulation {
         }
         if sim.tcp_series.is_some() {
             sim.events.schedule(0, Event::TcpSample);
-        }
-        if sim.warmup > 0 {
-            sim.events.schedule(sim.warmup, Event::WarmupEnd);
         }
         Ok(sim)
     }

@@ -49,7 +49,7 @@ impl Simulation {
         if l == NO_ROUTE {
             // Unreachable destination (only reverse traffic can get here: forward routes
             // are checked when the simulation is built). Counted as a drop.
-            self.discard(p);
+            self.discard(p, Cause::NoRoute, None, Stage::Enqueue);
             return;
         }
         self.link_enqueue(l as usize, p);
@@ -60,7 +60,12 @@ impl Simulation {
         let pk = &self.packets[p];
         let f = &mut self.flows[pk.flow as usize];
         if !pk.reverse {
-            f.stats.packets_delivered += 1;
+            // The packet counter counts packets created in the measurement window, so
+            // delivered and dropped stay parts of sent after a warm-up; bytes and delay
+            // count every delivery in the window (goodput is a rate over the window).
+            if pk.created >= self.warmup {
+                f.stats.packets_delivered += 1;
+            }
             if pk.kind != PacketKind::Tcp {
                 // TCP counts in-order payload (goodput) at the receiver instead.
                 f.stats.bytes_delivered += pk.size as u64;
@@ -86,21 +91,15 @@ impl Simulation {
         let now = self.now();
         let link = &mut self.links[l];
         link.stats.arrivals += 1;
-        if !link.outages.is_empty() && link.is_down(now) {
-            link.stats.drops_outage += 1;
-            self.log_drop(l, p, "outage", Stage::Enqueue);
-            self.dropped += 1;
-            self.packets.free(p);
-            return;
-        }
-        let link = &mut self.links[l];
-        if link.loss > 0.0 && link.loss_rng.chance(link.loss) {
-            link.stats.drops_random += 1;
-            self.log_drop(l, p, "random", Stage::Enqueue);
-            self.discard(p);
-            return;
-        }
         self.packets[p].enqueued = now;
+        if !link.outages.is_empty() && link.is_down(now) {
+            self.discard(p, Cause::Outage, Some(l), Stage::Enqueue);
+            return;
+        }
+        if link.loss > 0.0 && link.loss_rng.chance(link.loss) {
+            self.discard(p, Cause::Random, Some(l), Stage::Enqueue);
+            return;
+        }
         if self.with_qdisc(l, |q, ctx| q.enqueue(p, ctx)) {
             self.links[l].stats.enqueued += 1;
         }
@@ -136,23 +135,14 @@ impl Simulation {
         if !self.qevents.is_empty() {
             let mut evs = std::mem::take(&mut self.qevents);
             for e in evs.drain(..) {
-                let reason = match e.verdict {
-                    Verdict::Drop(r) => {
-                        let s = &mut self.links[l].stats;
-                        s.count_drop(r);
-                        if e.at == Stage::Dequeue {
-                            s.drops_at_dequeue += 1;
-                        }
-                        r.name()
-                    }
+                match e.verdict {
+                    Verdict::Drop(r) => self.discard(e.packet, Cause::Qdisc(r), Some(l), e.at),
                     Verdict::Mark => {
-                        self.links[l].stats.marks += 1;
-                        "mark"
+                        if self.in_window(l, e.packet) {
+                            self.links[l].stats.marks += 1;
+                        }
+                        self.log_drop(l as u32, e.packet, Cause::Mark, e.at);
                     }
-                };
-                self.log_drop(l, e.packet, reason, e.at);
-                if reason != "mark" {
-                    self.discard(e.packet);
                 }
             }
             self.qevents = evs;
@@ -201,8 +191,10 @@ impl Simulation {
         let link = &mut self.links[l];
         let pk = &self.packets[p];
         let sojourn = now - pk.enqueued;
-        link.stats.dequeued += 1;
-        link.stats.sojourn.record(sojourn);
+        if pk.enqueued >= link.stats.window_start {
+            link.stats.dequeued += 1;
+            link.stats.sojourn.record(sojourn);
+        }
         link.stats.last_sojourn = sojourn;
         link.tx = Some((p, now));
         if let Some(w) = &mut link.pcap {
@@ -258,10 +250,37 @@ impl Simulation {
         }
     }
 
-    /// Account a dropped packet to its flow and free it.
-    pub(super) fn discard(&mut self, p: PacketId) {
+    /// Whether packet `p`, in link `l`'s queue, arrived there in the measurement window
+    /// (so its fate is counted with its arrival).
+    #[inline]
+    fn in_window(&self, l: usize, p: PacketId) -> bool {
+        self.packets[p].enqueued >= self.links[l].stats.window_start
+    }
+
+    /// The one place a packet leaves the network before its destination: count it for
+    /// its link (if it was at one) and its flow, log it, free it. Counts are kept only
+    /// for packets whose arrival (link) or creation (flow) is in the measurement window,
+    /// so drops stay a part of what was offered or sent.
+    pub(super) fn discard(&mut self, p: PacketId, cause: Cause, link: Option<usize>, at: Stage) {
+        if let Some(l) = link {
+            if self.in_window(l, p) {
+                let s = &mut self.links[l].stats;
+                match cause {
+                    Cause::Qdisc(r) => {
+                        s.count_drop(r);
+                        if at == Stage::Dequeue {
+                            s.drops_at_dequeue += 1;
+                        }
+                    }
+                    Cause::Random => s.drops_random += 1,
+                    Cause::Outage => s.drops_outage += 1,
+                    Cause::NoRoute | Cause::Mark => {}
+                }
+            }
+            self.log_drop(l as u32, p, cause, at);
+        }
         let pk = &self.packets[p];
-        if !pk.reverse {
+        if !pk.reverse && pk.created >= self.warmup {
             self.flows[pk.flow as usize].stats.packets_dropped += 1;
         }
         self.dropped += 1;

@@ -18,10 +18,10 @@ mod link;
 mod record;
 mod tcp;
 
-pub use record::{DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
+pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
 pub use tcp::TcpEndpoint;
 
-use crate::app::{self, App, AppEntry};
+use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::link::Link;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
@@ -40,10 +40,11 @@ use std::path::{Path, PathBuf};
 /// A flow: packets between two nodes under one application.
 pub struct Flow {
     pub entry: u32,
-    pub kind: &'static str,
+    pub kind: FlowKind,
     pub src: u32,
     pub dst: u32,
-    pub cc: String,
+    /// Congestion control name (TCP), or "".
+    pub cc: &'static str,
     pub hash: u32,
     pub stats: FlowStats,
     /// TCP flows: (sender endpoint, receiver endpoint).
@@ -71,7 +72,11 @@ pub struct Simulation {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     pub flows: Vec<Flow>,
-    pub apps: Vec<App>,
+    pub apps: Vec<AnyApp>,
+    /// The traffic entry of each app.
+    pub app_entry: Vec<u32>,
+    /// The reusable action buffer apps write into.
+    app_io: AppIo,
     pub entries: Vec<AppEntry>,
     pub drop_log: Option<Vec<DropRecord>>,
     pub series: Option<Series>,

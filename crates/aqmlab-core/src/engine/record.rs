@@ -26,9 +26,35 @@ pub struct DropRecord {
     pub flow: u32,
     pub packet: u64,
     pub size: u32,
-    /// `overflow`, `early`, `forced`, `random`, or `mark`.
-    pub reason: &'static str,
-    pub at: &'static str,
+    pub reason: Cause,
+    pub at: Stage,
+}
+
+/// Why a packet left the network early, or was marked: the drop log's `reason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The queue discipline dropped it.
+    Qdisc(DropReason),
+    /// The link's random-loss model.
+    Random,
+    /// It reached the link during an outage.
+    Outage,
+    /// No route to its destination (only reverse traffic can meet this).
+    NoRoute,
+    /// An ECN CE mark (the packet goes on).
+    Mark,
+}
+
+impl Cause {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Qdisc(r) => r.name(),
+            Cause::Random => "random",
+            Cause::Outage => "outage",
+            Cause::NoRoute => "no_route",
+            Cause::Mark => "mark",
+        }
+    }
 }
 
 /// One row of the opt-in time series.
@@ -50,17 +76,17 @@ pub struct Series {
 }
 
 impl Simulation {
-    pub(super) fn log_drop(&mut self, l: usize, p: PacketId, reason: &'static str, at: Stage) {
+    pub(super) fn log_drop(&mut self, l: u32, p: PacketId, reason: Cause, at: Stage) {
         if let Some(log) = &mut self.drop_log {
             let pk = &self.packets[p];
             log.push(DropRecord {
                 time: self.events.now(),
-                link: l as u32,
+                link: l,
                 flow: pk.flow,
                 packet: pk.uid,
                 size: pk.size,
                 reason,
-                at: at.name(),
+                at,
             });
         }
     }
@@ -117,10 +143,5 @@ impl Simulation {
             }
         }
         Ok(())
-    }
-
-    /// Kind of drop reason from a `DropReason` (re-exported for results).
-    pub fn reason_name(r: DropReason) -> &'static str {
-        r.name()
     }
 }

@@ -154,3 +154,64 @@ impl Table {
         self.strs(col).iter().position(|s| s == value)
     }
 }
+
+/// A Rust value that is one table cell, with its column type.
+pub trait Cell: Into<Val> {
+    const TY: Ty;
+}
+impl Cell for f64 {
+    const TY: Ty = Ty::F;
+}
+impl Cell for u64 {
+    const TY: Ty = Ty::U;
+}
+impl Cell for i64 {
+    const TY: Ty = Ty::I;
+}
+impl Cell for String {
+    const TY: Ty = Ty::S;
+}
+impl Cell for &str {
+    const TY: Ty = Ty::S;
+}
+impl Cell for bool {
+    const TY: Ty = Ty::B;
+}
+
+/// A column declared together with how to get its value from a row source `R`, so a
+/// table's schema and values come from one list (`Table::from_rows`).
+pub struct Col<'a, R> {
+    pub name: &'static str,
+    pub ty: Ty,
+    get: Box<dyn Fn(&R) -> Val + 'a>,
+}
+
+/// Declare column `name` with its value; the type follows from the value.
+pub fn col<'a, R, V: Cell>(name: &'static str, get: impl Fn(&R) -> V + 'a) -> Col<'a, R> {
+    Col {
+        name,
+        ty: V::TY,
+        get: Box::new(move |r| get(r).into()),
+    }
+}
+
+impl Table {
+    /// A table with one row per item of `rows`, columns as declared.
+    pub fn from_rows<R>(
+        name: &str,
+        cols: &[Col<'_, R>],
+        rows: impl IntoIterator<Item = R>,
+    ) -> Table {
+        let schema: Vec<(&str, Ty)> = cols.iter().map(|c| (c.name, c.ty)).collect();
+        let mut t = Table::new(name, &schema);
+        for r in rows {
+            t.push(cols.iter().map(|c| (c.get)(&r)).collect());
+        }
+        t
+    }
+
+    /// The column names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.0.as_str()).collect()
+    }
+}
