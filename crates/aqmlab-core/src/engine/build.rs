@@ -68,7 +68,7 @@ impl Simulation {
             }
         }
 
-        let unroutable = |a: u32, b: u32| topo.nodes[a as usize].routes[b as usize] == NO_ROUTE;
+        let unroutable = |a: u32, b: u32| topo.routes.next_link(a, b) == NO_ROUTE;
         for &(entry, src, dst, both) in &traffic.routes {
             if unroutable(src, dst) || (both && unroutable(dst, src)) {
                 let name = &traffic.entries[entry as usize].name;
@@ -89,6 +89,7 @@ impl Simulation {
             events: EventQueue::new(),
             packets: PacketArena::new(),
             nodes: topo.nodes,
+            routes: topo.routes,
             links,
             flows: Vec::with_capacity(traffic.flows.len()),
             apps: traffic.apps,

@@ -45,7 +45,7 @@ impl Simulation {
             self.deliver(p);
             return;
         }
-        let l = self.nodes[node as usize].routes[dst as usize];
+        let l = self.routes.next_link(node, dst);
         if l == NO_ROUTE {
             // Unreachable destination (only reverse traffic can get here: forward routes
             // are checked when the simulation is built). Counted as a drop.

@@ -70,6 +70,7 @@ pub struct Simulation {
     pub events: EventQueue,
     pub packets: PacketArena,
     pub nodes: Vec<Node>,
+    pub routes: crate::net::routing::Routes,
     pub links: Vec<Link>,
     pub flows: Vec<Flow>,
     pub apps: Vec<AnyApp>,

@@ -1,8 +1,4 @@
-//! Topology builders (explicit graph, dumbbell) and static shortest-path routing.
-//!
-//! Routing is by hop count, computed once by a breadth-first search towards every
-//! destination; among equal-length routes the link created first wins, so routes are
-//! deterministic.
+//! Topology builders (explicit graph, dumbbell); routes come from `routing`.
 //!
 //! Dumbbell layout: host pairs `G_l{i}` ↔ `G_r{i}` for each host group `G`, left hosts
 //! attached to the left router (default name `L`), right hosts to the right router
@@ -18,18 +14,18 @@ use crate::sim::rng::Rng;
 use serde_json::json;
 use std::collections::{BTreeMap, VecDeque};
 
-pub const NO_ROUTE: u32 = u32::MAX;
+use super::routing::Routes;
+pub use super::routing::NO_ROUTE;
 
 pub struct Node {
     pub name: String,
-    /// `routes[d]` is the outgoing link towards node `d`, or `NO_ROUTE`.
-    pub routes: Vec<u32>,
 }
 
 /// The built network.
 pub struct Topology {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
+    pub routes: Routes,
     /// Dumbbell host groups: name → (left host, right host) node pairs.
     pub groups: BTreeMap<String, Vec<(u32, u32)>>,
     pub node_index: BTreeMap<String, u32>,
@@ -50,6 +46,8 @@ struct Builder {
     nodes: Vec<Node>,
     node_index: BTreeMap<String, u32>,
     links: Vec<Link>,
+    /// Link names so far (a linear scan per link made 10 000 host pairs quadratic).
+    link_names: std::collections::BTreeSet<String>,
 }
 
 const DEFAULT_MTU: u32 = 1500;
@@ -71,7 +69,6 @@ impl Builder {
         let id = self.nodes.len() as u32;
         self.nodes.push(Node {
             name: name.to_string(),
-            routes: Vec::new(),
         });
         self.node_index.insert(name.to_string(), id);
         Ok(id)
@@ -95,7 +92,7 @@ impl Builder {
                 self.nodes[from as usize].name, self.nodes[to as usize].name
             )
         });
-        if self.links.iter().any(|l| l.name == name) {
+        if !self.link_names.insert(name.clone()) {
             return Err(ScenarioError::new(
                 path,
                 format!("\"{name}\": duplicate link name"),
@@ -152,36 +149,6 @@ impl Builder {
         });
         Ok(())
     }
-
-    fn compute_routes(&mut self) {
-        let n = self.nodes.len();
-        // Incoming links per node, in creation order.
-        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, l) in self.links.iter().enumerate() {
-            incoming[l.to as usize].push(i as u32);
-        }
-        for node in &mut self.nodes {
-            node.routes = vec![NO_ROUTE; n];
-        }
-        let mut dist = vec![u32::MAX; n];
-        let mut queue = VecDeque::new();
-        for d in 0..n {
-            dist.iter_mut().for_each(|x| *x = u32::MAX);
-            dist[d] = 0;
-            queue.clear();
-            queue.push_back(d as u32);
-            while let Some(m) = queue.pop_front() {
-                for &li in &incoming[m as usize] {
-                    let from = self.links[li as usize].from as usize;
-                    if dist[from] == u32::MAX {
-                        dist[from] = dist[m as usize] + 1;
-                        self.nodes[from].routes[d] = li;
-                        queue.push_back(from as u32);
-                    }
-                }
-            }
-        }
-    }
 }
 
 fn default_access() -> LinkSpec {
@@ -223,6 +190,7 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
         nodes: Vec::new(),
         node_index: BTreeMap::new(),
         links: Vec::new(),
+        link_names: Default::default(),
     };
     let mut groups = BTreeMap::new();
     match spec.kind.as_str() {
@@ -366,8 +334,9 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
             ))
         }
     }
-    b.compute_routes();
+    let ends: Vec<(u32, u32)> = b.links.iter().map(|l| (l.from, l.to)).collect();
     Ok(Topology {
+        routes: Routes::compute(b.nodes.len(), &ends),
         nodes: b.nodes,
         links: b.links,
         groups,
