@@ -1,6 +1,5 @@
 """Plots (every kind, PNG and SVG) and the HTML report, rendered in headless Chromium."""
 
-import shutil
 import subprocess
 
 import matplotlib.image as mpimg
@@ -9,7 +8,7 @@ import pytest
 
 import aqmlab
 from aqmlab import plots
-from conftest import AQMLAB, EXAMPLES, ROOT
+from conftest import AQMLAB, EXAMPLES, ROOT, need_tool
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +84,7 @@ def test_timeseries_shows_cwnd_when_a_tcp_table_exists(tmp_path):
 
 
 def chromium_screenshot(html_file, png):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is required for this test (apt-get install chromium; .ci/run installs it)"
+    exe = need_tool("chromium", "chromium-browser")
     p = subprocess.run(
         [exe, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}", "--window-size=1200,2000", f"file://{html_file}"],
         capture_output=True, text=True, timeout=120,
