@@ -182,6 +182,20 @@ def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
             p.join(timeout=2)
 
 
+#: Seconds the driver waits for results before it wakes to look for Ctrl-C.
+WAKE_S = 0.2
+
+
+def _as_completed(futures) -> Iterator[cf.Future]:
+    """`concurrent.futures.as_completed` that wakes every `WAKE_S`. SIGINT may be
+    delivered to one of the pool's threads; a main thread blocked without a timeout
+    would then never see the KeyboardInterrupt."""
+    pending = set(futures)
+    while pending:
+        done, pending = cf.wait(pending, timeout=WAKE_S, return_when=cf.FIRST_COMPLETED)
+        yield from done
+
+
 class LocalExecutor(Executor):
     """A process pool on this machine (all cores by default). ``target`` is the function
     a worker calls per task (default `execute`; tests pass one that crashes)."""
@@ -206,7 +220,7 @@ class LocalExecutor(Executor):
         with hidden_main():  # 3.11 starts worker processes on submit
             futures = {pool.submit(execute_marked, self.target, str(marks), t): t for t in tasks}
         broken = False
-        for fut in cf.as_completed(futures):
+        for fut in _as_completed(futures):
             task = futures[fut]
             try:
                 outcome = fut.result()

@@ -1,0 +1,206 @@
+"""Nothing lost, nothing hangs, nothing misleads (issue 9): dying workers, resume checks,
+build fingerprints, output folders, Ctrl-C, bad input, CLI first-hour details."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import polars as pl
+import pytest
+
+import aqmlab
+from aqmlab import ScenarioError, SimulationError
+from aqmlab.sweep import LocalExecutor, SweepFailed, build_id, read_sweep_file
+from conftest import AQMLAB, EXAMPLES, ROOT
+import crash_target
+
+BASE = EXAMPLES / "dumbbell-udp.toml"
+FAST = {"duration": "20s", "output": {}}
+
+
+def cli(*args, **kw):
+    return subprocess.run([*AQMLAB, *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300, **kw)
+
+
+def run_dirs(out):
+    return sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def test_a_run_that_kills_its_worker_fails_alone_and_every_other_run_finishes(tmp_path):
+    out = tmp_path / "sw"
+    grid = {"bottleneck.qdisc.limit": [f"{n}pkt" for n in (10, 20, 30)]}
+    ex = LocalExecutor(workers=2, target=crash_target.die_on_seed_2)
+    res = aqmlab.sweep(BASE, grid=grid, seeds=3, set=FAST, out=out, executor=ex)
+    # seeds 1 and 3 of every point ran; the three seed-2 runs, and only they, failed
+    assert (res.ok, res.n_failed) == (6, 3)
+    assert {f["seed"] for f in res.failed} == {2}
+    assert {f["error"]["type"] for f in res.failed} == {"WorkerDied"}
+    seeds = sorted(json.loads((out / "runs" / i / "run.json").read_text())["seed"] for i in run_dirs(out))
+    assert seeds == [1, 1, 1, 3, 3, 3]
+
+
+def test_a_sweep_at_the_top_of_a_script_without_a_main_guard_works(tmp_path):
+    script = tmp_path / "my_sweep.py"
+    script.write_text(
+        "import aqmlab\n"
+        "print('top-level code ran', flush=True)\n"
+        f"s = aqmlab.sweep({str(BASE)!r}, grid={{'bottleneck.qdisc.limit': ['20pkt', '50pkt']}}, seeds=2,\n"
+        f"                 set={{'duration': '20s'}}, out={str(tmp_path / 'out')!r}, workers=2)\n"
+        "print('ok', s.ok, s.n_failed)\n"
+    )
+    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    # the workers did not run the script again: its top-level code ran once
+    assert p.stdout.splitlines() == ["top-level code ran", "ok 4 0"]
+
+
+def test_a_sweep_where_every_run_fails_raises_with_the_first_error(tmp_path):
+    with pytest.raises(SweepFailed) as e:
+        aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": ["-1pkt", "-2pkt"]}, set=FAST, out=tmp_path / "sw", workers=2)
+    assert "all 2 runs failed" in str(e.value) and "topology.bottleneck.qdisc.limit" in str(e.value)
+    assert e.value.outcome.n_failed == 2
+
+
+# --------------------------------------------------------------------------- resume
+
+
+def test_resume_reruns_finished_runs_whose_tables_are_missing_or_truncated(tmp_path):
+    out = tmp_path / "sw"
+    grid = {"bottleneck.qdisc.limit": ["20pkt", "50pkt"]}
+    aqmlab.sweep(BASE, grid=grid, seeds=2, set=FAST, out=out, workers=2)
+    ids = run_dirs(out)
+    (out / "runs" / ids[0] / "apps.parquet").unlink()
+    f = out / "runs" / ids[1] / "queues.parquet"
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+    events = []
+    res = aqmlab.sweep(BASE, grid=grid, seeds=2, set=FAST, out=out, workers=2, progress=events.append)
+    assert (res.skipped, res.ran, res.ok) == (2, 2, 2)
+    assert sorted(b["id"] for b in res.broken) == sorted(ids[:2])
+    assert {b["problem"].split(" ")[0] for b in res.broken} == {"apps.parquet", "queues.parquet"}
+    assert events[0]["broken"] == 2
+    agg = aqmlab.load(out)
+    assert set(agg.filter(pl.col("table") == "apps")["n"].to_list()) == {2}
+
+
+def test_resume_refuses_runs_of_another_build_unless_allowed(tmp_path):
+    out = tmp_path / "sw"
+    aqmlab.sweep(BASE, seeds=2, set=FAST, out=out, workers=1)
+    ids = run_dirs(out)
+    meta = json.loads((out / "runs" / ids[0] / "run.json").read_text())
+    assert meta["build"] == build_id()
+    assert meta["build"].startswith(aqmlab.__version__ + "+") and len(meta["build"]) > len(aqmlab.__version__) + 8
+    meta["build"] = "0.0.1+000000000000"
+    (out / "runs" / ids[0] / "run.json").write_text(json.dumps(meta))
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.sweep(BASE, seeds=2, set=FAST, out=out, workers=1)
+    assert "0.0.1+000000000000" in str(e.value) and "--allow-mixed" in str(e.value)
+    res = aqmlab.sweep(BASE, seeds=2, set=FAST, out=out, workers=1, allow_mixed=True)
+    assert (res.skipped, res.ran) == (2, 0)
+    p = cli("sweep", _sweep_file(tmp_path, seeds=2), "--out", out, "--quiet")
+    assert p.returncode == 2 and "--allow-mixed" in p.stderr and "Traceback" not in p.stderr
+    assert cli("sweep", _sweep_file(tmp_path, seeds=2), "--out", out, "--quiet", "--allow-mixed").returncode == 0
+    versions = json.loads((out / "sweep.json").read_text())["versions"]
+    assert versions["build"] == meta_build(out, ids[1]) and versions["git commit"]
+
+
+def meta_build(out, rid):
+    return json.loads((out / "runs" / rid / "run.json").read_text())["build"]
+
+
+def _sweep_file(tmp_path, seeds=1, name=None, extra=""):
+    f = tmp_path / "s.toml"
+    name_line = f"name = {json.dumps(name)}\n" if name is not None else ""
+    f.write_text(f'{name_line}base = "{BASE}"\nseeds = {seeds}\nset = {{ duration = "20s", output = {{}} }}\n{extra}')
+    return f
+
+
+# --------------------------------------------------------------------------- output folders
+
+
+def test_out_pointing_at_a_file_fails_before_simulating(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ScenarioError, match="is a file"):
+        aqmlab.sweep(BASE, set=FAST, out=f)
+    with pytest.raises(ScenarioError, match="is a file"):
+        aqmlab.run(BASE, set={"duration": "1000000s"}, out=f)  # would take minutes if run
+    p = cli("run", BASE, "--set", "duration=1000000s", "--out", f)
+    assert p.returncode == 2 and "is a file" in p.stderr
+    assert f.read_text() == "x"
+
+
+def test_a_new_run_into_an_old_run_folder_leaves_no_stale_table(tmp_path):
+    out = tmp_path / "run"
+    assert cli("run", BASE, "--set", "duration=5s", "--set", "output.timeseries=100ms", "--out", out, "--quiet").returncode == 0
+    assert (out / "timeseries.parquet").exists()
+    assert cli("run", BASE, "--set", "duration=5s", "--set", "output={}", "--out", out, "--quiet").returncode == 0
+    assert not (out / "timeseries.parquet").exists()
+    assert aqmlab.load_runs(out, "timeseries").height == 0
+
+
+def test_a_sweep_name_cannot_write_outside_out(tmp_path):
+    for bad in ("../../x", "/tmp/x", "..", "a/b"):
+        with pytest.raises(ScenarioError) as e:
+            read_sweep_file(_sweep_file(tmp_path, name=bad))
+        assert e.value.path == "name"
+
+
+def test_pcap_without_out_says_where_it_wrote(tmp_path):
+    p = cli("run", BASE, "--set", "duration=10s", "--set", 'output.pcap=["L->R"]', "--quiet")
+    assert p.returncode == 0, p.stderr
+    line = [l for l in p.stderr.splitlines() if "pcap written to" in l][0]
+    folder = line.split("pcap written to ")[1].split("/ ")[0]
+    assert os.path.exists(os.path.join(folder, "L__R.pcap"))
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+
+def _wait_for(cond, limit=120):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and not cond():
+        time.sleep(0.05)
+
+
+def _interruptible():
+    """Children get the default SIGINT action even when this test process ignores it
+    (a background job of a non-interactive shell does)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_stops_a_quiet_run_at_once(tmp_path):
+    # 10^6 s of the example takes minutes; Ctrl-C must not wait for the core.
+    for flag in ("--quiet", "--json"):
+        p = subprocess.Popen([*AQMLAB, "run", str(BASE), "--set", "duration=1000000s", flag], cwd=ROOT, preexec_fn=_interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)  # the run is under way (imports take ~1 s)
+        assert p.poll() is None
+        p.send_signal(signal.SIGINT)
+        try:
+            _, err = p.communicate(timeout=30)
+        finally:
+            p.kill()
+        assert p.returncode == 130 and "Traceback" not in err
+
+
+def test_ctrl_c_stops_a_sweep_promptly_and_keeps_finished_runs(tmp_path):
+    out = tmp_path / "sw"
+    sf = tmp_path / "s.toml"
+    # two quick runs and two that take minutes each
+    sf.write_text(f'base = "{BASE}"\nseeds = 2\nset = {{ output = {{}} }}\n[grid]\nduration = ["20s", "1000000s"]\n')
+    p = subprocess.Popen([*AQMLAB, "sweep", str(sf), "--out", str(out), "--workers", "2", "--quiet"], cwd=ROOT, preexec_fn=_interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: (out / "runs").exists() and len(run_dirs(out)) >= 2)
+    assert len(run_dirs(out)) == 2 and p.poll() is None
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    assert len(run_dirs(out)) == 2
+    assert json.loads((out / "status.json").read_text())["interrupted"] is True
