@@ -183,7 +183,7 @@ mod tests {
         assert!(parse_duration("1e30s").unwrap_err().contains("too large"));
         assert!(parse_duration("1e300h").unwrap_err().contains("too large"));
         assert!(parse_rate("1e20bit").unwrap_err().contains("too large"));
-        assert!(parse_size("1e10GB").unwrap_err().contains("too large"));
+        assert!(parse_size("1e11GB").unwrap_err().contains("too large"));
         assert!(parse_limit("1e20pkt").unwrap_err().contains("too large"));
         assert!(parse_limit("1e20GB").unwrap_err().contains("too large"));
         assert!(parse_duration("1e999s").unwrap_err().contains("finite"));
