@@ -204,3 +204,50 @@ def test_ctrl_c_stops_a_sweep_promptly_and_keeps_finished_runs(tmp_path):
     assert p.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert len(run_dirs(out)) == 2
     assert json.loads((out / "status.json").read_text())["interrupted"] is True
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_nan_and_inf_anywhere_name_the_field(tmp_path):
+    for value in ("nan", "inf", "-inf"):
+        p = cli("run", BASE, "--set", f"traffic[0].rate_jitter={value}")
+        assert p.returncode == 2 and "traffic[0].rate_jitter" in p.stderr and "finite" in p.stderr, p.stderr
+        assert "JSON" not in p.stderr and "Traceback" not in p.stderr
+    f = tmp_path / "s.toml"
+    f.write_text("description = [1.0, nan]\n" + BASE.read_text())
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.validate(f)
+    assert e.value.path == "description[1]"
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": ["20pkt", float("nan")]}, out=tmp_path / "sw")
+    assert e.value.path == "grid.bottleneck.qdisc.limit[1]"
+    g = tmp_path / "g.toml"
+    g.write_text(f'base = "{BASE}"\n[grid]\n"bottleneck.rate" = ["5Mbit", nan]\n')
+    p = cli("sweep", g, "--out", tmp_path / "o")
+    assert p.returncode == 2 and 'grid.bottleneck.rate[1]' in p.stderr and "Traceback" not in p.stderr
+
+
+def test_unreadable_files_and_bad_seeds_are_clean_errors(tmp_path):
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(BASE.read_bytes().replace(b'name = "', b'name = "caf\xe9 ', 1))
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    for f, needle in ((bad, "not UTF-8"), (deep, "nested too deeply"), (tmp_path, "is a folder")):
+        p = cli("run", f)
+        assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+    for seed in ("-1", str(2**64)):
+        p = cli("run", BASE, "--seed", seed, "--set", "duration=1s")
+        assert p.returncode == 2 and "seed" in p.stderr and "0..18446744073709551615" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert cli("run", BASE, "--seed", str(2**64 - 1), "--set", "duration=10s", "--quiet").returncode == 0
+    with pytest.raises(ScenarioError):
+        aqmlab.sweep(BASE, seeds=[1, -1], out=tmp_path / "sw")
+
+
+def test_an_unreachable_dask_scheduler_is_a_clean_error(tmp_path, monkeypatch):
+    from aqmlab.sweep import DaskExecutor
+
+    monkeypatch.setattr(DaskExecutor, "CONNECT_TIMEOUT", 1)
+    with pytest.raises(ScenarioError) as e:
+        aqmlab.sweep(BASE, set=FAST, out=tmp_path / "sw", executor="dask", address="tcp://127.0.0.1:9")
+    assert e.value.path == "address" and "cannot reach a Dask scheduler" in e.value.message

@@ -156,8 +156,8 @@ def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str
 
 
 def to_json(doc: Mapping[str, Any]) -> str:
-    check_finite(doc, "")
     try:
+        check_finite(doc, "")
         return json.dumps(doc, default=_json_default, allow_nan=False)
     except TypeError as e:  # pragma: no cover - only odd objects get here
         raise ScenarioError("", f"scenario contains a value that is not TOML/JSON data: {e}") from None
