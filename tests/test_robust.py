@@ -251,3 +251,34 @@ def test_an_unreachable_dask_scheduler_is_a_clean_error(tmp_path, monkeypatch):
     with pytest.raises(ScenarioError) as e:
         aqmlab.sweep(BASE, set=FAST, out=tmp_path / "sw", executor="dask", address="tcp://127.0.0.1:9")
     assert e.value.path == "address" and "cannot reach a Dask scheduler" in e.value.message
+
+
+# --------------------------------------------------------------------------- seeds
+
+
+def test_points_whose_seeds_give_identical_runs_are_flagged(tmp_path):
+    from aqmlab.report import build
+
+    # CBR with no random start: every seed gives the same packets; Poisson does not.
+    out = tmp_path / "sw"
+    grid = {"traffic[0].kind": ["udp-cbr", "udp-poisson"]}
+    aqmlab.sweep(BASE, grid=grid, seeds=3, set=FAST, out=out, workers=2)
+    agg = aqmlab.load(out)
+    flag = dict(agg.group_by("traffic[0].kind").agg(pl.col("identical").all()).iter_rows())
+    assert flag == {"udp-cbr": True, "udp-poisson": False}
+    html = build(out).read_text()
+    assert "n = 3 identical runs — the scenario has no randomness" in html
+    assert html.count("identical runs") >= 2  # the note above the tables and the row
+
+
+def test_one_confidence_interval_implementation():
+    import inspect
+
+    from aqmlab import aggregate, stats
+
+    src = inspect.getsource(aggregate)
+    assert "t_ppf" not in src and "sqrt" not in src  # aggregate uses stats.with_ci
+    agg = aggregate.aggregate(pl.DataFrame({"point_id": ["p"] * 3, "label": ["p"] * 3, "seed": [1, 2, 3], "run_id": ["a", "b", "c"], "link": ["l"] * 3, "x": [2.0, 4.0, 9.0]}), "queues", [])
+    one = stats.mean_ci([2, 4, 9])
+    row = agg.row(0, named=True)
+    assert {k: row[k] for k in one} == pytest.approx(one)

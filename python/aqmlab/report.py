@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from . import plots
-from .aggregate import bottleneck_link, failures, is_run, is_sweep, load, load_runs, read_spec, short_name
+from .aggregate import bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec, short_name
 
 
 @dataclass
@@ -200,8 +200,15 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
         .alias("v")
     )
     axes = [a for a in spec["axes"]]
-    wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v").drop("point_id")
+    wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v")
     cols = [*axes, *[m for m in metrics if m in wide.columns]]
+    if "identical" in agg.columns:
+        n = agg.group_by("point_id").agg(pl.col("n").max(), pl.col("identical").first())
+        wide = wide.join(n, on="point_id", how="left").with_columns(
+            pl.when(pl.col("identical")).then(pl.col("n").map_elements(identical_note, return_dtype=pl.Utf8)).otherwise(pl.lit("")).alias("seeds")
+        )
+        if wide["seeds"].str.len_chars().max():
+            cols.append("seeds")
     return wide.select(cols).rename({a: short_name(a) for a in axes})
 
 
@@ -242,6 +249,12 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
     parts.append("<h2>Tables</h2>")
     if sweep:
         agg = load(path)
+        same = identical_points(agg)
+        if same:
+            parts.append('<p class="bad">' + html.escape(
+                f"{len(same)} of {agg['point_id'].n_unique()} points: {identical_note(max(same.values()))} "
+                "(every seed gave the same results, so the confidence intervals have zero width and say nothing): "
+                + "; ".join(same)) + "</p>")
         parts.append("<h3>Bottleneck queue, mean ± 95 % CI half-width per point</h3>")
         parts.append(table_html(sweep_table(path, agg)))
         parts.append("<h3>Apps, mean per point</h3>")
