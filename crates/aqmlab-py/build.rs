@@ -19,7 +19,9 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -33,7 +35,12 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let here = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let core = here.join("../aqmlab-core");
-    let roots = [core.join("src"), core.join("Cargo.toml"), here.join("src"), here.join("Cargo.toml")];
+    let roots = [
+        core.join("src"),
+        core.join("Cargo.toml"),
+        here.join("src"),
+        here.join("Cargo.toml"),
+    ];
     let mut files = Vec::new();
     for r in &roots {
         println!("cargo:rerun-if-changed={}", r.display());

@@ -201,10 +201,16 @@ fn nan_and_inf_are_field_errors_not_json_errors() {
         &["NaN", "finite"],
     );
     expect(
-        &BASE.replace("kind = \"pfifo\", limit = \"100pkt\"", "kind = \"pie\", alpha = inf"),
+        &BASE.replace(
+            "kind = \"pfifo\", limit = \"100pkt\"",
+            "kind = \"pie\", alpha = inf",
+        ),
         "topology.bottleneck.qdisc.alpha",
         &["inf", "finite"],
     );
     let e = ScenarioSpec::from_json_str(r#"{"duration": NaN}"#).unwrap_err();
-    assert!(e.message.contains("NaN and Infinity are not JSON values"), "{e}");
+    assert!(
+        e.message.contains("NaN and Infinity are not JSON values"),
+        "{e}"
+    );
 }

@@ -174,7 +174,13 @@ mod tests {
         let names: Vec<String> = got.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(
             names,
-            ["/o/a_b.pcap", "/o/a_b-2.pcap", "/o/a_b-3.pcap", "/o/c.pcap", "/o/a_b-4.pcap"]
+            [
+                "/o/a_b.pcap",
+                "/o/a_b-2.pcap",
+                "/o/a_b-3.pcap",
+                "/o/c.pcap",
+                "/o/a_b-4.pcap"
+            ]
         );
     }
 

@@ -178,8 +178,13 @@ mod tests {
         // 2^64 ns = 18446744073.709551616 s: the largest duration is just below it.
         // (f64 has 53 bits: the value is within 2^11 ns of 18446744073 s)
         let longest = parse_duration("18446744073s").unwrap();
-        assert!(longest.abs_diff(18_446_744_073_000_000_000) < 1 << 11, "{longest}");
-        assert!(parse_duration("18446744074s").unwrap_err().contains("584 years"));
+        assert!(
+            longest.abs_diff(18_446_744_073_000_000_000) < 1 << 11,
+            "{longest}"
+        );
+        assert!(parse_duration("18446744074s")
+            .unwrap_err()
+            .contains("584 years"));
         assert!(parse_duration("1e30s").unwrap_err().contains("too large"));
         assert!(parse_duration("1e300h").unwrap_err().contains("too large"));
         assert!(parse_rate("1e20bit").unwrap_err().contains("too large"));
