@@ -282,3 +282,41 @@ def test_one_confidence_interval_implementation():
     one = stats.mean_ci([2, 4, 9])
     row = agg.row(0, named=True)
     assert {k: row[k] for k in one} == pytest.approx(one)
+
+
+# --------------------------------------------------------------------------- first hour
+
+
+def test_cli_first_hour_details():
+    p = cli("--version")
+    assert p.returncode == 0 and p.stdout.startswith(f"aqmlab {aqmlab.__version__} (build {build_id()}")
+    p = cli("traffic", "udp-cbr")
+    assert p.returncode == 0 and "udp-cbr" in p.stdout and "tcp-bulk" not in p.stdout
+    p = cli("traffic", "nope")
+    assert p.returncode == 2 and "unknown traffic kind" in p.stderr
+    p = cli("sweep", "--help", env={**os.environ, "COLUMNS": "200"})
+    assert "[quick]" in p.stdout and "<bool>" not in p.stdout and "--allow-mixed" in p.stdout
+    assert "<bool>" not in cli("--help").stdout
+
+
+def test_run_prints_the_bottleneck_and_the_flows_not_idle_access_links():
+    env = {**os.environ, "COLUMNS": "200"}
+    p = cli("run", EXAMPLES / "fq-isolation.toml", "--set", "duration=10s", env=env)
+    assert p.returncode == 0
+    assert "L->R" in p.stdout and "bulk_l0" in p.stdout and "voice" in p.stdout  # bottleneck, flows, apps
+    assert "25 other links not shown" in p.stdout
+    assert "Mbit/s" in p.stdout and " ms " in p.stdout  # numbers with units
+    every = cli("run", EXAMPLES / "fq-isolation.toml", "--set", "duration=10s", "--all", env=env)
+    assert "other links not shown" not in every.stdout and len(every.stdout.splitlines()) > len(p.stdout.splitlines()) + 20
+
+
+def test_a_tool_that_cannot_be_installed_is_skipped_loudly_otherwise_the_test_fails(monkeypatch):
+    from conftest import need_tool
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("AQMLAB_UNINSTALLABLE", "")
+    with pytest.raises(pytest.fail.Exception, match="make test"):
+        need_tool("tshark")
+    monkeypatch.setenv("AQMLAB_UNINSTALLABLE", "tshark chromium")
+    with pytest.raises(pytest.skip.Exception, match="SKIPPED: tshark"):
+        need_tool("tshark")

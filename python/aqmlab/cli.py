@@ -106,8 +106,11 @@ def _table(df, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
     t = Table(title=title)
     for c in cols:
         t.add_column(c, justify="left" if c in left else "right")
+    from .report import ID_COLUMNS
+    from .units import fmt
+
     for row in df.select(cols).iter_rows():
-        t.add_row(*(_fmt(v) for v in row))
+        t.add_row(*(_fmt(v) if c in ID_COLUMNS or not isinstance(v, (int, float)) else fmt(c, v) for c, v in zip(cols, row)))
     return t
 
 
@@ -319,7 +322,9 @@ def plot(
     link: Annotated[Optional[str], typer.Option(help="cdf/timeseries: the link (default: the bottleneck).")] = None,
     entity: Annotated[Optional[str], typer.Option(help="sweep/bars: the link, flow id or app (default: the bottleneck link for queues).")] = None,
     app_name: Annotated[Optional[str], typer.Option("--app", help="sweep/bars: rows of this app (flows/apps tables).")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="File stem; .png and .svg are written (default PATH/figures/KIND-METRIC).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="File stem; .png, .svg and .pdf are written (default PATH/figures/KIND-METRIC).")] = None,
+    t_from: Annotated[Optional[float], typer.Option("--from", help="timeseries: start of the time axis (seconds).")] = None,
+    t_to: Annotated[Optional[float], typer.Option("--to", help="timeseries: end of the time axis (seconds).")] = None,
 ) -> None:
     """Plot a run or a sweep: CDF, time series, metric vs parameter with 95 % CI, bars."""
     from . import plots
@@ -329,6 +334,7 @@ def plot(
         kw["link"] = link
         if kind == "timeseries":
             kw.pop("metric")
+            kw.update(t_from=t_from, t_to=t_to)
             if metric:
                 kw["metrics"] = metric.split(",")
     elif kind in ("sweep", "bars"):
@@ -339,10 +345,12 @@ def plot(
             kw["group"] = group
     if not path.exists():
         fail(ScenarioError("", f"{path}: no such folder"))
+    import polars as pl
+
     try:
         files = plots.plot(path, kind, out=out, **kw)
-    except (ValueError, FileNotFoundError) as e:
-        fail(e)
+    except (ValueError, FileNotFoundError, KeyError, pl.exceptions.PolarsError) as e:
+        fail(ScenarioError("--metric" if isinstance(e, (KeyError, pl.exceptions.ColumnNotFoundError)) else "", f"{e}"))
     for f in files:
         out_console.print(str(f))
 
