@@ -97,20 +97,19 @@ def test_resume_refuses_runs_of_another_build_unless_allowed(tmp_path):
     assert meta["build"].startswith(aqmlab.__version__ + "+") and len(meta["build"]) > len(aqmlab.__version__) + 8
     meta["build"] = "0.0.1+000000000000"
     (out / "runs" / ids[0] / "run.json").write_text(json.dumps(meta))
+    old = json.loads((out / "runs" / ids[1] / "run.json").read_text())
+    del old["build"]  # a run written before builds were recorded
+    (out / "runs" / ids[1] / "run.json").write_text(json.dumps(old))
     with pytest.raises(ScenarioError) as e:
         aqmlab.sweep(BASE, seeds=2, set=FAST, out=out, workers=1)
-    assert "0.0.1+000000000000" in str(e.value) and "--allow-mixed" in str(e.value)
+    assert "1 by 0.0.1+000000000000" in str(e.value) and "1 by unknown" in str(e.value) and "--allow-mixed" in str(e.value)
     res = aqmlab.sweep(BASE, seeds=2, set=FAST, out=out, workers=1, allow_mixed=True)
     assert (res.skipped, res.ran) == (2, 0)
     p = cli("sweep", _sweep_file(tmp_path, seeds=2), "--out", out, "--quiet")
     assert p.returncode == 2 and "--allow-mixed" in p.stderr and "Traceback" not in p.stderr
     assert cli("sweep", _sweep_file(tmp_path, seeds=2), "--out", out, "--quiet", "--allow-mixed").returncode == 0
     versions = json.loads((out / "sweep.json").read_text())["versions"]
-    assert versions["build"] == meta_build(out, ids[1]) and versions["git commit"]
-
-
-def meta_build(out, rid):
-    return json.loads((out / "runs" / rid / "run.json").read_text())["build"]
+    assert versions["build"] == build_id() and versions["git commit"]
 
 
 def _sweep_file(tmp_path, seeds=1, name=None, extra=""):

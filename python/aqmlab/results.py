@@ -25,8 +25,8 @@ def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
     return pl.DataFrame({name: pl.Series(name, values, dtype=_DTYPES[ty]) for name, ty, values in columns})
 
 
-def check_run_out(out: str | os.PathLike) -> None:
-    """``out`` can take one run's tables: a folder (or nothing yet), not a sweep's."""
+def check_folder(out: str | os.PathLike) -> None:
+    """``out`` is a folder or can become one: not a file, not under a file."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ScenarioError("out", f"{out}: is a file, expected a folder for the results")
@@ -35,6 +35,12 @@ def check_run_out(out: str | os.PathLike) -> None:
             if not parent.is_dir():
                 raise ScenarioError("out", f"{out}: {parent} is a file, expected a folder")
             break
+
+
+def check_run_out(out: str | os.PathLike) -> None:
+    """``out`` can take one run's tables: a folder (or nothing yet), not a sweep's."""
+    out = Path(out)
+    check_folder(out)
     if (out / "sweep.json").exists():
         raise ScenarioError("out", f"{out}: holds a sweep; write a single run elsewhere")
 

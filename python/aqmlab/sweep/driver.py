@@ -121,7 +121,8 @@ def _prepare(out: Path, tasks: list, resume: bool, allow_mixed: bool, build: str
             todo.append(t)
             continue
         if their_build != build:
-            foreign[their_build or "unknown (written before builds were recorded)"] = foreign.get(their_build, 0) + 1
+            key = their_build or "unknown (written before builds were recorded)"
+            foreign[key] = foreign.get(key, 0) + 1
         checked.append(t)
     if foreign and not allow_mixed:
         which = ", ".join(f"{n} by {b}" for b, n in foreign.items())

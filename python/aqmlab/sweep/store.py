@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from ..errors import ScenarioError
-from ..results import CORE_TABLES
+from ..results import CORE_TABLES, check_folder
 from .points import Task
 
 
@@ -133,13 +133,7 @@ def verify_run(run_dir: Path) -> tuple[str | None, str | None]:
 
 def check_out_dir(out: Path) -> None:
     """``out`` must be a folder (or not exist yet): checked before anything runs."""
-    if out.exists() and not out.is_dir():
-        raise ScenarioError("out", f"{out}: is a file, expected a folder for the results")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ScenarioError("out", f"{out}: {parent} is a file, expected a folder")
-            break
+    check_folder(out)
 
 
 def check_name(name: str, where: str = "name") -> str:
