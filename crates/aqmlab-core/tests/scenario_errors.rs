@@ -178,39 +178,3 @@ fn pcap_of_an_unknown_link() {
         &["no such link", "L->R"],
     );
 }
-
-#[test]
-fn a_duration_beyond_584_years_is_rejected_with_its_path() {
-    expect(
-        &BASE.replace("delay = \"10ms\"", "delay = \"1e30s\""),
-        "topology.bottleneck.delay",
-        &["1e30s", "too large", "584 years"],
-    );
-    expect(
-        &BASE.replace("duration = \"5s\"", "duration = \"20000000000s\""),
-        "duration",
-        &["too large"],
-    );
-}
-
-#[test]
-fn nan_and_inf_are_field_errors_not_json_errors() {
-    expect(
-        &format!("{BASE}burst = nan\n"),
-        "traffic[0].burst",
-        &["NaN", "finite"],
-    );
-    expect(
-        &BASE.replace(
-            "kind = \"pfifo\", limit = \"100pkt\"",
-            "kind = \"pie\", alpha = inf",
-        ),
-        "topology.bottleneck.qdisc.alpha",
-        &["inf", "finite"],
-    );
-    let e = ScenarioSpec::from_json_str(r#"{"duration": NaN}"#).unwrap_err();
-    assert!(
-        e.message.contains("NaN and Infinity are not JSON values"),
-        "{e}"
-    );
-}
