@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import aqmlab
-from aqmlab import ScenarioError, SimulationError
+from aqmlab import ScenarioError
 from aqmlab.sweep import LocalExecutor, SweepFailed, build_id, read_sweep_file
 from conftest import AQMLAB, EXAMPLES, ROOT
 import crash_target

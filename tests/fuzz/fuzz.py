@@ -37,7 +37,6 @@ import copy
 import json
 import math
 import multiprocessing
-import os
 import random
 import resource
 import sys
