@@ -402,6 +402,7 @@ def study_run(
     address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
     set: SetOpt = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     report_too: Annotated[bool, typer.Option("--report/--no-report", help="Write the report and figures after the runs.")] = True,
     report_out: Annotated[Optional[Path], typer.Option("--report-out", help="Report file (default OUT/report.html).")] = None,
     figures: Annotated[Optional[Path], typer.Option(help="Folder for the figures as PNG and SVG (default: figures/ beside the report).")] = None,
@@ -416,7 +417,7 @@ def study_run(
     except ScenarioError as e:
         fail(e)
     res = run_with_progress(
-        lambda progress: study.run(name, quick=quick, out=out, executor=executor, address=address, workers=workers, set=set, progress=progress),
+        lambda progress: study.run(name, quick=quick, out=out, executor=executor, address=address, workers=workers, set=set, progress=progress, allow_mixed=allow_mixed),
         title=name,
         show=not (quiet or json_out),
     )
