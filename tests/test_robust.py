@@ -265,9 +265,17 @@ def test_points_whose_seeds_give_identical_runs_are_flagged(tmp_path):
     agg = aqmlab.load(out)
     flag = dict(agg.group_by("traffic[0].kind").agg(pl.col("identical").all()).iter_rows())
     assert flag == {"udp-cbr": True, "udp-poisson": False}
-    html = build(out).read_text()
+    html = build(out, figures_dir=tmp_path / "figs").read_text()
     assert "n = 3 identical runs — the scenario has no randomness" in html
     assert html.count("identical runs") >= 2  # the note above the tables and the row
+    # every app metric per point, with units; the build and commit among the versions
+    apps = html[html.index("<h3>Apps"):]
+    apps = apps[: apps.index("</table>")]
+    assert "owd_ms_mean" in apps and "loss_rate" in apps and " ms ± " in apps and " Mbit/s" in apps and " % ± " in apps
+    assert "e+0" not in apps
+    assert "<td class=\"l\">git commit</td>" in html and build_id() in html
+    pdfs = sorted((tmp_path / "figs").glob("*.pdf"))
+    assert pdfs and all(p.with_suffix(".png").exists() for p in pdfs)
 
 
 def test_one_confidence_interval_implementation():
