@@ -19,8 +19,11 @@ from .scenario import ScenarioLike, check_seed, load_scenario, to_json
 #: costs nothing measurable.
 STEP_WALL_S = 0.1
 #: The first step: 1/1000 of the run; later steps are doubled or halved towards
-#: `STEP_WALL_S`.
+#: `STEP_WALL_S`, but never longer than 1/100 of the run or `_MAX_STEP_NS` of simulated
+#: time, so that a quiet start (traffic that begins late) cannot grow a step that then
+#: takes minutes once the load arrives.
 _FIRST_STEP_FRACTION = 1000
+_MAX_STEP_NS = 10 * 10**9
 
 
 def run(
@@ -64,7 +67,7 @@ def run_in_steps(sim, progress: Callable[[float], None] | None = None) -> None:
         sim.run_until(t)
         took = time.perf_counter() - t0
         if took < STEP_WALL_S / 2:
-            step *= 2
+            step = min(step * 2, max(end // 100, 1), _MAX_STEP_NS)
         elif took > STEP_WALL_S * 2:
             step = max(step // 2, 1)
         if progress is not None:
