@@ -3,6 +3,7 @@ build fingerprints, output folders, Ctrl-C, bad input, CLI first-hour details.""
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -54,10 +55,12 @@ def test_a_sweep_at_the_top_of_a_script_without_a_main_guard_works(tmp_path):
         f"                 set={{'duration': '20s'}}, out={str(tmp_path / 'out')!r}, workers=2)\n"
         "print('ok', s.ok, s.n_failed)\n"
     )
-    p = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    # the workers did not run the script again: its top-level code ran once
-    assert p.stdout.splitlines() == ["top-level code ran", "ok 4 0"]
+    for how in ([str(script)], ["-m", "my_sweep"]):  # as a file, and as a module
+        shutil.rmtree(tmp_path / "out", ignore_errors=True)
+        p = subprocess.run([sys.executable, *how], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        # the workers did not run the script again: its top-level code ran once
+        assert p.stdout.splitlines() == ["top-level code ran", "ok 4 0"]
 
 
 def test_a_sweep_where_every_run_fails_raises_with_the_first_error(tmp_path):

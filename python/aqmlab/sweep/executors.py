@@ -157,17 +157,25 @@ def hidden_main():
     """Start processes without them re-running the user's script.
 
     ``spawn`` and ``forkserver`` children import the parent's ``__main__`` file again
-    (as ``__mp_main__``), so a script that calls `aqmlab.sweep` at its top level would
+    (as ``__mp_main__``: from its file, or by name after ``python -m``), so a script
+    that calls `aqmlab.sweep` at its top level would
     start the sweep again in every worker, which multiprocessing stops with an error
     and every run dies. Workers here only need aqmlab's own functions, so the main
     file is hidden while processes start."""
     main = sys.modules.get("__main__")
-    saved = main.__dict__.pop("__file__", None) if main is not None else None
+    if main is None:
+        yield
+        return
+    # `python script.py` is re-run from __file__, `python -m module` by __spec__.name
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
     try:
         yield
     finally:
-        if saved is not None:
-            main.__file__ = saved
+        main.__dict__.update(saved)
+        if "__spec__" not in saved:
+            del main.__spec__
 
 
 def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
