@@ -1,19 +1,16 @@
 """pcap output is readable by tshark, with consistent headers."""
 
-import shutil
 import subprocess
 
 import pytest
 
 import aqmlab
-from conftest import SMALL
+from conftest import SMALL, need_tool
 
-tshark = shutil.which("tshark")
 
 
 def test_pcap_is_written_and_read_by_tshark(tmp_path):
-    if tshark is None:
-        pytest.fail("tshark is not installed (.ci/run installs it)")
+    tshark = need_tool("tshark")
     scen = {**SMALL, "duration": "1s", "output": {"pcap": ["L->R"]}}
     res = aqmlab.run(scen, out=tmp_path)
     [path] = res.pcap_files

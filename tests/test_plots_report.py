@@ -1,6 +1,5 @@
 """Plots (every kind, PNG and SVG) and the HTML report, rendered in headless Chromium."""
 
-import shutil
 import subprocess
 
 import matplotlib.image as mpimg
@@ -9,7 +8,7 @@ import pytest
 
 import aqmlab
 from aqmlab import plots
-from conftest import AQMLAB, EXAMPLES, ROOT
+from conftest import AQMLAB, EXAMPLES, ROOT, need_tool
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +26,10 @@ def cli(*args):
     return subprocess.run([*AQMLAB, *map(str, args)], capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
-def assert_picture(png, svg):
+def assert_picture(png, svg, pdf=None):
     assert png.stat().st_size > 5000 and svg.stat().st_size > 5000
+    pdf = pdf or png.with_suffix(".pdf")
+    assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 2000
     img = mpimg.imread(png)
     assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300
     assert float(np.var(img[..., :3])) > 1e-3, "the PNG is blank"
@@ -80,13 +81,15 @@ def test_timeseries_shows_cwnd_when_a_tcp_table_exists(tmp_path):
     res.write_parquet(tmp_path / "run")
     fig = plots.timeseries(tmp_path / "run")
     assert [a.get_ylabel() for a in fig.axes][-1] == "cwnd (bytes)"
+    # every flow is drawn, and the legend says how many there are
+    legend = fig.axes[-1].get_legend()
+    assert legend.get_title().get_text() == "5 flows" and len(legend.get_texts()) == 5
     files = plots.save(fig, tmp_path / "ts")
     assert_picture(*files)
 
 
 def chromium_screenshot(html_file, png):
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is required for this test (apt-get install chromium; .ci/run installs it)"
+    exe = need_tool("chromium", "chromium-browser")
     p = subprocess.run(
         [exe, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={png}", "--window-size=1200,2000", f"file://{html_file}"],
         capture_output=True, text=True, timeout=120,
@@ -139,3 +142,25 @@ def test_sojourn_cdf_uses_every_packet_when_histograms_are_recorded(tmp_path):
     [line] = ax.get_lines()
     y = line.get_ydata()
     assert y[-1] == 1.0 and all(a <= b for a, b in zip(y, y[1:]))
+
+
+def test_sweep_timeseries_has_one_column_of_panels_per_point_and_a_time_window(tmp_path):
+    out = tmp_path / "sw"
+    aqmlab.sweep(EXAMPLES / "single-tcp.toml", grid={"bottleneck.qdisc": [{"kind": "codel"}, {"kind": "pie"}]}, seeds=2,
+                 set={"duration": "4s", "output": {"timeseries": "50ms", "tcp_timeseries": "50ms"}}, out=out, workers=2)
+    fig = plots.timeseries(out, t_from=1.0, t_to=3.0)
+    axes = fig.axes
+    titles = [a.get_title() for a in axes if a.get_title()]
+    assert titles == ["bottleneck.qdisc=kind=codel", "bottleneck.qdisc=kind=pie"]
+    cwnd = [a for a in axes if a.get_legend() is not None]
+    assert len(cwnd) == 2  # CoDel's and PIE's cwnd in separate panels, never one line
+    for a in cwnd:
+        [line] = a.get_lines()
+        x = line.get_xdata()
+        assert 1.0 <= x.min() and x.max() <= 3.0
+    p = cli("plot", out, "--kind", "timeseries", "--metric", "cwnd_bytes,nope")
+    assert p.returncode == 2 and "--metric nope" in p.stderr and "available:" in p.stderr and "Traceback" not in p.stderr
+    p = cli("plot", out, "--kind", "timeseries", "--from", "3", "--to", "1")
+    assert p.returncode == 2 and "not before" in p.stderr
+    p = cli("plot", out, "--kind", "cdf", "--metric", "nope")
+    assert p.returncode == 2 and "Traceback" not in p.stderr

@@ -64,7 +64,7 @@ def test_make_run_writes_the_report_and_the_figures(tmp_path):
     figs = sorted((tmp_path / "figures").glob("*.png"))
     assert {f.stem for f in figs} >= {"probe-owd", "sojourn", "sojourn-cdf-400pkt", "drop-rate", "utilization"}
     for f in figs:
-        assert f.with_suffix(".svg").exists()
+        assert f.with_suffix(".svg").exists() and f.with_suffix(".pdf").exists()
         img = mpimg.imread(f)
         assert float(np.var(img[..., :3])) > 1e-3, f
     # every run is there; the probe's delay under DropTail grows with the buffer

@@ -46,7 +46,7 @@ def test_grid_times_seeds_gives_stable_ids_and_resume_reruns_only_what_is_missin
     t = tasks[0]
     assert run_id(t.scenario, t.seed) == t.id
     assert json.loads((out / "runs" / t.id / "scenario.json").read_text())["seed"] == t.seed
-    assert events[0] == {"event": "start", "total": 18, "todo": 18, "skipped": 0}
+    assert events[0] == {"event": "start", "total": 18, "todo": 18, "skipped": 0, "broken": 0}
     assert [e["done"] for e in events[1:]] == list(range(1, 19))
 
     again = aqmlab.sweep(BASE, grid=GRID, seeds=3, set=FAST, out=out, workers=2)
@@ -281,10 +281,17 @@ def test_cli_sweep_json_quiet_exit_status_and_errors(tmp_path):
     assert (doc["total"], doc["ok"], doc["failed"]) == (4, 4, 0)
     p = cli("sweep", EXAMPLES / "sweep-small.toml", "--out", out, "--set", "duration=50s", "--quiet")
     assert p.returncode == 0 and p.stdout == "" and p.stderr == ""
-    # a bad value in one run: exit status 1 and the summary says how many failed
+    # a bad value in every run: exit status 1, the first error shown, no traceback
     p = cli("sweep", EXAMPLES / "sweep-small.toml", "--out", tmp_path / "bad", "--set", "duration=50s", "--set", "bottleneck.qdisc.limit=0pkt", "--workers", "2")
     assert p.returncode == 1
-    assert "4 failed" in p.stdout and "greater than zero" in p.stderr
+    assert "all 4 runs failed" in p.stderr and "greater than zero" in p.stderr and "Traceback" not in p.stderr
+    assert json.loads((tmp_path / "bad" / "status.json").read_text())["failed"] == 4
+    # a bad value in some runs: exit status 1 and the summary says how many failed
+    grid = tmp_path / "half.toml"
+    grid.write_text(f'base = "{EXAMPLES / "dumbbell-udp.toml"}"\nset = {{ duration = "50s" }}\n[grid]\n"bottleneck.qdisc.limit" = ["0pkt", "20pkt"]\n')
+    p = cli("sweep", grid, "--out", tmp_path / "half", "--workers", "2")
+    assert p.returncode == 1
+    assert "1 failed" in p.stdout and "greater than zero" in p.stderr
     # a bad sweep file: exit status 2, the key named, no traceback
     bad = tmp_path / "bad.toml"
     bad.write_text('base = "x.toml"\n')

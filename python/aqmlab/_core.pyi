@@ -1,6 +1,8 @@
 from typing import Any
 
 __version__: str
+source_hash: str
+git_describe: str
 
 class Simulation:
     def __init__(self, json: str, seed: int | None = None, out_dir: str | None = None) -> None: ...

@@ -11,6 +11,10 @@
     metric          the column name (``sojourn_ms_mean``, ``goodput_bps``, ...)
     n, mean, std    over the seeds (NaN and missing values are left out of n)
     ci_low, ci_high, ci_half   the 95 % Student-t interval: mean ± t(0.975, n−1)·std/√n
+    identical       true when the point has n ≥ 2 runs and they are identical: every
+                    result of the queues/flows/apps tables is the same for every seed
+                    (the scenario has no randomness, so its zero-width interval says
+                    nothing). The summary table's wall-clock figures do not count.
 
 It is a polars DataFrame; ``.to_pandas()`` gives the same for pandas.
 """
@@ -25,7 +29,7 @@ from typing import Any
 import polars as pl
 
 from .results import CORE_TABLES
-from .stats import t_ppf
+from .stats import summary_exprs, with_ci
 
 #: The column that identifies a row of each table across seeds.
 KEYS = {"summary": None, "queues": "link", "flows": "flow", "apps": "app"}
@@ -134,21 +138,8 @@ def aggregate(runs: pl.DataFrame, table: str, axes: list[str], level: float = 0.
             *[pl.col(m).cast(pl.Float64) for m in metrics],
         )
         .unpivot(index=["point_id", "entity", "app"], variable_name="metric", value_name="value")
-        .with_columns(pl.col("value").fill_nan(None))
     )
-    agg = long.group_by(["point_id", "entity", "app", "metric"], maintain_order=True).agg(
-        pl.col("value").count().alias("n"),
-        pl.col("value").mean().alias("mean"),
-        pl.col("value").std(ddof=1).alias("std"),
-    )
-    ns = sorted({int(n) for n in agg["n"].unique().to_list() if n is not None and n >= 2})
-    tq = pl.DataFrame({"n": pl.Series(ns, dtype=agg.schema["n"]), "_t": [t_ppf(0.5 + level / 2, n - 1) for n in ns]}, schema={"n": agg.schema["n"], "_t": pl.Float64})
-    agg = agg.join(tq, on="n", how="left").with_columns(
-        (pl.col("_t") * pl.col("std") / pl.col("n").cast(pl.Float64).sqrt()).alias("ci_half")
-    ).with_columns(
-        (pl.col("mean") - pl.col("ci_half")).alias("ci_low"),
-        (pl.col("mean") + pl.col("ci_half")).alias("ci_high"),
-    ).drop("_t")
+    agg = with_ci(long.group_by(["point_id", "entity", "app", "metric"], maintain_order=True).agg(*summary_exprs("value")), level)
     points = runs.select([*axes, "point_id", "label"]).unique(subset=["point_id"], maintain_order=True)
     out = points.join(agg, on="point_id", how="inner").with_columns(pl.lit(table).alias("table"))
     order = [*axes, "point_id", "label", "table", "entity", "app", "metric", "n", "mean", "std", "ci_low", "ci_high", "ci_half"]
@@ -163,7 +154,28 @@ def load(path: str | os.PathLike, tables: tuple[str, ...] = CORE_TABLES, level: 
     parts = [p for p in parts if p.height]
     if not parts:
         return pl.DataFrame()
-    return pl.concat(parts, how="diagonal_relaxed")
+    return flag_identical(pl.concat(parts, how="diagonal_relaxed"))
+
+
+def flag_identical(agg: pl.DataFrame) -> pl.DataFrame:
+    """Add the ``identical`` column (see the module docs)."""
+    results = agg.filter(pl.col("table") != "summary")
+    per_point = results.group_by("point_id").agg(
+        ((pl.col("n").max() >= 2) & (pl.col("std").fill_null(0.0).fill_nan(0.0).max() == 0.0)).alias("identical")
+    )
+    return agg.join(per_point, on="point_id", how="left").with_columns(pl.col("identical").fill_null(False))
+
+
+def identical_points(agg: pl.DataFrame) -> dict[str, int]:
+    """``{label: n}`` of the points whose n ≥ 2 runs were identical."""
+    if agg.height == 0 or "identical" not in agg.columns:
+        return {}
+    rows = agg.filter(pl.col("identical")).group_by("label", maintain_order=True).agg(pl.col("n").max())
+    return dict(zip(rows["label"].to_list(), rows["n"].to_list()))
+
+
+def identical_note(n: int) -> str:
+    return f"n = {n} identical runs — the scenario has no randomness"
 
 
 def select(agg: pl.DataFrame, metric: str, table: str | None = None, entity: str | None = None, app: str | None = None) -> pl.DataFrame:

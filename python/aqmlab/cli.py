@@ -19,8 +19,26 @@ from rich.table import Table
 
 from . import _core
 from .errors import ScenarioError, SimulationError
+from .results import check_run_out
 from .runner import DelayedProgress, run as run_scenario
 from .scenario import qdisc_docs, traffic_docs, validate as validate_scenario
+
+def _flags_without_type() -> None:
+    """Show boolean flags as ``--json``, not ``--json <bool>``: a flag takes no value.
+    (Typer ≥ 0.20 prints every option's type; flags have none to give.)"""
+    cls = getattr(typer.core, "TyperOption", None)
+    shown = getattr(cls, "display_type_rich", None)
+    if shown is None or getattr(shown, "_aqmlab", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return "" if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich._aqmlab = True
+    cls.display_type_rich = display_type_rich
+
+
+_flags_without_type()
 
 app = typer.Typer(
     add_completion=False,
@@ -30,6 +48,22 @@ app = typer.Typer(
 )
 out_console = Console()
 err_console = Console(stderr=True)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from .sweep import build_id
+        from .sweep.store import git_commit
+
+        print(f"aqmlab {_core.__version__} (build {build_id()}, {git_commit()})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", callback=_show_version, is_eager=True)] = False,
+) -> None:
+    """aqmlab: packet-level simulation of AQM and packet scheduling at access-network bottlenecks."""
 
 
 def fail(e: Exception) -> None:
@@ -49,27 +83,56 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def print_results(res, console: Console) -> None:
+#: Columns of `aqmlab run`'s tables (every column is in ``--json`` and ``--out``).
+QUEUE_COLUMNS = ["link", "qdisc", "sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drops", "drop_rate", "utilization", "throughput_bps"]
+FLOW_COLUMNS = ["flow", "app", "kind", "src", "dst", "goodput_bps", "owd_ms_mean", "owd_ms_p99", "rtt_ms_mean", "loss_rate", "retransmits"]
+#: More flows than this are summarised by their apps (``--all`` lists them).
+MAX_FLOW_ROWS = 20
+
+
+def shown_links(queues, all_rows: bool):
+    """The links `aqmlab run` lists: the bottleneck (the busiest link) and every link
+    that dropped packets; ``all_rows`` lists every link."""
+    if all_rows or queues.height == 0:
+        return queues
+    import polars as pl
+
+    top = queues["utilization"].fill_nan(None).max()
+    return queues.filter((pl.col("utilization") == top) | (pl.col("drops") > 0))
+
+
+def _table(df, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
+    cols = [c for c in cols if c in df.columns]
+    t = Table(title=title)
+    for c in cols:
+        t.add_column(c, justify="left" if c in left else "right")
+    from .report import ID_COLUMNS
+    from .units import fmt
+
+    for row in df.select(cols).iter_rows():
+        t.add_row(*(_fmt(v) if c in ID_COLUMNS or not isinstance(v, (int, float)) else fmt(c, v) for c, v in zip(cols, row)))
+    return t
+
+
+def print_results(res, console: Console, all_rows: bool = False) -> None:
     s = res.summary.row(0, named=True)
     console.print(
         f"[bold]{s['scenario']}[/] seed {s['seed']}: {s['sim_time_s']:.1f} s simulated in "
         f"{s['wall_time_s']:.3f} s wall, {s['events']:,} events, {s['packets']:,} packets"
     )
-    q = res.queues.filter(res.queues["arrivals"] > 0)
-    t = Table(title="queues (links that carried traffic)")
-    cols = ["link", "qdisc", "sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drops", "drop_rate", "utilization", "throughput_bps"]
-    for c in cols:
-        t.add_column(c, justify="left" if c in ("link", "qdisc") else "right")
-    for row in q.select(cols).iter_rows():
-        t.add_row(*(_fmt(v) for v in row))
-    console.print(t)
+    q = shown_links(res.queues, all_rows)
+    hidden = res.queues.height - q.height
+    title = "queues" if all_rows else "queues: the bottleneck and links that dropped packets"
+    console.print(_table(q, QUEUE_COLUMNS, title, ("link", "qdisc")))
+    if hidden:
+        console.print(f"[dim]{hidden} other links not shown (--all lists every link and flow)[/]", highlight=False)
+    flows = res.flows
+    if flows.height and (all_rows or flows.height <= MAX_FLOW_ROWS):
+        console.print(_table(flows, FLOW_COLUMNS, "flows", ("app", "kind", "src", "dst")))
+    elif flows.height:
+        console.print(f"[dim]{flows.height} flows: see the apps table (--all lists every flow)[/]", highlight=False)
     if res.apps.height:
-        t = Table(title="apps")
-        for c in res.apps.columns:
-            t.add_column(c, justify="left" if c in ("app", "kind") else "right")
-        for row in res.apps.iter_rows():
-            t.add_row(*(_fmt(v) for v in row))
-        console.print(t)
+        console.print(_table(res.apps, res.apps.columns, "apps", ("app", "kind")))
 
 
 @app.command()
@@ -80,8 +143,14 @@ def run(
     out: Annotated[Optional[Path], typer.Option(help="Write the tables as Parquet (and pcap files) here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no tables.")] = False,
+    all_rows: Annotated[bool, typer.Option("--all", help="List every link and flow (default: the bottleneck, links that dropped packets, up to 20 flows).")] = False,
 ) -> None:
     """Simulate one scenario."""
+    try:
+        if out is not None:
+            check_run_out(out)
+    except ScenarioError as e:
+        fail(e)
     progress = None
     bar = None
     if not (quiet or json_out):
@@ -102,11 +171,17 @@ def run(
         if bar is not None and bar.live.is_started:
             bar.stop()
     if out is not None:
-        res.write_parquet(out)
+        try:
+            res.write_parquet(out)
+        except ScenarioError as e:
+            fail(e)
+    if res.pcap_files and out is None:
+        where = Path(res.pcap_files[0]).parent
+        err_console.print(f"pcap written to {where}/ (no --out given): {', '.join(Path(f).name for f in res.pcap_files)}", highlight=False, soft_wrap=True)
     if json_out:
         print(res.to_json())
     elif not quiet:
-        print_results(res, out_console)
+        print_results(res, out_console, all_rows)
         if out is not None:
             out_console.print(f"tables written to {out}/")
 
@@ -171,8 +246,9 @@ def sweep(
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
     seeds: Annotated[Optional[int], typer.Option(help="Number of seeds (overrides the file).")] = None,
     set: SetOpt = None,
-    quick: Annotated[bool, typer.Option("--quick", help="Use the file's [quick] settings.")] = False,
-    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Skip runs already written.")] = True,
+    quick: Annotated[bool, typer.Option("--quick", help="Use the file's \\[quick] settings.")] = False,
+    resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Skip runs already written (after checking them).")] = True,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
 ) -> None:
@@ -188,7 +264,7 @@ def sweep(
     res = run_with_progress(
         lambda progress: run_sweep_file(
             sf, quick=quick, out=out, executor=executor, address=address, workers=workers,
-            seeds=seeds, set=set, resume=resume, progress=progress,
+            seeds=seeds, set=set, resume=resume, progress=progress, allow_mixed=allow_mixed,
         ),
         title=sf.name,
         show=not (quiet or json_out),
@@ -197,13 +273,29 @@ def sweep(
 
 
 def run_with_progress(fn, title: str, show: bool):
+    """Run a sweep. Bad input exits 2; a sweep where every run failed exits 1 with the
+    first error; Ctrl-C keeps the finished runs and exits 130."""
+    from .sweep import SweepFailed
+
     bar = SweepProgress(err_console, title) if show else None
     try:
         return fn(bar)
+    except SweepFailed as e:
+        if bar is not None:
+            bar.stop()
+            bar = None
+        err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
     except ScenarioError as e:
         fail(e)
     except SimulationError as e:
         fail(e)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.stop()
+            bar = None
+        err_console.print("interrupted: finished runs are kept; run the same command again to resume")
+        raise typer.Exit(130)
     finally:
         if bar is not None:
             bar.stop()
@@ -230,7 +322,9 @@ def plot(
     link: Annotated[Optional[str], typer.Option(help="cdf/timeseries: the link (default: the bottleneck).")] = None,
     entity: Annotated[Optional[str], typer.Option(help="sweep/bars: the link, flow id or app (default: the bottleneck link for queues).")] = None,
     app_name: Annotated[Optional[str], typer.Option("--app", help="sweep/bars: rows of this app (flows/apps tables).")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="File stem; .png and .svg are written (default PATH/figures/KIND-METRIC).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="File stem; .png, .svg and .pdf are written (default PATH/figures/KIND-METRIC).")] = None,
+    t_from: Annotated[Optional[float], typer.Option("--from", help="timeseries: start of the time axis (seconds).")] = None,
+    t_to: Annotated[Optional[float], typer.Option("--to", help="timeseries: end of the time axis (seconds).")] = None,
 ) -> None:
     """Plot a run or a sweep: CDF, time series, metric vs parameter with 95 % CI, bars."""
     from . import plots
@@ -240,6 +334,7 @@ def plot(
         kw["link"] = link
         if kind == "timeseries":
             kw.pop("metric")
+            kw.update(t_from=t_from, t_to=t_to)
             if metric:
                 kw["metrics"] = metric.split(",")
     elif kind in ("sweep", "bars"):
@@ -250,10 +345,12 @@ def plot(
             kw["group"] = group
     if not path.exists():
         fail(ScenarioError("", f"{path}: no such folder"))
+    import polars as pl
+
     try:
         files = plots.plot(path, kind, out=out, **kw)
-    except (ValueError, FileNotFoundError) as e:
-        fail(e)
+    except (ValueError, FileNotFoundError, KeyError, pl.exceptions.PolarsError) as e:
+        fail(ScenarioError("--metric" if isinstance(e, (KeyError, pl.exceptions.ColumnNotFoundError)) else "", f"{e}"))
     for f in files:
         out_console.print(str(f))
 
@@ -299,12 +396,13 @@ def study_list(json_out: Annotated[bool, typer.Option("--json", help="Print as J
 @study_app.command("run")
 def study_run(
     name: Annotated[str, typer.Argument(help="Study name (aqmlab study list).")],
-    quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds (the study's [quick] settings).")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds (the study's \\[quick] settings).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Sweep folder (default out/studies/NAME).")] = None,
     executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
     address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
     set: SetOpt = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     report_too: Annotated[bool, typer.Option("--report/--no-report", help="Write the report and figures after the runs.")] = True,
     report_out: Annotated[Optional[Path], typer.Option("--report-out", help="Report file (default OUT/report.html).")] = None,
     figures: Annotated[Optional[Path], typer.Option(help="Folder for the figures as PNG and SVG (default: figures/ beside the report).")] = None,
@@ -319,7 +417,7 @@ def study_run(
     except ScenarioError as e:
         fail(e)
     res = run_with_progress(
-        lambda progress: study.run(name, quick=quick, out=out, executor=executor, address=address, workers=workers, set=set, progress=progress),
+        lambda progress: study.run(name, quick=quick, out=out, executor=executor, address=address, workers=workers, set=set, progress=progress, allow_mixed=allow_mixed),
         title=name,
         show=not (quiet or json_out),
     )
@@ -374,9 +472,17 @@ def qdiscs(
 
 
 @app.command()
-def traffic(json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
+def traffic(
+    name: Annotated[Optional[str], typer.Argument(help="Show one traffic kind.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
     """List traffic kinds with their parameters."""
-    print_kind_docs(traffic_docs(), json_out, with_source=False)
+    docs = traffic_docs()
+    if name is not None:
+        docs = [d for d in docs if d["kind"] == name]
+        if not docs:
+            fail(ScenarioError("kind", f'"{name}": unknown traffic kind; known: {", ".join(d["kind"] for d in traffic_docs())}'))
+    print_kind_docs(docs, json_out, with_source=False)
 
 
 def print_kind_docs(docs: list[dict], json_out: bool, with_source: bool) -> None:

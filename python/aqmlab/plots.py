@@ -95,8 +95,9 @@ def _style():
     return plt.rc_context(STYLE)
 
 
-def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg"), close: bool = True) -> list[Path]:
-    """Write ``fig`` as ``STEM.png`` and ``STEM.svg`` (atomically) and close it."""
+def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "pdf"), close: bool = True) -> list[Path]:
+    """Write ``fig`` as ``STEM.png``, ``STEM.svg`` and ``STEM.pdf`` (each atomically) and
+    close it. PDF is for papers (vector, fonts embedded); SVG for the web."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
@@ -111,7 +112,7 @@ def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg"), 
     return out
 
 
-def save_copy(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+def save_copy(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "pdf")) -> list[Path]:
     """Like `save`, but the figure stays open (for a report that embeds it next)."""
     return save(fig, stem, formats, close=False)
 
@@ -380,40 +381,78 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
     return fig
 
 
-def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = None, seed: int | None = None, title: str | None = None):
-    """Stacked time-series panels at ``link``: queue length, sojourn, drop/mark
-    probability (when the discipline has one), link rate, and cwnd when the run has a
-    ``tcp`` table. For a sweep, one line per point (the first seed, or ``seed``)."""
+#: Time-series panels drawn by default, in order (when the run has them).
+TS_DEFAULT = ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps")
+#: Runs (sweep points) drawn side by side at most; flows per cwnd panel at most.
+TS_MAX_RUNS = 6
+TS_MAX_FLOWS = 8
+
+
+def _window(df: pl.DataFrame, t_from: float | None, t_to: float | None) -> pl.DataFrame:
+    if t_from is not None:
+        df = df.filter(pl.col("time_ns") >= int(t_from * 1e9))
+    if t_to is not None:
+        df = df.filter(pl.col("time_ns") <= int(t_to * 1e9))
+    return df
+
+
+def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = None, seed: int | None = None, title: str | None = None,
+               t_from: float | None = None, t_to: float | None = None):
+    """Time-series panels at ``link``: queue length, sojourn, drop/mark probability
+    (when the discipline has one), link rate, and cwnd per flow when the run has a
+    ``tcp`` table. A sweep gets one column of panels per point (its first seed, or
+    ``seed``), so runs are never mixed in one line; at most `TS_MAX_RUNS` points and
+    `TS_MAX_FLOWS` flows per panel are drawn and the titles say how many there are.
+    ``t_from``/``t_to`` (seconds) limit the time axis."""
     ts, link = _ts_frame(path, link)
-    if "seed" in ts.columns:
-        s = seed if seed is not None else ts["seed"].min()
-        ts = ts.filter(pl.col("seed") == s)
-    if metrics is None:
-        metrics = [m for m in ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps") if m in ts.columns and ts[m].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0]
+    if t_from is not None and t_to is not None and t_from >= t_to:
+        raise ValueError(f"--from {t_from:g} s is not before --to {t_to:g} s")
+    available = [c for c in ts.columns if c in TS_DEFAULT or c in ("qlen_bytes",)]
     tcp = load_runs(path, "tcp")
-    cwnd_col = next((c for c in tcp.columns if c.startswith("cwnd")), None) if tcp.height else None
-    panels = list(metrics) + (["cwnd"] if cwnd_col and "time_ns" in tcp.columns else [])
-    groups = list(dict.fromkeys(ts["label"].to_list()))
+    tcp_cols = [c for c in tcp.columns if c in ("cwnd_bytes", "ssthresh_bytes", "srtt_ms", "bytes_in_flight")] if tcp.height else []
+    if metrics is None:
+        metrics = [m for m in TS_DEFAULT if m in ts.columns and ts[m].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0]
+        metrics += ["cwnd_bytes"] if "cwnd_bytes" in tcp_cols else []
+    for m in metrics:
+        if m not in available and m not in tcp_cols:
+            raise ValueError(f"--metric {m}: not a time-series column here; available: {', '.join(available + tcp_cols) or 'none'}")
+    if "seed" in ts.columns:
+        first = ts.group_by("label", maintain_order=True).agg(pl.col("seed").min().alias("_s")) if seed is None else None
+        ts = ts.join(first, on="label").filter(pl.col("seed") == pl.col("_s")).drop("_s") if first is not None else ts.filter(pl.col("seed") == seed)
+        if ts.height == 0:
+            raise ValueError(f"no time series for seed {seed}")
+    ts = _window(ts, t_from, t_to)
+    runs = list(dict.fromkeys(ts["label"].to_list())) or [Path(path).name]
+    shown = runs[:TS_MAX_RUNS]
+    if tcp.height and "run_id" in ts.columns and "run_id" in tcp.columns:
+        tcp = _window(tcp.filter(pl.col("run_id").is_in(ts["run_id"].unique().implode())), t_from, t_to)
     with _style():
-        fig, axs = plt.subplots(len(panels), 1, sharex=True, figsize=(7.0, 1.9 * len(panels) + 0.6), squeeze=False)
-        for ax, m in zip(axs[:, 0], panels):
-            if m == "cwnd":
-                d = tcp.filter(pl.col("seed") == ts["seed"][0]) if "seed" in tcp.columns else tcp
-                flows = list(dict.fromkeys(d["flow"].to_list())) if "flow" in d.columns else [None]
-                for i, f in enumerate(flows[:8]):
-                    e = d if f is None else d.filter(pl.col("flow") == f)
-                    ax.plot(e["time_ns"].to_numpy() / 1e9, e[cwnd_col].to_numpy(), color=OKABE_ITO[i % 8], linewidth=1.0, label=f"flow {f}")
-                ax.set_ylabel(metric_label(cwnd_col)[0])
-                continue
-            label, scale = metric_label(m)
-            for i, g in enumerate(groups):
-                d = ts.filter(pl.col("label") == g).sort("time_ns")
-                ax.plot(d["time_ns"].to_numpy() / 1e9, d[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[i % 8], linewidth=1.0, label=str(g))
-            ax.set_ylabel(label)
-        axs[-1, 0].set_xlabel("time (s)")
-        if len(groups) > 1:
-            axs[0, 0].legend(fontsize=7, ncol=2)
-        axs[0, 0].set_title(title or f"time series at {link}")
+        ncol = len(shown)
+        fig, axs = plt.subplots(len(metrics), ncol, sharex=True, sharey="row", figsize=(min(4.2 * ncol + 1.0, 18.0), 1.9 * len(metrics) + 0.8), squeeze=False)
+        for c, run in enumerate(shown):
+            d_run = ts.filter(pl.col("label") == run).sort("time_ns")
+            rid = d_run["run_id"][0] if "run_id" in d_run.columns and d_run.height else None
+            for r, m in enumerate(metrics):
+                ax = axs[r, c]
+                label, scale = metric_label(m)
+                if m in tcp_cols:
+                    e_run = tcp.filter(pl.col("run_id") == rid) if rid is not None and "run_id" in tcp.columns else tcp
+                    flows = list(dict.fromkeys(e_run["flow"].to_list()))
+                    for i, f in enumerate(flows[:TS_MAX_FLOWS]):
+                        e = e_run.filter(pl.col("flow") == f).sort("time_ns")
+                        ax.plot(e["time_ns"].to_numpy() / 1e9, e[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[i % 8], linewidth=1.0, label=f"flow {f}")
+                    if flows:
+                        more = f"{min(len(flows), TS_MAX_FLOWS)} of {len(flows)} flows" if len(flows) > TS_MAX_FLOWS else (f"{len(flows)} flows" if len(flows) > 1 else "1 flow")
+                        ax.legend(fontsize=6, ncol=2, title=more, title_fontsize=6, loc="upper left")
+                else:
+                    ax.plot(d_run["time_ns"].to_numpy() / 1e9, d_run[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[0], linewidth=1.0)
+                if c == 0:
+                    ax.set_ylabel(label)
+            axs[0, c].set_title(str(run) if len(runs) > 1 else (title or f"time series at {link}"), fontsize=8)
+            axs[-1, c].set_xlabel("time (s)")
+        if len(runs) > 1:
+            extra = f" ({len(shown)} of {len(runs)} points shown)" if len(runs) > len(shown) else ""
+            fig.suptitle((title or f"time series at {link}, first seed of each point") + extra, fontsize=9)
         fig.align_ylabels(axs[:, 0])
         fig.tight_layout()
     return fig
@@ -422,8 +461,8 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
 KINDS = ("cdf", "timeseries", "sweep", "bars")
 
 
-def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg"), **kw) -> list[Path]:
-    """Make one figure of ``kind`` from a run or sweep folder and save it (PNG + SVG).
+def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg", "pdf"), **kw) -> list[Path]:
+    """Make one figure of ``kind`` from a run or sweep folder and save it (PNG, SVG, PDF).
     Default file stem: ``PATH/figures/KIND-METRIC``."""
     path = Path(path)
     kw = {k: v for k, v in kw.items() if v is not None}

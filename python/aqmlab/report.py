@@ -20,7 +20,8 @@ from pathlib import Path
 import polars as pl
 
 from . import plots
-from .aggregate import bottleneck_link, failures, is_run, is_sweep, load, load_runs, read_spec, short_name
+from .units import fmt as fmt_unit
+from .aggregate import bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec, short_name
 
 
 @dataclass
@@ -40,8 +41,10 @@ h1 { font-size: 1.7em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #dd
 .meta { color: #666; font-size: 0.9em; }
 figure { margin: 1.5em 0; } figure svg { max-width: 100%; height: auto; }
 figcaption { color: #444; font-size: 0.92em; max-width: 820px; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; }
-th, td { border-bottom: 1px solid #e4e4e4; padding: 3px 10px; text-align: right; }
+.tw { max-width: 100%; overflow-x: auto; margin: 0.8em 0; }
+table { border-collapse: collapse; font-size: 0.8em; }
+th, td { border-bottom: 1px solid #e4e4e4; padding: 3px 8px; text-align: right; white-space: nowrap; }
+th { position: sticky; top: 0; }
 th { background: #f4f6f8; } td.l, th.l { text-align: left; }
 pre { background: #f6f8fa; padding: 12px; overflow-x: auto; font-size: 0.8em; border-radius: 4px; }
 .bad { color: #D55E00; font-weight: 600; } .ok { color: #009E73; font-weight: 600; }
@@ -71,16 +74,48 @@ def _fmt(v) -> str:
     return html.escape(str(v))
 
 
-def table_html(df: pl.DataFrame, max_rows: int = 60) -> str:
+#: Numeric columns that are identifiers, shown as they are (no unit, no separators).
+ID_COLUMNS = {"seed", "flow", "src_node", "dst_node", "flows", "child", "class"}
+
+
+def _cell(col: str, v) -> str:
+    """A table cell: numbers with the unit their column name implies (`units.fmt`)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and col not in ID_COLUMNS:
+        return html.escape(fmt_unit(col, v))
+    return _fmt(v)
+
+
+def table_html(df: pl.DataFrame, max_rows: int = 500, right: Sequence[str] = ()) -> str:
+    """An HTML table that scrolls sideways rather than overflow the page. Numbers get
+    their units; ``right`` names text columns of formatted numbers (right-aligned);
+    more than ``max_rows`` rows are cut (and the cut is said)."""
     if df.height == 0:
         return "<p><em>empty</em></p>"
-    numeric = {c for c, t in df.schema.items() if t.is_numeric()}
+    numeric = {c for c, t in df.schema.items() if t.is_numeric()} | set(right)
     head = "".join(f'<th class="{"" if c in numeric else "l"}">{html.escape(c)}</th>' for c in df.columns)
     rows = []
     for row in df.head(max_rows).iter_rows():
-        rows.append("<tr>" + "".join(f'<td class="{"" if c in numeric else "l"}">{_fmt(v)}</td>' for c, v in zip(df.columns, row)) + "</tr>")
+        rows.append("<tr>" + "".join(f'<td class="{"" if c in numeric else "l"}">{_cell(c, v)}</td>' for c, v in zip(df.columns, row)) + "</tr>")
     more = f"<p class=meta>{df.height - max_rows} more rows not shown</p>" if df.height > max_rows else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    return f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{more}'
+
+
+def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence[str] | None = None, entity: str | None = None) -> pl.DataFrame:
+    """One row per (point, entity) of ``table``, one column per metric, each cell
+    ``mean ± 95 % CI`` with its unit."""
+    q = agg.filter(pl.col("table") == table)
+    if entity is not None:
+        q = q.filter(pl.col("entity") == entity)
+    if metrics is not None:
+        q = q.filter(pl.col("metric").is_in(list(metrics)))
+    if q.height == 0:
+        return pl.DataFrame()
+    order = list(dict.fromkeys(q["metric"].to_list())) if metrics is None else [m for m in metrics if m in set(q["metric"].to_list())]
+    q = q.with_columns(
+        pl.struct("metric", "mean", "ci_half").map_elements(lambda s: fmt_unit(s["metric"], s["mean"], s["ci_half"]), return_dtype=pl.Utf8).alias("v")
+    )
+    wide = q.pivot(on="metric", index=[*axes, "point_id", "entity"], values="v")
+    return wide.select([*axes, "point_id", "entity", *order])
 
 
 def markdown_html(md: str) -> str:
@@ -194,14 +229,18 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
     if q.height == 0:
         return pl.DataFrame()
     q = q.with_columns(
-        pl.when(pl.col("ci_half").is_null())
-        .then(pl.col("mean").map_elements(lambda v: f"{v:.4g}", return_dtype=pl.Utf8))
-        .otherwise(pl.struct("mean", "ci_half").map_elements(lambda s: f"{s['mean']:.4g} ± {s['ci_half']:.2g}", return_dtype=pl.Utf8))
-        .alias("v")
+        pl.struct("metric", "mean", "ci_half").map_elements(lambda s: fmt_unit(s["metric"], s["mean"], s["ci_half"]), return_dtype=pl.Utf8).alias("v")
     )
     axes = [a for a in spec["axes"]]
-    wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v").drop("point_id")
+    wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v")
     cols = [*axes, *[m for m in metrics if m in wide.columns]]
+    if "identical" in agg.columns:
+        n = agg.group_by("point_id").agg(pl.col("n").max(), pl.col("identical").first())
+        wide = wide.join(n, on="point_id", how="left").with_columns(
+            pl.when(pl.col("identical")).then(pl.col("n").map_elements(identical_note, return_dtype=pl.Utf8)).otherwise(pl.lit("")).alias("seeds")
+        )
+        if wide["seeds"].str.len_chars().max():
+            cols.append("seeds")
     return wide.select(cols).rename({a: short_name(a) for a in axes})
 
 
@@ -242,11 +281,18 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
     parts.append("<h2>Tables</h2>")
     if sweep:
         agg = load(path)
+        same = identical_points(agg)
+        if same:
+            parts.append('<p class="bad">' + html.escape(
+                f"{len(same)} of {agg['point_id'].n_unique()} points: {identical_note(max(same.values()))} "
+                "(every seed gave the same results, so the confidence intervals have zero width and say nothing): "
+                + "; ".join(same)) + "</p>")
         parts.append("<h3>Bottleneck queue, mean ± 95 % CI half-width per point</h3>")
-        parts.append(table_html(sweep_table(path, agg)))
-        parts.append("<h3>Apps, mean per point</h3>")
-        apps = agg.filter(pl.col("table") == "apps").select([*[a for a in spec["axes"]], "entity", "metric", "n", "mean", "ci_half"])
-        parts.append(table_html(apps.rename({a: short_name(a) for a in spec["axes"]}), max_rows=80))
+        parts.append(table_html(sweep_table(path, agg), right=KEY_METRICS))
+        apps = wide_table(agg, "apps", spec["axes"])
+        if apps.height:
+            parts.append("<h3>Apps, mean ± 95 % CI half-width per point</h3>")
+            parts.append(table_html(apps.drop("point_id").rename({"entity": "app", **{a: short_name(a) for a in spec["axes"]}}), right=apps.columns))
         if fails:
             parts.append("<h3>Failed runs</h3>")
             ft = pl.DataFrame({

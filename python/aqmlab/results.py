@@ -13,6 +13,8 @@ from typing import Any
 
 import polars as pl
 
+from .errors import ScenarioError
+
 _DTYPES = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
 
 #: Tables every run has; `timeseries`, `drops` (and others) are opt-in.
@@ -21,6 +23,26 @@ CORE_TABLES = ("summary", "queues", "flows", "apps")
 
 def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
     return pl.DataFrame({name: pl.Series(name, values, dtype=_DTYPES[ty]) for name, ty, values in columns})
+
+
+def check_folder(out: str | os.PathLike) -> None:
+    """``out`` is a folder or can become one: not a file, not under a file."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ScenarioError("out", f"{out}: is a file, expected a folder for the results")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ScenarioError("out", f"{out}: {parent} is a file, expected a folder")
+            break
+
+
+def check_run_out(out: str | os.PathLike) -> None:
+    """``out`` can take one run's tables: a folder (or nothing yet), not a sweep's."""
+    out = Path(out)
+    check_folder(out)
+    if (out / "sweep.json").exists():
+        raise ScenarioError("out", f"{out}: holds a sweep; write a single run elsewhere")
 
 
 class Results:
@@ -71,9 +93,18 @@ class Results:
         return json.dumps(d, allow_nan=False)
 
     def write_parquet(self, out: str | os.PathLike) -> list[Path]:
-        """Write every table as ``OUT/NAME.parquet`` (atomically: temp file, then rename)."""
+        """Write every table as ``OUT/NAME.parquet`` (atomically: temp file, then rename).
+
+        Tables of an earlier run in ``OUT`` that this run does not have (an opt-in
+        ``timeseries`` the new scenario does not ask for, say) are deleted, so that the
+        folder never mixes two runs. A sweep folder is refused."""
         out = Path(out)
+        check_run_out(out)
         out.mkdir(parents=True, exist_ok=True)
+        if (out / "summary.parquet").exists():
+            for old in out.glob("*.parquet"):
+                if old.stem not in self.tables:
+                    old.unlink()
         written = []
         for name, df in self.tables.items():
             dest = out / f"{name}.parquet"

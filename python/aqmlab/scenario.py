@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,9 @@ from . import _core
 from .errors import ScenarioError
 
 ScenarioLike = str | Path | Mapping[str, Any]
+
+#: Seeds are unsigned 64-bit integers in the core.
+MAX_SEED = 2**64 - 1
 
 _TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -49,7 +53,7 @@ def parse_value(text: str) -> Any:
     """A TOML value if ``text`` is one, else the string itself."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
 
 
@@ -99,18 +103,53 @@ def parse_overrides(items: Sequence[str] | Mapping[str, Any] | None) -> dict[str
     return out
 
 
+def check_finite(value: Any, path: str) -> None:
+    """Raise a `ScenarioError` naming the field when ``value`` holds NaN or ±inf.
+
+    TOML has ``nan`` and ``inf``; no scenario field means either, and the JSON passed to
+    the core cannot carry them (the core would see "invalid JSON … column N")."""
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ScenarioError(path, f"{value}: expected a finite number")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            check_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_finite(v, f"{path}[{i}]")
+
+
+def check_seed(seed: Any, path: str = "seed") -> int:
+    """A seed as the core takes it: an integer in 0..2^64-1."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(path, f"{seed!r}: expected an integer seed in 0..{MAX_SEED}")
+    return seed
+
+
+def read_toml(p: Path, what: str = "scenario") -> dict:
+    """Read a TOML file; every way it can be unreadable is a `ScenarioError`."""
+    if not p.exists():
+        raise ScenarioError("", f"{what} file not found: {p}")
+    if p.is_dir():
+        raise ScenarioError("", f"{p}: is a folder, expected a {what} file (TOML)")
+    try:
+        return tomllib.loads(p.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ScenarioError("", f"{p}: not UTF-8 text (byte {e.start}): TOML files are UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError("", f"{p}: invalid TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError("", f"{p}: tables or arrays nested too deeply") from None
+    except OSError as e:
+        raise ScenarioError("", f"{p}: cannot read: {e.strerror or e}") from None
+
+
 def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
     """Read a scenario (TOML path, TOML text is not accepted, or a dict) and apply overrides."""
     if isinstance(scenario, Mapping):
         doc = copy.deepcopy(dict(scenario))
     else:
-        p = Path(scenario)
-        if not p.exists():
-            raise ScenarioError("", f"scenario file not found: {p}")
-        try:
-            doc = tomllib.loads(p.read_text())
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError("", f"{p}: invalid TOML: {e}") from None
+        doc = read_toml(Path(scenario))
     for k, v in parse_overrides(overrides).items():
         set_path(doc, k, v)
     return doc
@@ -118,9 +157,12 @@ def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str
 
 def to_json(doc: Mapping[str, Any]) -> str:
     try:
-        return json.dumps(doc, default=_json_default)
+        check_finite(doc, "")
+        return json.dumps(doc, default=_json_default, allow_nan=False)
     except TypeError as e:  # pragma: no cover - only odd objects get here
         raise ScenarioError("", f"scenario contains a value that is not TOML/JSON data: {e}") from None
+    except RecursionError:
+        raise ScenarioError("", "the scenario is nested too deeply") from None
 
 
 def _json_default(o: Any) -> Any:

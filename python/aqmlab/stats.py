@@ -1,5 +1,9 @@
 """Statistics for sweeps: Student-t quantiles and mean ± 95 % confidence intervals.
 
+This module is the one place confidence intervals are computed: `summary_exprs` and
+`with_ci` (polars) serve the aggregated sweep table, `mean_ci` (one list of values)
+is the same code on a one-column frame.
+
 The t quantile is computed here (no SciPy dependency): the Student-t CDF through the
 regularized incomplete beta function (continued fraction, Lentz's method, as in
 Numerical Recipes §6.4), inverted by bisection. It matches printed tables to every
@@ -82,19 +86,40 @@ def t_ppf(p: float, df: float) -> float:
     return 0.5 * (lo + hi)
 
 
+def summary_exprs(col: str) -> list:
+    """Polars aggregations ``n``, ``mean``, ``std`` of ``col``: NaN, ±inf and nulls are
+    left out (a run without a value for a metric does not count towards n)."""
+    import polars as pl
+
+    v = pl.when(pl.col(col).is_finite()).then(pl.col(col))
+    return [v.count().alias("n"), v.mean().alias("mean"), v.std(ddof=1).alias("std")]
+
+
+def with_ci(df, level: float = 0.95):
+    """Add ``ci_half``, ``ci_low``, ``ci_high`` to a frame with ``n``, ``mean``, ``std``:
+    mean ± t((1 + level)/2, n − 1) · std / √n, null when n < 2."""
+    import polars as pl
+
+    ns = sorted({int(n) for n in df["n"].unique().to_list() if n is not None and n >= 2})
+    t = {n: t_ppf(0.5 + level / 2.0, n - 1) for n in ns}
+    tq = pl.col("n").replace_strict(t, default=None, return_dtype=pl.Float64)
+    half = tq * pl.col("std") / pl.col("n").cast(pl.Float64).sqrt()
+    return df.with_columns(half.alias("ci_half")).with_columns(
+        (pl.col("mean") - pl.col("ci_half")).alias("ci_low"),
+        (pl.col("mean") + pl.col("ci_half")).alias("ci_high"),
+    )
+
+
 def mean_ci(values, level: float = 0.95) -> dict:
     """``{"n", "mean", "std", "ci_low", "ci_high", "ci_half"}`` of the finite values.
 
     ``std`` is the sample standard deviation (n − 1); the interval is
     mean ± t((1 + level)/2, n − 1) · std / √n. With n < 2 std and the interval are None.
     """
-    xs = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    n = len(xs)
-    if n == 0:
-        return {"n": 0, "mean": None, "std": None, "ci_low": None, "ci_high": None, "ci_half": None}
-    m = math.fsum(xs) / n
-    if n < 2:
-        return {"n": 1, "mean": m, "std": None, "ci_low": None, "ci_high": None, "ci_half": None}
-    s = math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1))
-    half = t_ppf(0.5 + level / 2.0, n - 1) * s / math.sqrt(n)
-    return {"n": n, "mean": m, "std": s, "ci_low": m - half, "ci_high": m + half, "ci_half": half}
+    import polars as pl
+
+    xs = pl.DataFrame({"v": pl.Series("v", [None if v is None else float(v) for v in values], pl.Float64)})
+    row = with_ci(xs.select(summary_exprs("v")), level).row(0, named=True)
+    if row["n"] < 2:
+        row.update(std=None, ci_half=None, ci_low=None, ci_high=None)
+    return {k: row[k] for k in ("n", "mean", "std", "ci_low", "ci_high", "ci_half")}

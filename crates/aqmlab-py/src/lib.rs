@@ -224,6 +224,9 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // See build.rs: the hash of the compiled sources and the git commit of the build.
+    m.add("source_hash", env!("AQMLAB_SOURCE_HASH"))?;
+    m.add("git_describe", env!("AQMLAB_GIT_DESCRIBE"))?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;

@@ -13,7 +13,7 @@ use crate::net::packet::{Packet, PacketKind};
 use crate::sim::time::{Nanos, NS_PER_S};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct PcapWriter {
     out: BufWriter<File>,
@@ -124,9 +124,72 @@ impl PcapWriter {
     }
 }
 
+/// A link name as a file stem: ASCII letters, digits, `_` and `.` kept, anything else `_`.
+fn file_stem(link: &str) -> String {
+    link.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The pcap file of `link` in `dir`, distinct from every path in `taken`.
+///
+/// Sanitising can map two link names to one stem (`a-b` and `a b` both give `a_b`);
+/// the second then gets `a_b-2.pcap`, the third `a_b-3.pcap`. A sanitised stem never
+/// contains `-`, so a suffixed name cannot collide with another link's plain one.
+pub fn unique_pcap_path(dir: &Path, link: &str, taken: &[PathBuf]) -> PathBuf {
+    let stem = file_stem(link);
+    let mut path = dir.join(format!("{stem}.pcap"));
+    let mut k = 2u32;
+    while taken.contains(&path) {
+        path = dir.join(format!("{stem}-{k}.pcap"));
+        k += 1;
+    }
+    path
+}
+
+/// Distinct pcap paths in `dir` for `links`, in order (see `unique_pcap_path`).
+pub fn pcap_paths(dir: &Path, links: &[&str]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::with_capacity(links.len());
+    for l in links {
+        let p = unique_pcap_path(dir, l, &out);
+        out.push(p);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_whose_sanitised_names_collide_get_distinct_files() {
+        let d = Path::new("/o");
+        let got = pcap_paths(d, &["a-b", "a b", "a_b", "c", "a/b"]);
+        let names: Vec<String> = got.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "/o/a_b.pcap",
+                "/o/a_b-2.pcap",
+                "/o/a_b-3.pcap",
+                "/o/c.pcap",
+                "/o/a_b-4.pcap"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_link_name_cannot_leave_the_output_directory() {
+        let p = unique_pcap_path(Path::new("/o"), "../../etc/x", &[]);
+        assert_eq!(p, Path::new("/o/.._.._etc_x.pcap"));
+        assert_eq!(p.parent(), Some(Path::new("/o")));
+    }
 
     #[test]
     fn ipv4_checksum_of_a_known_header() {

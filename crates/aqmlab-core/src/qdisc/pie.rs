@@ -246,8 +246,8 @@ impl Pie {
         }
         q.target = p.positive_duration_or("target", q.target)?;
         q.tupdate = p.positive_duration_or("tupdate", q.tupdate)?;
-        q.alpha = p.f64_or("alpha", q.alpha, 0.0, 100.0)?;
-        q.beta = p.f64_or("beta", q.beta, 0.0, 100.0)?;
+        q.alpha = hz_not_tc_scale(p, "alpha", q.alpha)?;
+        q.beta = hz_not_tc_scale(p, "beta", q.beta)?;
         q.ecn = p.bool_or("ecn", false)?;
         q.bytemode = p.bool_or("bytemode", false)?;
         q.dq_rate_estimator = p.bool_or("dq_rate_estimator", false)?;
@@ -409,6 +409,28 @@ impl Discipline for Pie {
             self.next_update += self.tupdate;
         }
     }
+}
+
+/// `alpha` or `beta` in Hz (RFC 8033: 0.125 and 1.25), refusing tc's scale.
+///
+/// Linux `tc qdisc ... pie alpha 2 beta 20` takes integers in units of 1/16 Hz (the
+/// kernel shifts them right by 4 in `pie_calculate_probability`, include/net/pie.h and
+/// net/sched/sch_pie.c), so tc's defaults 2 and 20 are the RFC's 0.125 and 1.25. Read
+/// as Hz they would make PIE 16 times too aggressive, silently. A non-zero integer is
+/// therefore refused with the conversion; a float is Hz (`2.0` if 2 Hz is meant).
+fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f64> {
+    if let Some(n) = p.peek(name).and_then(|v| v.as_i64()).filter(|&n| n != 0) {
+        let hz = n as f64 / 16.0;
+        return Err(p.error(
+            name,
+            format!(
+                "{n}: a whole number looks like tc's scale (units of 1/16 Hz: tc {name} {n} = {hz} Hz); \
+                 aqmlab takes {name} in Hz as RFC 8033 (default {default}): write {name} = {hz}, \
+                 or {n}.0 if you mean {n} Hz"
+            ),
+        ));
+    }
+    p.f64_or(name, default, 0.0, 100.0)
 }
 
 #[cfg(test)]
@@ -724,6 +746,8 @@ mod tests {
         assert_eq!(q.burst_allowance, 100 * MS);
         for (bad, field) in [
             (json!({"alpha": -0.1}), "q.alpha"),
+            (json!({"alpha": 2}), "q.alpha"),
+            (json!({"beta": 20}), "q.beta"),
             (json!({"beta": "1"}), "q.beta"),
             (json!({"tupdate": "0ms"}), "q.tupdate"),
             (json!({"target": "0ms"}), "q.target"),
@@ -734,5 +758,23 @@ mod tests {
             let e = Pie::from_params(&mut p, 1500).unwrap_err();
             assert_eq!(e.path, field, "{e}");
         }
+    }
+
+    #[test]
+    fn tc_alpha_and_beta_are_refused_with_the_conversion() {
+        let v = json!({"alpha": 2});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let e = Pie::from_params(&mut p, 1500).unwrap_err();
+        assert!(e.message.contains("tc alpha 2 = 0.125 Hz"), "{e}");
+        assert!(e.message.contains("write alpha = 0.125"), "{e}");
+        let v = json!({"beta": 20});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let e = Pie::from_params(&mut p, 1500).unwrap_err();
+        assert!(e.message.contains("tc beta 20 = 1.25 Hz"), "{e}");
+        // floats are Hz, zero is zero in either scale
+        let v = json!({"alpha": 2.0, "beta": 0});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let q = Pie::from_params(&mut p, 1500).unwrap();
+        assert_eq!((q.alpha, q.beta), (2.0, 0.0));
     }
 }

@@ -224,6 +224,7 @@ impl Red {
 
     /// The options RED and ARED share: limit, ecn, harddrop, bytemode, mean_pkt_size.
     pub(crate) fn common_from(p: &mut Params) -> Result<Red> {
+        tc_names(p)?;
         let mut r = Red::new();
         r.limit = p.limit_or("limit", r.limit)?;
         if matches!(r.limit, Limit::Packets(0) | Limit::Bytes(0)) {
@@ -457,6 +458,34 @@ impl Default for Red {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// tc-red(8) parameters that aqmlab spells differently or does not need, with what to
+/// write instead. Without this they would be reported as merely unknown.
+const TC_NAMES: &[(&str, &str)] = &[
+    (
+        "avpkt",
+        "aqmlab calls tc's avpkt `mean_pkt_size` (a size, like \"1000B\")",
+    ),
+    (
+        "burst",
+        "tc derives the averaging weight from burst (with min and avpkt, tc_red_eval_ewma); \
+         aqmlab takes the weight itself: `wq` (default 0.002)",
+    ),
+    (
+        "bandwidth",
+        "tc needs the link rate for the idle-time decay; aqmlab takes it from the link \
+         the queue sits on (its `rate`), so there is nothing to set",
+    ),
+];
+
+fn tc_names(p: &Params) -> Result<()> {
+    for (name, instead) in TC_NAMES {
+        if p.peek(name).is_some() {
+            return Err(p.error(name, format!("not a parameter here: {instead}")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -716,6 +745,22 @@ pub(crate) mod tests {
             let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
             let e = Red::from_params(&mut p).unwrap_err();
             assert_eq!(e.path, field, "{e}");
+        }
+    }
+
+    #[test]
+    fn tc_parameter_names_say_what_aqmlab_calls_them() {
+        use serde_json::json;
+        for (name, needle) in [
+            ("avpkt", "mean_pkt_size"),
+            ("burst", "`wq`"),
+            ("bandwidth", "`rate`"),
+        ] {
+            let v = json!({ name: 1000 });
+            let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+            let e = Red::from_params(&mut p).unwrap_err();
+            assert_eq!(e.path, format!("q.{name}"));
+            assert!(e.message.contains(needle), "{e}");
         }
     }
 }

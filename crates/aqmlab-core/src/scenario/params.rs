@@ -82,6 +82,12 @@ impl<'a> Params<'a> {
         ScenarioError::new(self.key_path(name), msg)
     }
 
+    /// The raw value of `name`, without marking it read (for checks that only look,
+    /// such as recognising another tool's spelling to name the right key).
+    pub fn peek(&self, name: &str) -> Option<&'a Value> {
+        self.map.get(name)
+    }
+
     fn get(&mut self, name: &'static str) -> Option<&'a Value> {
         self.read.push(name);
         self.map.get(name)

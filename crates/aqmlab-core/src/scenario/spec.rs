@@ -198,6 +198,29 @@ pub struct OutputSpec {
     pub sojourn_hist: bool,
 }
 
+/// A `ScenarioError` naming the first NaN or infinite float in `v`.
+fn check_finite(v: &toml::Value, path: &str) -> Result<()> {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Err(ScenarioError::new(
+            path,
+            format!("{x}: expected a finite number"),
+        )),
+        toml::Value::Table(t) => t.iter().try_for_each(|(k, x)| check_finite(x, &join(k))),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| check_finite(x, &format!("{path}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
 impl ScenarioSpec {
     /// Read a scenario from a JSON value.
     pub fn from_value(v: Value) -> Result<ScenarioSpec> {
@@ -214,14 +237,25 @@ impl ScenarioSpec {
     }
 
     pub fn from_toml_str(text: &str) -> Result<ScenarioSpec> {
-        let v: Value = toml::from_str(text)
+        let t: toml::Value = toml::from_str(text)
+            .map_err(|e| ScenarioError::new("", format!("invalid TOML: {e}")))?;
+        // TOML has nan and inf; JSON values cannot hold them (they would turn into
+        // null and fail later with a misleading message), and no field means them.
+        check_finite(&t, "")?;
+        let v: Value = serde_json::to_value(t)
             .map_err(|e| ScenarioError::new("", format!("invalid TOML: {e}")))?;
         Self::from_value(v)
     }
 
     pub fn from_json_str(text: &str) -> Result<ScenarioSpec> {
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| ScenarioError::new("", format!("invalid JSON: {e}")))?;
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            let hint = if ["NaN", "Infinity"].iter().any(|w| text.contains(w)) {
+                " (NaN and Infinity are not JSON values: every number must be finite)"
+            } else {
+                ""
+            };
+            ScenarioError::new("", format!("invalid JSON: {e}{hint}"))
+        })?;
         Self::from_value(v)
     }
 

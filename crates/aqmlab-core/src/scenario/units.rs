@@ -58,6 +58,21 @@ fn split(text: &str) -> Result<(f64, &str), String> {
     Ok((v, unit.trim()))
 }
 
+/// `v` (already scaled to the integer unit) rounded to a u64, or an error when it does
+/// not fit. `as u64` would saturate silently: `"1e30s"` would become 2^64 − 1 ns and
+/// time arithmetic on it would overflow later.
+fn whole(v: f64, too_large: &str, expected: &str) -> Result<u64, String> {
+    let r = v.round();
+    // 2^64 is exactly representable; every f64 below it converts without loss of range.
+    if r >= 18_446_744_073_709_551_616.0 {
+        return Err(format!("too large: {too_large}; {expected}"));
+    }
+    Ok(r as u64)
+}
+
+/// The longest duration: 2^64 − 1 ns, about 584 years.
+const DURATION_TOO_LARGE: &str = "at most 2^64 ns (about 584 years)";
+
 pub fn parse_duration(text: &str) -> Result<Nanos, String> {
     let expected = "expected a duration with a unit (ns, us, ms, s, min, h), like \"5ms\"";
     let (v, unit) = split(text).map_err(|e| format!("{e}; {expected}"))?;
@@ -71,7 +86,7 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
         "" => return Err(format!("missing unit; {expected}")),
         u => return Err(format!("unknown unit `{u}`; {expected}")),
     };
-    Ok((v * scale).round() as Nanos)
+    whole(v * scale, DURATION_TOO_LARGE, expected)
 }
 
 pub fn parse_rate(text: &str) -> Result<u64, String> {
@@ -86,11 +101,11 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
         "" => return Err(format!("missing unit; {expected}")),
         _ => return Err(format!("unknown unit `{unit}`; {expected}")),
     };
-    let bps = (v * scale).round();
-    if bps < 1.0 {
+    let bps = whole(v * scale, "at most 2^64 bit/s", expected)?;
+    if bps < 1 {
         return Err(format!("must be positive; {expected}"));
     }
-    Ok(bps as u64)
+    Ok(bps)
 }
 
 fn byte_scale(unit: &str) -> Option<f64> {
@@ -113,7 +128,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Err(format!("missing unit; {expected}"));
     }
     let scale = byte_scale(unit).ok_or_else(|| format!("unknown unit `{unit}`; {expected}"))?;
-    Ok((v * scale).round() as u64)
+    whole(v * scale, "at most 2^64 bytes", expected)
 }
 
 pub fn parse_limit(text: &str) -> Result<Limit, String> {
@@ -124,13 +139,14 @@ pub fn parse_limit(text: &str) -> Result<Limit, String> {
             if v.fract() != 0.0 {
                 return Err(format!("a packet count must be whole; {expected}"));
             }
-            Limit::Packets(v as u64)
+            Limit::Packets(whole(v, "at most 2^64 packets", expected)?)
         }
         "" => return Err(format!("missing unit; {expected}")),
-        u => Limit::Bytes(
-            (v * byte_scale(u).ok_or_else(|| format!("unknown unit `{u}`; {expected}"))?).round()
-                as u64,
-        ),
+        u => Limit::Bytes(whole(
+            v * byte_scale(u).ok_or_else(|| format!("unknown unit `{u}`; {expected}"))?,
+            "at most 2^64 bytes",
+            expected,
+        )?),
     };
     match limit {
         Limit::Packets(0) | Limit::Bytes(0) => {
@@ -155,6 +171,27 @@ mod tests {
             .unwrap_err()
             .contains("unknown unit `parsecs`"));
         assert!(parse_duration("-1ms").unwrap_err().contains("negative"));
+    }
+
+    #[test]
+    fn quantities_beyond_u64_are_rejected_not_saturated() {
+        // 2^64 ns = 18446744073.709551616 s: the largest duration is just below it.
+        // (f64 has 53 bits: the value is within 2^11 ns of 18446744073 s)
+        let longest = parse_duration("18446744073s").unwrap();
+        assert!(
+            longest.abs_diff(18_446_744_073_000_000_000) < 1 << 11,
+            "{longest}"
+        );
+        assert!(parse_duration("18446744074s")
+            .unwrap_err()
+            .contains("584 years"));
+        assert!(parse_duration("1e30s").unwrap_err().contains("too large"));
+        assert!(parse_duration("1e300h").unwrap_err().contains("too large"));
+        assert!(parse_rate("1e20bit").unwrap_err().contains("too large"));
+        assert!(parse_size("1e11GB").unwrap_err().contains("too large"));
+        assert!(parse_limit("1e20pkt").unwrap_err().contains("too large"));
+        assert!(parse_limit("1e20GB").unwrap_err().contains("too large"));
+        assert!(parse_duration("1e999s").unwrap_err().contains("finite"));
     }
 
     #[test]

@@ -1,0 +1,25 @@
+"""Sweeps: many runs of one base scenario over parameter axes and seeds.
+
+    >>> import aqmlab
+    >>> s = aqmlab.sweep("examples/sweep-base.toml",
+    ...                  grid={"bottleneck.qdisc.kind": ["pfifo", "bfifo"]},
+    ...                  seeds=2, out="out/sweep-small")
+    >>> aqmlab.load("out/sweep-small")         # mean, std, n, 95 % CI per sweep point
+
+The pieces (see docs/sweeps.md): `points` (grid/zip points, seeds, run ids),
+`executors` (local process pool, Dask), `store` (the sweep folder: runs, failures,
+build fingerprint, checks), `driver` (`sweep` itself) and `files` (sweep files).
+"""
+
+from .driver import SweepFailed, SweepOutcome, sweep
+from .executors import DaskExecutor, Executor, LocalExecutor, MAX_WORKER_DEATHS, execute, make_executor
+from .files import SWEEP_KEYS, SweepFile, read_sweep_file, run_sweep_file
+from .points import Task, canonical_json, expand_points, expand_seeds, make_tasks, point_id, run_id
+from .store import build_id, versions, write_failure, write_run
+
+__all__ = [
+    "DaskExecutor", "Executor", "LocalExecutor", "MAX_WORKER_DEATHS", "SWEEP_KEYS", "SweepFailed", "SweepFile",
+    "SweepOutcome", "Task", "build_id", "canonical_json", "execute", "expand_points", "expand_seeds",
+    "make_executor", "make_tasks", "point_id", "read_sweep_file", "run_id", "run_sweep_file", "sweep",
+    "versions", "write_failure", "write_run",
+]

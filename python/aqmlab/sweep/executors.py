@@ -1,0 +1,377 @@
+"""Executors: where the runs of a sweep are simulated (see docs/sweeps.md, "Executors").
+
+* ``local``: a `concurrent.futures.ProcessPoolExecutor` over all cores with an explicit
+  ``forkserver`` (or ``spawn``) context — never ``fork``, since the engine's threads may
+  have started. Each worker marks the run it is working on (a file named after the run
+  in a private folder) so that when a worker process dies (out of memory, abort,
+  ``os._exit``) the driver knows which runs were in progress. Runs that had not started
+  are resubmitted as they were. A run that was the only one in progress is the culprit:
+  it is charged one death. When several were in progress, nobody can tell which one
+  killed its worker, so they are all moved to a one-worker pool and tried one at a time,
+  where a death is unambiguous. A run charged `MAX_WORKER_DEATHS` deaths is recorded as
+  ``WorkerDied``; every other run still runs.
+* ``dask``: a `distributed.Client` at ``address``, or a ``LocalCluster`` started for the
+  sweep; Dask reschedules the tasks of a dead worker.
+
+Worker processes never import the user's ``__main__`` script (see `hidden_main`), so a
+sweep called at the top level of a script without ``if __name__ == "__main__":`` works.
+"""
+
+from __future__ import annotations
+
+import abc
+import concurrent.futures as cf
+import contextlib
+import multiprocessing
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import ScenarioError, SimulationError
+from .points import Task
+
+#: A run that takes its worker down this many times is recorded as failed.
+MAX_WORKER_DEATHS = 3
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """Run one task in a worker. Never raises for a failing simulation: the error is
+    returned so that the driver records it."""
+    from ..runner import run
+
+    started = time.time()
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"id": task.id, "pid": os.getpid(), "host": socket.gethostname(), "started": started}
+    try:
+        res = run(task.scenario, seed=task.seed)
+        out["status"] = "ok"
+        out["tables"] = res.tables
+    except ScenarioError as e:
+        out.update(status="error", error={"type": "ScenarioError", "path": e.path, "message": e.message, "traceback": traceback.format_exc()})
+    except Exception as e:  # noqa: BLE001 - every failure is recorded, the sweep goes on
+        out.update(status="error", error={"type": type(e).__name__, "path": "", "message": str(e), "traceback": traceback.format_exc()})
+    out["wall_s"] = time.perf_counter() - t0
+    return out
+
+
+def execute_marked(target: Callable[[Task], dict], marks: str, task: Task) -> dict[str, Any]:
+    """``target(task)`` with a mark file ``MARKS/ID`` present while it runs: a run whose
+    mark is left behind was in progress when its worker died."""
+    mark = Path(marks) / task.id
+    mark.write_text(str(os.getpid()))
+    try:
+        return target(task)
+    finally:
+        mark.unlink(missing_ok=True)
+
+
+def died(task: Task) -> dict:
+    return {
+        "id": task.id,
+        "status": "error",
+        "error": {"type": "WorkerDied", "path": "", "message": f"the worker process died {task.deaths} times while running this run (out of memory? see dmesg)", "traceback": ""},
+        "pid": None,
+        "host": None,
+        "started": None,
+        "wall_s": None,
+    }
+
+
+# --------------------------------------------------------------------------- executors
+
+
+class Executor(abc.ABC):
+    """Runs tasks and yields ``(task, outcome)`` as they finish, in any order."""
+
+    workers: int = 1
+
+    @abc.abstractmethod
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+        """Run ``tasks``; yield each with its outcome as it finishes."""
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        """Stop now (Ctrl-C): runs in progress are abandoned."""
+        self.close()
+
+
+def _alive(pid: int) -> bool:
+    """Is process ``pid`` running (a zombie counts as dead)?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+
+
+def _worker_init(driver: int) -> None:
+    """In each local worker: exit when the driver process is gone. A worker blocked on
+    the pool's queue would otherwise outlive a driver killed with SIGKILL (with
+    forkserver its parent is the fork server, which lives as long as its children).
+    SIGINT is ignored: Ctrl-C reaches the whole process group, and the driver, not each
+    worker, decides what happens (it stops the workers itself)."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if not _alive(driver):
+                os._exit(1)
+
+    threading.Thread(target=watch, name="aqmlab-driver-watch", daemon=True).start()
+
+
+def _mp_context(name: str | None):
+    name = name or ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
+    if name == "fork":
+        raise ValueError("the fork start method is unsafe here (the engine may have started threads): use forkserver or spawn")
+    return multiprocessing.get_context(name)
+
+
+@contextlib.contextmanager
+def hidden_main():
+    """Start processes without them re-running the user's script.
+
+    ``spawn`` and ``forkserver`` children import the parent's ``__main__`` file again
+    (as ``__mp_main__``: from its file, or by name after ``python -m``), so a script
+    that calls `aqmlab.sweep` at its top level would
+    start the sweep again in every worker, which multiprocessing stops with an error
+    and every run dies. Workers here only need aqmlab's own functions, so the main
+    file is hidden while processes start."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    # `python script.py` is re-run from __file__, `python -m module` by __spec__.name
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+        if "__spec__" not in saved:
+            del main.__spec__
+
+
+def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop a pool now: pending runs cancelled, worker processes killed."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.kill()
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.join(timeout=2)
+
+
+#: Seconds the driver waits for results before it wakes to look for Ctrl-C.
+WAKE_S = 0.2
+
+
+def _as_completed(futures) -> Iterator[cf.Future]:
+    """`concurrent.futures.as_completed` that wakes every `WAKE_S`. SIGINT may be
+    delivered to one of the pool's threads; a main thread blocked without a timeout
+    would then never see the KeyboardInterrupt."""
+    pending = set(futures)
+    while pending:
+        done, pending = cf.wait(pending, timeout=WAKE_S, return_when=cf.FIRST_COMPLETED)
+        yield from done
+
+
+class LocalExecutor(Executor):
+    """A process pool on this machine (all cores by default). ``target`` is the function
+    a worker calls per task (default `execute`; tests pass one that crashes)."""
+
+    def __init__(self, workers: int | None = None, context: str | None = None, target: Callable[[Task], dict] = execute):
+        self.workers = workers or os.cpu_count() or 1
+        self.context = _mp_context(context)
+        self.target = target
+        self.pools: list[cf.ProcessPoolExecutor] = []
+        self.restarts = 0
+
+    def _pool(self, workers: int) -> cf.ProcessPoolExecutor:
+        with hidden_main():
+            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=self.context, initializer=_worker_init, initargs=(os.getpid(),))
+        self.pools.append(pool)
+        return pool
+
+    def _round(self, tasks: list[Task], workers: int, marks: Path) -> Iterator[tuple[Task, dict | None]]:
+        """Run ``tasks`` on one pool. Yields ``(task, outcome)`` for finished runs and
+        ``(task, None)`` for runs lost when the pool broke, with ``task.started`` set."""
+        pool = self._pool(workers)
+        with hidden_main():  # 3.11 starts worker processes on submit
+            futures = {pool.submit(execute_marked, self.target, str(marks), t): t for t in tasks}
+        broken = False
+        for fut in _as_completed(futures):
+            task = futures[fut]
+            try:
+                outcome = fut.result()
+            except cf.process.BrokenProcessPool:
+                broken = True
+                task.started = (marks / task.id).exists()
+                (marks / task.id).unlink(missing_ok=True)
+                yield task, None
+                continue
+            yield task, outcome
+        if broken:
+            self.restarts += 1
+            kill_pool(pool)
+        else:
+            pool.shutdown(wait=True)
+        self.pools.remove(pool)
+
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+        marks = Path(tempfile.mkdtemp(prefix="aqmlab-marks-"))
+        normal, suspects = list(tasks), []
+        try:
+            while normal or suspects:
+                # Suspects run alone, one at a time: a death there names its run.
+                batch, workers = (normal, self.workers) if normal else (suspects, 1)
+                if normal:
+                    normal = []
+                else:
+                    suspects = []
+                lost = []
+                for task, outcome in self._round(batch, workers, marks):
+                    if outcome is None:
+                        lost.append(task)
+                    else:
+                        yield task, outcome
+                in_progress = [t for t in lost if t.started]
+                for t in lost:
+                    if not t.started:
+                        (normal if workers > 1 else suspects).append(t)
+                    elif len(in_progress) == 1:
+                        t.deaths += 1
+                        if t.deaths >= MAX_WORKER_DEATHS:
+                            yield t, died(t)
+                        else:
+                            suspects.append(t)
+                    else:
+                        suspects.append(t)  # one of them killed the worker: try each alone
+        finally:
+            shutil.rmtree(marks, ignore_errors=True)
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self.pools = []
+
+    def abort(self) -> None:
+        for pool in self.pools:
+            kill_pool(pool)
+        self.pools = []
+
+
+class DaskExecutor(Executor):
+    """Runs on a Dask cluster: an existing one at ``address`` (``tcp://host:port``), a
+    given ``client``, or a `distributed.LocalCluster` started here (worker processes)."""
+
+    #: Seconds to wait for the scheduler at ``address``.
+    CONNECT_TIMEOUT = 10
+
+    def __init__(self, address: str | None = None, client=None, workers: int | None = None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as e:  # pragma: no cover - dask is a declared dependency
+            raise SimulationError("the dask executor needs `distributed` (pip install 'dask[distributed]')") from e
+        self.cluster = None
+        self.own_client = client is None
+        if client is not None:
+            self.client = client
+        elif address:
+            try:
+                self.client = Client(address, timeout=self.CONNECT_TIMEOUT)
+            except (OSError, TimeoutError, ValueError, TypeError) as e:
+                raise ScenarioError("address", f"{address!r}: cannot reach a Dask scheduler there ({type(e).__name__}: {e})") from None
+        else:
+            n = workers or os.cpu_count() or 1
+            with hidden_main():
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+            self.client = Client(self.cluster)
+        self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def _submit(self, task: Task):
+        # pure=False and a unique key: a run is never merged with another by Dask's
+        # hashing; retries let the scheduler re-run a task whose worker died.
+        return self.client.submit(execute, task, key=f"aqmlab-run-{task.id}-{uuid.uuid4().hex[:8]}", pure=False, retries=MAX_WORKER_DEATHS)
+
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+        from distributed import as_completed
+
+        futures = {}
+        for t in tasks:
+            f = self._submit(t)
+            futures[f.key] = (f, t)
+        ac = as_completed([f for f, _ in futures.values()])
+        try:
+            for fut in ac:
+                task = futures.pop(fut.key)[1]
+                try:
+                    outcome = fut.result()
+                except Exception as e:  # noqa: BLE001
+                    # `execute` never raises, so this is the cluster's trouble, not the
+                    # run's: KilledWorker after repeated deaths, or a result lost with its
+                    # worker between "finished" and the gather. Submit the run again.
+                    task.deaths += 1
+                    fut.release()
+                    if task.deaths < MAX_WORKER_DEATHS:
+                        f = self._submit(task)
+                        futures[f.key] = (f, task)
+                        ac.add(f)
+                        continue
+                    outcome = {
+                        "id": task.id, "status": "error", "pid": None, "host": None, "started": None, "wall_s": None,
+                        "error": {"type": type(e).__name__, "path": "", "message": f"{e} (after {task.deaths} attempts on the cluster)", "traceback": ""},
+                    }
+                fut.release()
+                yield task, outcome
+        except BaseException:
+            for f, _ in futures.values():
+                f.cancel()
+            raise
+
+    def close(self) -> None:
+        if self.own_client:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def make_executor(executor: str | Executor | None = None, workers: int | None = None, address: str | None = None) -> Executor:
+    if isinstance(executor, Executor):
+        return executor
+    name = executor or "local"
+    if name == "local":
+        if address:
+            raise ScenarioError("address", "an address is only used with the dask executor")
+        return LocalExecutor(workers)
+    if name == "dask":
+        return DaskExecutor(address=address, workers=workers)
+    raise ScenarioError("executor", f'"{name}": unknown executor; expected "local" or "dask"')
