@@ -57,7 +57,7 @@ impl Simulation {
             })?;
             for &l in &pcap_links {
                 let link = &mut links[l as usize];
-                let path = pcap_path(dir, &link.name);
+                let path = crate::output::pcap::unique_pcap_path(dir, &link.name, &pcap_files);
                 link.pcap = Some(PcapWriter::create(&path).map_err(|e| {
                     ScenarioError::new(
                         "output.pcap",
@@ -144,18 +144,4 @@ impl Simulation {
         }
         Ok(sim)
     }
-}
-
-fn pcap_path(dir: &Path, link: &str) -> PathBuf {
-    let safe: String = link
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    dir.join(format!("{safe}.pcap"))
 }

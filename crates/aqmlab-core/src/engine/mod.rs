@@ -35,7 +35,7 @@ use crate::sim::time::{tx_time, Nanos};
 use crate::transport::tcp::receiver::TcpReceiver;
 use crate::transport::tcp::sender::{SenderState, TcpSender};
 use crate::transport::tcp::{Segment, TcpConfig};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A flow: packets between two nodes under one application.
 pub struct Flow {
