@@ -21,7 +21,10 @@ use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
-use crate::transport::tcp::TcpConfig;
+use crate::transport::tcp::rtt::RtoStyle;
+use crate::transport::tcp::{
+    IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pattern {
@@ -81,6 +84,12 @@ macro_rules! tcp_params {
         &[
             $($own,)*
             p(
+                "profile",
+                "string",
+                "linux",
+                "linux, ns3 or rfc: sets the defaults marked (profile) at once (docs/tcp.md)",
+            ),
+            p(
                 "cc",
                 "string",
                 "newreno",
@@ -90,7 +99,7 @@ macro_rules! tcp_params {
                 "mss",
                 "size",
                 "1448B",
-                "maximum segment size (payload); packets are MSS + 40 B",
+                "maximum segment size (payload); packets are MSS + header_bytes",
             ),
             p("iw", "int", "10", "initial window, segments"),
             p(
@@ -108,8 +117,20 @@ macro_rules! tcp_params {
             p(
                 "min_rto",
                 "duration",
-                "200ms",
-                "minimum RTO (RFC 6298 says 1s)",
+                "200ms (profile)",
+                "minimum RTO: linux 200ms (floors the deviation term), ns3 and rfc 1s (floor the total)",
+            ),
+            p(
+                "rto_style",
+                "string",
+                "linux (profile)",
+                "linux: RTO = SRTT + max(4·mdev, min_rto) (tcp_rtt_estimator); rfc: max(min_rto, SRTT + 4·RTTVAR) (RFC 6298, ns-3)",
+            ),
+            p(
+                "rto_rearm",
+                "bool",
+                "true (profile)",
+                "retransmitting the first unacknowledged segment restarts the RTO (Linux); ns3, rfc: false",
             ),
             p(
                 "initial_rto",
@@ -121,8 +142,32 @@ macro_rules! tcp_params {
             p(
                 "delack",
                 "duration",
-                "40ms",
-                "delayed-ACK timeout; 0s acknowledges every segment",
+                "40ms (profile)",
+                "delayed-ACK timeout; 0s acknowledges every segment; ns3 and rfc 200ms",
+            ),
+            p(
+                "header_bytes",
+                "size",
+                "52B (profile)",
+                "header bytes of a data segment on the wire: IPv4 20 + TCP 20 + timestamps 12; ns3 54 (+ PPP 2); SACK blocks add 4 + 8n to ACKs, SYNs 8",
+            ),
+            p(
+                "idle_restart",
+                "string",
+                "linux (profile)",
+                "restart after idle > RTO: linux (tcp_cwnd_restart), rfc (RFC 5681 §4.1), off (ns3)",
+            ),
+            p(
+                "cwv",
+                "bool",
+                "true (profile)",
+                "congestion-window validation as Linux tcp_cwnd_validate (grow only when cwnd-limited); ns3, rfc: false",
+            ),
+            p(
+                "per_ack_growth",
+                "bool",
+                "false (profile)",
+                "reno/newreno grow per ACK (MSS²/cwnd, ns-3 TcpNewReno), not per byte; ns3: true",
             ),
             p(
                 "rwnd",
@@ -233,7 +278,10 @@ pub const TCP_ARRIVALS: KindDoc = KindDoc {
 
 /// Read the common TCP parameters.
 pub fn config(p: &mut Params) -> Result<TcpConfig> {
-    let d = TcpConfig::default();
+    let profile = p.choice_or("profile", "linux", PROFILE_NAMES)?;
+    let d = TcpProfile::from_name(profile)
+        .expect("choice_or returns a listed name")
+        .config();
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
     let cc = match cc {
         "reno" => CcKind::Reno,
@@ -280,9 +328,33 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
         max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
         delack: p.duration_or("delack", d.delack)?,
-        rwnd: p.size_or("rwnd", 16_000_000)?,
+        rwnd: p.size_or("rwnd", d.rwnd)?,
         dupthresh: d.dupthresh,
         rate_cap_bps: p.rate("rate_cap")?,
+        profile: d.profile,
+        rto_style: match p.choice_or("rto_style", style_name(d.rto_style), &["linux", "rfc"])? {
+            "linux" => RtoStyle::Linux,
+            _ => RtoStyle::Rfc6298,
+        },
+        rto_rearm: p.bool_or("rto_rearm", d.rto_rearm)?,
+        header_bytes: {
+            let h = p.size_or("header_bytes", d.header_bytes as u64)?;
+            if !(20..=1000).contains(&h) {
+                return Err(p.error("header_bytes", format!("{h}B: expected 20B to 1000B")));
+            }
+            h as u32
+        },
+        idle_restart: match p.choice_or(
+            "idle_restart",
+            restart_name(d.idle_restart),
+            IDLE_RESTART_NAMES,
+        )? {
+            "linux" => IdleRestart::Linux,
+            "rfc" => IdleRestart::Rfc5681,
+            _ => IdleRestart::Off,
+        },
+        cwv: p.bool_or("cwv", d.cwv)?,
+        per_ack_growth: p.bool_or("per_ack_growth", d.per_ack_growth)?,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));
@@ -294,6 +366,21 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         return Err(p.error("rate_cap", "expected a rate greater than zero"));
     }
     Ok(cfg)
+}
+
+fn style_name(s: RtoStyle) -> &'static str {
+    match s {
+        RtoStyle::Linux => "linux",
+        RtoStyle::Rfc6298 => "rfc",
+    }
+}
+
+fn restart_name(r: IdleRestart) -> &'static str {
+    match r {
+        IdleRestart::Linux => "linux",
+        IdleRestart::Rfc5681 => "rfc",
+        IdleRestart::Off => "off",
+    }
 }
 
 /// Read the kind-specific parameters.

@@ -9,10 +9,34 @@
 //! lost-and-retransmitted segment counts once and a lost one not at all. Without SACK
 //! nothing is ever SACKed and only the segments NewReno (or an RTO) marks lost leave
 //! the pipe, so `pipe` equals RFC 5681's FlightSize as the recovery algorithms use it.
+//!
+//! Linux rules the profiles switch on (docs/tcp.md):
+//! - RTO re-arm (`rto_rearm`): retransmitting the first unacknowledged segment restarts
+//!   the retransmission timer (Linux `tcp_xmit_retransmit_queue`: `rearm_timer` when the
+//!   skb is the retransmit-queue head), so a fast-retransmitted head gets a whole RTO.
+//! - Restart after idle (`idle_restart`): when the application sends with nothing in
+//!   flight and the last new data went out more than an RTO ago, RFC 5681 §4.1 sets
+//!   cwnd = min(IW, cwnd); Linux `tcp_cwnd_restart` (`IdleRestart::Linux`) first raises
+//!   ssthresh to `tcp_current_ssthresh` = max(ssthresh, ¾·cwnd), then halves cwnd once
+//!   per RTO of idle time, not below min(IW, cwnd).
+//! - Congestion-window validation (`cwv`): Linux `tcp_cwnd_validate`, not RFC 7661 (the
+//!   Linux rule is what the "linux" profile stands for, and RFC 7661 is Experimental):
+//!   after each send attempt the connection notes whether it was cwnd-limited (it could
+//!   not send a full segment for cwnd) and the most bytes outstanding in this window
+//!   of data; the controller's `on_ack` runs only while cwnd-limited
+//!   (`tcp_is_cwnd_limited`: limited in this window, or in slow start with cwnd < 2 ×
+//!   the most outstanding), so a rate-capped or receiver-limited flow does not grow
+//!   cwnd. After an RTO without being cwnd-limited, `tcp_cwnd_application_limited` sets
+//!   ssthresh = max(ssthresh, ¾·cwnd) and cwnd = (cwnd + used)/2, `used` = the most
+//!   outstanding (at least IW), outside recovery.
+//! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
+//!   previous RecoveryPoint (RFC 6675 §5: recovery ends when HighACK covers it; Linux
+//!   holds the old state until above `high_seq` only for non-SACK Reno,
+//!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
 use super::cc::{AckSample, AnyCc, CcKind, Window};
 use super::rtt::RttEstimator;
-use super::{Segment, TcpConfig};
+use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags as F, Ecn};
 use crate::sim::time::{Nanos, NS_PER_S};
@@ -108,6 +132,15 @@ pub struct TcpSender {
     app_at: Option<Nanos>,
     cap_start: Nanos,
     pub opened_at: Nanos,
+    /// Last time new data was sent (Linux `lsndtime`); None before any.
+    last_send: Option<Nanos>,
+    /// CWV state (Linux `is_cwnd_limited`, `max_packets_out`, `cwnd_usage_seq`,
+    /// `snd_cwnd_used`, `snd_cwnd_stamp`), in bytes.
+    cwnd_limited: bool,
+    max_out: u64,
+    cwnd_usage_seq: u64,
+    cwnd_used: u64,
+    cwnd_stamp: Nanos,
 }
 
 impl TcpSender {
@@ -124,13 +157,13 @@ impl TcpSender {
             cfg,
             state: SenderState::Closed,
             recovery,
-            cc: AnyCc::new(cfg.cc),
+            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth),
             w: Window {
                 cwnd: cfg.iw as u64 * mss,
                 ssthresh: u64::MAX,
                 mss,
             },
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::new(cfg.rto_style, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             snd_una: 0,
             snd_nxt: 0,
             app_written: 0,
@@ -157,6 +190,12 @@ impl TcpSender {
             app_at: None,
             cap_start: 0,
             opened_at: 0,
+            last_send: None,
+            cwnd_limited: false,
+            max_out: 0,
+            cwnd_usage_seq: 0,
+            cwnd_used: 0,
+            cwnd_stamp: 0,
         }
     }
 
@@ -241,6 +280,7 @@ impl TcpSender {
         s.tcp.flags = F::SYN | if self.cfg.ecn { F::ECE | F::CWR } else { 0 };
         s.tcp.ts_val = ts(now);
         s.tcp.window = self.cfg.rwnd.min(u32::MAX as u64) as u32;
+        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         out.push(s);
         self.rto_at = Some(now + self.rtt.rto());
     }
@@ -262,8 +302,9 @@ impl TcpSender {
                 self.cwr_pending = false;
             }
         }
+        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         out.push(s);
-        if self.rto_at.is_none() {
+        if self.rto_at.is_none() || (retrans && start == self.snd_una && self.cfg.rto_rearm) {
             self.rto_at = Some(now + self.rtt.rto());
         }
     }
@@ -352,9 +393,12 @@ impl TcpSender {
         }
         let mss = self.w.mss;
         self.app_at = None;
+        let sent_before = self.snd_nxt;
+        let mut cwnd_limited = false;
         loop {
             let wnd = self.cc.send_window(&self.w);
             if self.pipe() + mss > wnd {
+                cwnd_limited = true;
                 break;
             }
             if let Some(i) = self.next_lost() {
@@ -389,6 +433,10 @@ impl TcpSender {
                 }
                 break;
             }
+            if self.snd_nxt == self.snd_una {
+                self.restart_after_idle(now);
+            }
+            self.last_send = Some(now);
             let start = self.snd_nxt;
             self.snd_nxt += len;
             self.sb.push_back(SegInfo {
@@ -400,6 +448,9 @@ impl TcpSender {
             });
             self.emit(now, start, start + len, false, out);
         }
+        if self.cfg.cwv && (cwnd_limited || self.snd_nxt > sent_before) {
+            self.cwnd_validate(now, cwnd_limited);
+        }
         // Zero-window probe: nothing in flight and the peer's window is closed.
         if self.snd_nxt == self.snd_una
             && self.snd_nxt < self.app_written
@@ -408,6 +459,88 @@ impl TcpSender {
         {
             self.rto_at = Some(now + self.rtt.rto());
         }
+    }
+
+    /// RFC 5681 §4.1 / Linux `tcp_cwnd_restart`: new data after more than an RTO
+    /// without sending any, with nothing in flight.
+    fn restart_after_idle(&mut self, now: Nanos) {
+        let Some(last) = self.last_send else {
+            return;
+        };
+        let idle = now - last;
+        let rto = self.rtt.rto();
+        if idle <= rto {
+            return;
+        }
+        let restart = (self.cfg.iw as u64 * self.w.mss).min(self.w.cwnd);
+        match self.cfg.idle_restart {
+            IdleRestart::Off => {}
+            IdleRestart::Rfc5681 => self.w.cwnd = restart,
+            IdleRestart::Linux => {
+                self.w.ssthresh = self.current_ssthresh();
+                let mut cwnd = self.w.cwnd;
+                let mut left = idle - rto;
+                while left > 0 && cwnd > restart {
+                    cwnd /= 2;
+                    left = left.saturating_sub(rto);
+                }
+                self.w.cwnd = cwnd.max(restart);
+                self.cwnd_stamp = now;
+                self.cwnd_used = 0;
+            }
+        }
+    }
+
+    /// Linux `tcp_current_ssthresh` outside a window reduction: max(ssthresh, ¾·cwnd).
+    fn current_ssthresh(&self) -> u64 {
+        if self.in_recovery {
+            self.w.ssthresh
+        } else {
+            self.w.ssthresh.max(self.w.cwnd / 2 + self.w.cwnd / 4)
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: cwnd-limited in this window of data, or in slow
+    /// start with cwnd below twice the most bytes outstanding.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out)
+    }
+
+    /// Linux `tcp_cwnd_validate` after a send attempt that sent data or hit cwnd.
+    fn cwnd_validate(&mut self, now: Nanos, limited: bool) {
+        let out = self.snd_nxt - self.snd_una;
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && out > self.max_out)
+        {
+            self.cwnd_limited = limited;
+            self.max_out = out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+        if self.is_cwnd_limited() {
+            self.cwnd_used = 0;
+            self.cwnd_stamp = now;
+        } else {
+            self.cwnd_used = self.cwnd_used.max(out);
+            if now - self.cwnd_stamp >= self.rtt.rto() {
+                self.cwnd_application_limited(now);
+            }
+        }
+    }
+
+    /// Linux `tcp_cwnd_application_limited` (RFC 2861's decay): after an RTO of
+    /// application-limited sending, cwnd moves halfway down to what was used.
+    fn cwnd_application_limited(&mut self, now: Nanos) {
+        let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
+        if open {
+            let used = self.cwnd_used.max(self.cfg.iw as u64 * self.w.mss);
+            if used < self.w.cwnd {
+                self.w.ssthresh = self.current_ssthresh();
+                self.w.cwnd = (self.w.cwnd + used) / 2;
+            }
+            self.cwnd_used = 0;
+        }
+        self.cwnd_stamp = now;
     }
 
     /// When the rate cap makes byte offset `upto` available.
@@ -435,7 +568,7 @@ impl TcpSender {
                     self.state = SenderState::Established;
                     if h.ts_ecr > 0 {
                         let r = ts(now) - h.ts_ecr;
-                        self.rtt.sample(r);
+                        self.rtt.sample(r, self.snd_una, self.snd_nxt);
                         st.rtt.record(r);
                     }
                     self.peer_wnd = h.window as u64;
@@ -447,6 +580,7 @@ impl TcpSender {
                         let mut a = Segment::default();
                         a.tcp.flags = F::ACK;
                         a.tcp.ts_val = ts(now);
+                        a.tcp.hdr_bytes = self.cfg.hdr_bytes(a.tcp.flags, 0);
                         out.push(a);
                     }
                 }
@@ -532,7 +666,7 @@ impl TcpSender {
         self.rto_streak = 0;
         let rtt = if h.ts_ecr > 0 && h.ts_ecr <= ts(now) {
             let r = ts(now) - h.ts_ecr;
-            self.rtt.sample(r);
+            self.rtt.sample(r, self.snd_una, self.snd_nxt);
             st.rtt.record(r);
             Some(r)
         } else {
@@ -611,15 +745,23 @@ impl TcpSender {
             self.w.cwnd = self.w.ssthresh;
             self.ecn_recover = self.snd_nxt;
             self.cwr_pending = true;
-        } else if self.snd_una > self.ecn_recover || !ece {
+        } else if (self.snd_una > self.ecn_recover || !ece)
+            && (!self.cfg.cwv || self.is_cwnd_limited())
+        {
             self.cc.on_ack(&mut self.w, &sample);
         }
     }
 
-    /// RFC 6582 §3.2 step 2 (and RFC 6675 §5): no new recovery until the cumulative ACK
-    /// passes `recover`. Plain Reno has no such guard.
+    /// No new recovery until the previous one is over: RFC 6582 §3.2 step 2 without
+    /// SACK (the cumulative ACK must pass `recover`); with SACK, RFC 6675 §5 (recovery
+    /// ends once the cumulative ACK covers RecoveryPoint, `snd_una ≥ recover`), as Linux
+    /// applies the stricter guard to non-SACK Reno only. Plain Reno has no guard.
     fn may_enter_recovery(&self) -> bool {
-        self.recovery == Recovery::Reno || self.recover.is_none_or(|r| self.snd_una > r)
+        match self.recovery {
+            Recovery::Reno => true,
+            Recovery::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
+            Recovery::Sack => self.recover.is_none_or(|r| self.snd_una >= r),
+        }
     }
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
@@ -733,6 +875,7 @@ impl TcpSender {
                         s.tcp.seq = self.snd_nxt;
                         s.tcp.flags = F::ACK | F::PSH;
                         s.tcp.ts_val = ts(now);
+                        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
                         out.push(s);
                         self.rtt.backoff();
                         self.rto_at = Some(now + self.rtt.rto());
@@ -741,8 +884,12 @@ impl TcpSender {
                 }
                 st.timeouts += 1;
                 let flight = self.snd_nxt - self.snd_una;
-                // RFC 5681 eq. (4) only on the first timeout of this segment.
-                if self.rto_streak == 0 {
+                // RFC 5681 eq. (4) only on the first timeout of this segment, and not
+                // when the timer fires during fast recovery: that recovery already cut
+                // ssthresh (Linux `tcp_enter_loss` recomputes it only from the Open or
+                // Disorder states; RFC 5681 asks for "no more than" eq. (4)). FlightSize
+                // then includes everything sent during the recovery and would raise it.
+                if self.rto_streak == 0 && !self.in_recovery {
                     self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
                 }
                 self.rto_streak += 1;

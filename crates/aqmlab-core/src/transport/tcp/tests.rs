@@ -4,7 +4,7 @@
 use super::cc::CcKind;
 use super::receiver::TcpReceiver;
 use super::sender::{ts, TcpSender};
-use super::{Segment, TcpConfig};
+use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags as F, Ecn};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
@@ -75,7 +75,7 @@ fn handshake_then_initial_window_of_mss_segments() {
     assert_eq!(seqs(&out), vec![0, 1000, 2000, 3000]);
     assert!(out
         .iter()
-        .all(|x| x.tcp.payload == 1000 && x.wire_size() == 1040));
+        .all(|x| x.tcp.payload == 1000 && x.wire_size() == 1052));
     assert_eq!(st.rtt.count(), 1);
     assert_eq!(s.rtt.srtt, 100 * MS);
     // RTO = SRTT + 4·RTTVAR = 100 + 200 ms.
@@ -633,4 +633,224 @@ fn sack_rule4_rescue_retransmits_the_highest_unsacked_segment_once_per_recovery(
     s.on_segment(400 * MS, &sack(10_000, &[], t), &mut out, &mut st);
     assert!(!s.in_recovery);
     assert!(out.is_empty());
+}
+
+// ---- Linux rules switched by the profiles (issue 10) ------------------------------------
+
+/// Linux `tcp_xmit_retransmit_queue`: retransmitting the head restarts the RTO. The IW
+/// went out at 100 ms with RTO 300 ms (deadline 400 ms); the fast retransmit at
+/// 200 ms + 2 ns moves the deadline to 500 ms + 2 ns. With `rto_rearm = false` (RFC 6298
+/// §5.3: only new ACKs restart it) it stays at 400 ms.
+#[test]
+fn fast_retransmit_of_the_head_rearms_the_rto() {
+    for (rearm, deadline) in [(true, 500 * MS + 2), (false, 400 * MS)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 10,
+            rto_rearm: rearm,
+            ..cfg()
+        });
+        assert_eq!(s.next_deadline(), Some(400 * MS));
+        let t = out[0].tcp.ts_val;
+        out.clear();
+        for k in 0..3 {
+            s.on_segment(200 * MS + k, &ack(0, t), &mut out, &mut st);
+            if k < 2 {
+                assert_eq!(s.next_deadline(), Some(400 * MS));
+            }
+        }
+        assert_eq!(seqs(&out), vec![0]);
+        assert_eq!(s.next_deadline(), Some(deadline), "rto_rearm = {rearm}");
+    }
+}
+
+/// The timer expiry itself retransmits the head and arms RTO·2 from then on, whatever
+/// `rto_rearm` says (RFC 6298 §5.5–5.6).
+#[test]
+fn rto_expiry_arms_the_backed_off_timer_with_rearm_on() {
+    let (mut s, mut st, mut out) = established(cfg());
+    out.clear();
+    s.on_timer(400 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(s.next_deadline(), Some(1000 * MS));
+}
+
+/// Linux congestion-window validation (`tcp_cwnd_validate`, `tcp_is_cwnd_limited`,
+/// `tcp_cwnd_application_limited`): an application writing 3 segments per RTT (100 ms;
+/// RTO stays 300 ms) with IW 4.
+/// - 100 ms: 3 segments out; slow start with cwnd 4000 < 2·3000 counts as cwnd-limited.
+/// - 200 ms: the ACK grows cwnd to 6000 (+2 MSS, RFC 3465 L = 2). From now on
+///   6000 ≥ 2·3000: not cwnd-limited, no growth; the last cwnd-limited moment was 100 ms.
+/// - 400 ms (an RTO after 100 ms): cwnd = (6000 + max(used 3000, IW 4000))/2 = 5000.
+///   ssthresh = max(ssthresh, ¾·cwnd) stays infinite, so this is still slow start, and
+///   5000 < 2·3000 counts as cwnd-limited again: the 500 ms ACK grows it to 7000.
+/// - 700 ms: (7000 + 4000)/2 = 5500, then 7500; 1000 ms: 5750, then 7750; 1300 ms: 5875.
+///
+/// So cwnd stays below 2 × the data in flight + 2 MSS, where without validation the
+/// same flow gains 2 MSS every RTT without bound.
+#[test]
+fn cwnd_does_not_grow_while_application_limited_and_decays_after_an_rto() {
+    let run = |cwv: bool| {
+        let mut s = TcpSender::new(TcpConfig { cwv, ..cfg() });
+        let (mut st, mut out) = (FlowStats::default(), Vec::new());
+        s.write(0, 3000, false, &mut out, &mut st);
+        s.open(0, &mut out);
+        let mut synack = ack(0, out[0].tcp.ts_val);
+        synack.tcp.flags = F::SYN | F::ACK;
+        out.clear();
+        s.on_segment(100 * MS, &synack, &mut out, &mut st);
+        assert_eq!(seqs(&out), vec![0, 1000, 2000]);
+        let mut cwnds = vec![];
+        for k in 1..=12u64 {
+            let now = 100 * MS * (k + 1);
+            s.on_segment(now, &ack(3000 * k, ts(now - 100 * MS)), &mut out, &mut st);
+            assert_eq!(s.rtt.rto(), 300 * MS);
+            out.clear();
+            s.write(now, 3000, false, &mut out, &mut st);
+            assert_eq!(out.len(), 3);
+            out.clear();
+            cwnds.push(s.w.cwnd);
+        }
+        cwnds
+    };
+    assert_eq!(
+        run(true),
+        vec![6000, 6000, 5000, 7000, 7000, 5500, 7500, 7500, 5750, 7750, 7750, 5875]
+    );
+    let off = run(false);
+    assert_eq!(off[0], 6000);
+    assert!(off.windows(2).all(|w| w[1] == w[0] + 2000), "{off:?}");
+}
+
+/// Restart after idle: a connection that last sent new data at 100 ms writes again at
+/// `100 ms + idle` with nothing in flight (RTO 300 ms, cwnd 64 000, ssthresh 20 000).
+/// Linux `tcp_cwnd_restart`, idle 1 s: ssthresh = max(20 000, ¾·64 000) = 48 000;
+/// cwnd halves while (1000 − k·300 ms) > 0: 32 000, 16 000, 8 000 (k = 1..3); not below
+/// min(IW, cwnd) = 4000. RFC 5681 §4.1: cwnd = min(IW, cwnd) = 4000, ssthresh kept.
+/// An idle time of 250 ms (< RTO) changes nothing.
+#[test]
+fn idle_restart_follows_linux_or_rfc5681() {
+    let run = |mode: IdleRestart, idle: Nanos| {
+        let mut s = TcpSender::new(TcpConfig {
+            idle_restart: mode,
+            cwv: false,
+            ..cfg()
+        });
+        let (mut st, mut out) = (FlowStats::default(), Vec::new());
+        s.write(0, 3000, false, &mut out, &mut st);
+        s.open(0, &mut out);
+        let mut synack = ack(0, out[0].tcp.ts_val);
+        synack.tcp.flags = F::SYN | F::ACK;
+        s.on_segment(100 * MS, &synack, &mut out, &mut st);
+        s.on_segment(200 * MS, &ack(3000, ts(100 * MS)), &mut out, &mut st);
+        assert_eq!(s.rtt.rto(), 300 * MS);
+        s.w.cwnd = 64_000;
+        s.w.ssthresh = 20_000;
+        out.clear();
+        s.write(100 * MS + idle, 3000, false, &mut out, &mut st);
+        assert_eq!(out.len(), 3);
+        (s.w.cwnd, s.w.ssthresh)
+    };
+    assert_eq!(run(IdleRestart::Linux, 1000 * MS), (8000, 48_000));
+    assert_eq!(run(IdleRestart::Rfc5681, 1000 * MS), (4000, 20_000));
+    assert_eq!(run(IdleRestart::Off, 1000 * MS), (64_000, 20_000));
+    for mode in [IdleRestart::Linux, IdleRestart::Rfc5681] {
+        assert_eq!(run(mode, 250 * MS), (64_000, 20_000));
+    }
+}
+
+/// A SACK recovery that ends with the cumulative ACK exactly at RecoveryPoint (12 000),
+/// then the first new segment (12 000) is lost: RFC 6675 §5 (and Linux, which keeps the
+/// `snd_una > recover` guard for non-SACK Reno only) starts a new recovery with a
+/// window cut. Without SACK, RFC 6582 §3.2 step 2 forbids it until the ACK passes 12 000.
+#[test]
+fn a_loss_right_after_sack_recovery_starts_a_new_recovery() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        ..cfg()
+    });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+    s.on_segment(201 * MS, &sack(0, &[(1000, 3000)], t), &mut out, &mut st);
+    s.on_segment(202 * MS, &sack(0, &[(1000, 4000)], t), &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(s.recover, Some(12_000));
+    assert_eq!(s.w.ssthresh, 6000);
+    out.clear();
+    s.on_segment(300 * MS, &sack(12_000, &[], t), &mut out, &mut st);
+    assert!(!s.in_recovery);
+    assert_eq!(
+        seqs(&out),
+        vec![12_000, 13_000, 14_000, 15_000, 16_000, 17_000]
+    );
+    out.clear();
+    let retransmits = st.retransmits;
+    s.on_segment(
+        400 * MS,
+        &sack(12_000, &[(13_000, 14_000)], t),
+        &mut out,
+        &mut st,
+    );
+    s.on_segment(
+        401 * MS,
+        &sack(12_000, &[(13_000, 15_000)], t),
+        &mut out,
+        &mut st,
+    );
+    s.on_segment(
+        402 * MS,
+        &sack(12_000, &[(13_000, 16_000)], t),
+        &mut out,
+        &mut st,
+    );
+    assert!(s.in_recovery);
+    // The first two SACKs each let one new segment out (18 000, 19 000): FlightSize
+    // 12 000..20 000 = 8000, halved.
+    assert_eq!(s.w.ssthresh, 4000);
+    assert_eq!(st.retransmits, retransmits + 1);
+    assert_eq!(out.iter().filter(|x| x.tcp.seq == 12_000).count(), 1);
+}
+
+#[test]
+fn newreno_does_not_reenter_recovery_until_the_ack_passes_recover() {
+    let (mut s, mut st, mut out) = established(TcpConfig { iw: 10, ..cfg() });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    for k in 0..4 {
+        s.on_segment(200 * MS + k, &ack(0, t), &mut out, &mut st);
+    }
+    assert!(s.in_recovery);
+    let recover = s.recover.unwrap();
+    s.on_segment(300 * MS, &ack(recover, t), &mut out, &mut st);
+    assert!(!s.in_recovery);
+    assert_eq!(s.snd_una, recover);
+    let ssthresh = s.w.ssthresh;
+    for k in 0..4 {
+        s.on_segment(400 * MS + k, &ack(recover, t), &mut out, &mut st);
+    }
+    assert!(!s.in_recovery);
+    assert_eq!(s.w.ssthresh, ssthresh);
+}
+
+/// An RTO during fast recovery keeps the recovery's ssthresh (Linux `tcp_enter_loss`
+/// only recomputes it from the Open/Disorder states): FlightSize now includes the data
+/// sent during recovery, and halving it would raise ssthresh from 5000 to 6500.
+#[test]
+fn rto_during_fast_recovery_keeps_the_recovery_ssthresh() {
+    let (mut s, mut st, mut out) = established(TcpConfig { iw: 10, ..cfg() });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    for k in 0..8 {
+        s.on_segment(200 * MS + k, &ack(0, t), &mut out, &mut st);
+    }
+    assert!(s.in_recovery);
+    assert_eq!(s.w.ssthresh, 5000);
+    assert_eq!(s.snd_nxt, 13_000);
+    let d = s.next_deadline().unwrap();
+    out.clear();
+    s.on_timer(d, &mut out, &mut st);
+    assert_eq!(st.timeouts, 1);
+    assert_eq!((s.w.cwnd, s.w.ssthresh), (1000, 5000));
+    assert_eq!(seqs(&out), vec![0]);
 }
