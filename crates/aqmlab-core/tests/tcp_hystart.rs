@@ -51,7 +51,7 @@ fn run(hystart: bool, limit: u32, duration: &str) -> Outcome {
     o
 }
 
-/// 10 Mbit/s, RTT 50 ms (BDP 42 packets of 1488 B), buffers of 5, 10 and 20 BDPs, the
+/// 10 Mbit/s, RTT 50 ms (BDP 42 packets of 1500 B), buffers of 5, 10 and 20 BDPs, the
 /// first 10 s. Measured (seed 1): retransmits with / without HyStart 15 / 402
 /// (200 pkt), 1 / 734 (400 pkt), 0 / 1403 (800 pkt); timeouts 0 / 2, 0 / 2, 0 / 2;
 /// utilisation with HyStart 0.987 in all three (without: 0.934, 0.911, 0.863).

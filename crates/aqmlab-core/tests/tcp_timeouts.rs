@@ -117,7 +117,7 @@ fn an_outage_backs_the_rto_off_and_the_flow_recovers() {
     let next_try = last_retry + 2.0 * gaps.last().unwrap();
     let usable = 40.0 - (next_try - 10.0) - 1.0;
     assert!(
-        goodput * 40.0 > 0.9 * usable * 10e6 * 1448.0 / 1488.0,
+        goodput * 40.0 > 0.9 * usable * 10e6 * 1448.0 / 1500.0,
         "goodput {goodput} for about {usable} s of usable time"
     );
 }

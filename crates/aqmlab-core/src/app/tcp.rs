@@ -164,6 +164,12 @@ macro_rules! tcp_params {
                 "congestion-window validation as Linux tcp_cwnd_validate (grow only when cwnd-limited); ns3, rfc: false",
             ),
             p(
+                "prr",
+                "bool",
+                "true (profile)",
+                "Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; rfc: false (RFC 6675 cwnd = ssthresh)",
+            ),
+            p(
                 "per_ack_growth",
                 "bool",
                 "false (profile)",
@@ -355,6 +361,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         },
         cwv: p.bool_or("cwv", d.cwv)?,
         per_ack_growth: p.bool_or("per_ack_growth", d.per_ack_growth)?,
+        prr: p.bool_or("prr", d.prr)?,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));

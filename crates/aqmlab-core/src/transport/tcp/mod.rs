@@ -131,6 +131,9 @@ pub struct TcpConfig {
     /// Congestion-window validation as Linux `tcp_cwnd_validate`: grow cwnd only when
     /// cwnd-limited; decay it after an RTO of application-limited sending.
     pub cwv: bool,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
+    /// `cwnd = ssthresh`.
+    pub prr: bool,
     /// Congestion avoidance grows by MSS²/cwnd per ACK, not by bytes acknowledged
     /// (ns-3 `TcpNewReno::CongestionAvoidance`; slow start then adds one MSS per ACK).
     pub per_ack_growth: bool,
@@ -196,6 +199,7 @@ impl TcpProfile {
             idle_restart: IdleRestart::Linux,
             cwv: true,
             per_ack_growth: false,
+            prr: true,
         };
         match self {
             TcpProfile::Linux => linux,
@@ -222,6 +226,7 @@ impl TcpProfile {
                 rto_rearm: false,
                 idle_restart: IdleRestart::Rfc5681,
                 cwv: false,
+                prr: false,
                 ..linux
             },
         }

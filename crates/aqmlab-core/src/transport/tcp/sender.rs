@@ -29,6 +29,17 @@
 //!   cwnd. After an RTO without being cwnd-limited, `tcp_cwnd_application_limited` sets
 //!   ssthresh = max(ssthresh, ¾·cwnd) and cwnd = (cwnd + used)/2, `used` = the most
 //!   outstanding (at least IW), outside recovery.
+//! - Proportional Rate Reduction (`prr`, RFC 6937 with the slow-start reduction bound,
+//!   PRR-SSRB, as Linux `tcp_cwnd_reduction` and ns-3 `TcpPrrRecovery`) in SACK
+//!   recovery: on every ACK, `DeliveredData = Δsnd_una + ΔSACKed`, `prr_delivered +=`
+//!   it; if `pipe > ssthresh`, `sndcnt = ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out`
+//!   (rounded up to whole segments, as Linux counts packets), else `sndcnt =
+//!   min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + MSS)`; then
+//!   `cwnd = pipe + sndcnt` (Linux's form). `RecoverFS = snd_nxt − snd_una` at entry
+//!   (RFC 6937; Linux uses the cwnd at entry). The fast retransmission itself is sent
+//!   regardless and counts in `prr_out`. Without `prr`, RFC 6675's `cwnd = ssthresh`.
+//!   Non-SACK recovery stays RFC 6582 (Linux runs PRR there too, counting a dupACK as
+//!   one MSS delivered).
 //! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
 //!   previous RecoveryPoint (RFC 6675 §5: recovery ends when HighACK covers it; Linux
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
@@ -141,6 +152,10 @@ pub struct TcpSender {
     cwnd_usage_seq: u64,
     cwnd_used: u64,
     cwnd_stamp: Nanos,
+    /// RFC 6937 state: RecoverFS, prr_delivered, prr_out (bytes).
+    recover_fs: u64,
+    prr_delivered: u64,
+    prr_out: u64,
 }
 
 impl TcpSender {
@@ -196,6 +211,9 @@ impl TcpSender {
             cwnd_usage_seq: 0,
             cwnd_used: 0,
             cwnd_stamp: 0,
+            recover_fs: 0,
+            prr_delivered: 0,
+            prr_out: 0,
         }
     }
 
@@ -304,6 +322,9 @@ impl TcpSender {
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         out.push(s);
+        if self.in_recovery {
+            self.prr_out += end - start;
+        }
         if self.rto_at.is_none() || (retrans && start == self.snd_una && self.cfg.rto_rearm) {
             self.rto_at = Some(now + self.rtt.rto());
         }
@@ -593,6 +614,7 @@ impl TcpSender {
         }
         let old_wnd = self.peer_wnd;
         self.peer_wnd = h.window as u64;
+        let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
@@ -619,6 +641,11 @@ impl TcpSender {
             && self.may_enter_recovery()
         {
             self.enter_recovery(now, out, st);
+        }
+        if self.in_recovery && self.recovery == Recovery::Sack && self.cfg.prr {
+            let delivered =
+                (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
+            self.prr_ack(delivered);
         }
         self.transmit(now, out, st);
         if let Some(end) = self.transfer_end {
@@ -771,6 +798,9 @@ impl TcpSender {
         self.ecn_recover = self.snd_nxt;
         self.in_recovery = true;
         self.partial_acks = 0;
+        self.recover_fs = flight;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
         if let Some(e) = self.sb.front_mut() {
             if !e.lost && !e.sacked {
                 e.lost = true;
@@ -780,7 +810,10 @@ impl TcpSender {
             }
         }
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
-        if let Some(0) = self.next_lost() {
+        // With PRR the retransmission is the first segment of this ACK's sndcnt, which
+        // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
+        let prr = self.cfg.prr && self.recovery == Recovery::Sack;
+        if let (false, Some(0)) = (prr, self.next_lost()) {
             self.retransmit(now, 0, out, st);
         }
         // RFC 6675 (4.3): HighRxt and RescueRxt = the end of that retransmission.
@@ -791,6 +824,34 @@ impl TcpSender {
             Recovery::Sack => self.w.ssthresh,
             _ => self.w.ssthresh + 3 * self.w.mss,
         };
+    }
+
+    /// RFC 6937 on one ACK in recovery that delivered `delivered` bytes: set cwnd so
+    /// that `sndcnt` more bytes may be sent.
+    fn prr_ack(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let mss = self.w.mss;
+        let pipe = self.pipe();
+        let ssthresh = self.w.ssthresh;
+        let sndcnt = if pipe > ssthresh {
+            let target = (self.prr_delivered as u128 * ssthresh as u128)
+                .div_ceil(self.recover_fs.max(1) as u128) as u64;
+            target.div_ceil(mss) * mss - self.prr_out.min(target.div_ceil(mss) * mss)
+        } else {
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered)
+                + mss;
+            (ssthresh - pipe).min(limit)
+        };
+        // The fast retransmission goes out on the ACK that starts recovery.
+        let sndcnt = if self.prr_out == 0 {
+            sndcnt.max(mss)
+        } else {
+            sndcnt
+        };
+        self.w.cwnd = (pipe + sndcnt).max(mss);
     }
 
     /// Mark SACKed segments; true if anything new was SACKed.

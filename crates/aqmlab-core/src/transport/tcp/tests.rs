@@ -254,9 +254,11 @@ fn reno_leaves_recovery_on_the_first_partial_ack() {
 
 #[test]
 fn sack_recovery_retransmits_every_hole_the_scoreboard_marks_lost() {
+    // RFC 6675's own window (cwnd = ssthresh); PRR is tested below.
     let (mut s, mut st, mut out) = established(TcpConfig {
         iw: 10,
         sack: true,
+        prr: false,
         ..cfg()
     });
     let t = out[0].tcp.ts_val;
@@ -853,4 +855,86 @@ fn rto_during_fast_recovery_keeps_the_recovery_ssthresh() {
     assert_eq!(st.timeouts, 1);
     assert_eq!((s.w.cwnd, s.w.ssthresh), (1000, 5000));
     assert_eq!(seqs(&out), vec![0]);
+}
+
+/// SACKs for the segments above `lost_to` of a 20-segment flight, one ACK per segment
+/// from `first` to `last` (cumulative ACK stays at 0): what was sent on each ACK,
+/// as "N" (new), "R" (retransmissions) or "" per ACK.
+fn prr_trace(c: TcpConfig, first: u64, last: u64) -> Vec<String> {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 20,
+        sack: true,
+        ..c
+    });
+    assert_eq!(out.len(), 20);
+    let t = out[0].tcp.ts_val;
+    let mut sent = vec![];
+    for k in first..=last {
+        out.clear();
+        s.on_segment(
+            200 * MS + k,
+            &sack(0, &[(first * MSS, (k + 1) * MSS)], t),
+            &mut out,
+            &mut st,
+        );
+        let r = out.iter().filter(|x| x.tcp.seq < 20 * MSS).count();
+        let n = out.len() - r;
+        sent.push(match (n, r) {
+            (0, 0) => String::new(),
+            (n, 0) => "N".repeat(n),
+            (0, r) => format!("{r}R"),
+            (n, r) => format!("{r}R+{n}N"),
+        });
+    }
+    sent
+}
+
+/// RFC 6937 §3.1, first example: 20 segments in flight, segment 0 lost, ACKs (SACKs)
+/// for 1..19. Limited transmit sends new segments on ACKs 1 and 2; the third starts
+/// recovery with ssthresh = FlightSize/2 = 11 and RecoverFS = 22 (ratio ½, as the
+/// RFC's 10/20). PRR then sends one segment per two ACKs, `sndcnt = ⌈prr_delivered/2⌉
+/// − prr_out`: R on ACK 3, N on 5, 7, 9, 11, 13, 15; on ACK 17 pipe reaches ssthresh
+/// and the reduction bound takes over (`ssthresh − pipe` = 0 on 17, 1 on 18 and 19):
+/// exactly the RFC's "PRR" row (N N R · N · N · N · N · N · N · · N N).
+#[test]
+fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
+    let got = prr_trace(cfg(), 1, 19);
+    let want = [
+        "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "", "N", "N",
+    ];
+    assert_eq!(got, want);
+    // RFC 6675 (prr = false) on the same ACKs: a half window of silence, then one new
+    // segment per ACK once pipe = 22 − k < cwnd = ssthresh = 11, from ACK 12 (the
+    // RFC's "RFC 6675" row: eight N at the end; both send the same total).
+    let rfc = prr_trace(
+        TcpConfig {
+            prr: false,
+            ..cfg()
+        },
+        1,
+        19,
+    );
+    let want = [
+        "N", "N", "1R", "", "", "", "", "", "", "", "", "N", "N", "N", "N", "N", "N", "N", "N",
+    ];
+    assert_eq!(rfc, want);
+}
+
+/// RFC 6937 §3.1, second example: segments 0..14 lost, ACKs for 15..19 only. Recovery
+/// starts on ACK 17 with pipe = 4 segments, far below ssthresh: PRR-SSRB sends
+/// `max(prr_delivered − prr_out, DeliveredData) + 1` = 2 segments per ACK (the RFC's
+/// "2R 2R 2R", pipe 4, 5, 6), where RFC 6675 fills pipe up to ssthresh at once.
+#[test]
+fn prr_slow_start_reduction_bound_after_a_burst_loss_as_rfc6937_example_2() {
+    assert_eq!(prr_trace(cfg(), 15, 19), ["N", "N", "2R", "2R", "2R"]);
+    let rfc = prr_trace(
+        TcpConfig {
+            prr: false,
+            ..cfg()
+        },
+        15,
+        19,
+    );
+    assert_eq!(rfc[..2], ["N", "N"]);
+    assert_eq!(rfc[2], "7R"); // pipe 4 + 7 = ssthresh 11
 }
