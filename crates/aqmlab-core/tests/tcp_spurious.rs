@@ -58,8 +58,12 @@ fn linux_rto_keeps_spurious_retransmissions_below_5_percent() {
         (retx - drops) / retx < 0.05,
         "{retx} retransmits, {drops} drops"
     );
-    // The previous model (RFC 6298 floor on the total, no re-arm) on the same path.
-    let (retx, drops, _) = run("rto_style = \"rfc\"\nrto_rearm = false");
+    // The previous model (RFC 6298 floor on the total, no re-arm, none of the other
+    // Linux rules) on the same path.
+    let old = "rto_style = \"rfc\"\nrto_rearm = false\nrack = false\nprr = false\n\
+               ssthresh_from_cwnd = false\ncwv = false\nidle_restart = \"off\"\n\
+               header_bytes = \"40B\"";
+    let (retx, drops, _) = run(old);
     assert!(
         (retx - drops) / retx > 0.05,
         "{retx} retransmits, {drops} drops"

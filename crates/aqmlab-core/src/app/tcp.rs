@@ -164,6 +164,18 @@ macro_rules! tcp_params {
                 "congestion-window validation as Linux tcp_cwnd_validate (grow only when cwnd-limited); ns3, rfc: false",
             ),
             p(
+                "rack",
+                "bool",
+                "true (profile)",
+                "RACK-TLP (RFC 8985): time-based loss detection and tail loss probes, with SACK; ns3, rfc: false",
+            ),
+            p(
+                "ssthresh_from_cwnd",
+                "bool",
+                "true (profile)",
+                "a congestion event halves cwnd (Linux tcp_reno_ssthresh, PRR RecoverFS = prior cwnd), not FlightSize (RFC 5681 eq. 4); ns3, rfc: false",
+            ),
+            p(
                 "prr",
                 "bool",
                 "true (profile)",
@@ -362,6 +374,8 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         cwv: p.bool_or("cwv", d.cwv)?,
         per_ack_growth: p.bool_or("per_ack_growth", d.per_ack_growth)?,
         prr: p.bool_or("prr", d.prr)?,
+        rack: p.bool_or("rack", d.rack)?,
+        ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));

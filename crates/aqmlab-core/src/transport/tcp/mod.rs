@@ -47,6 +47,7 @@
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
 
 pub mod cc;
+pub mod rack;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -131,6 +132,11 @@ pub struct TcpConfig {
     /// Congestion-window validation as Linux `tcp_cwnd_validate`: grow cwnd only when
     /// cwnd-limited; decay it after an RTO of application-limited sending.
     pub cwv: bool,
+    /// RACK-TLP (RFC 8985) loss detection and tail loss probes (with SACK).
+    pub rack: bool,
+    /// Congestion events halve cwnd (Linux `tcp_reno_ssthresh`; PRR's RecoverFS =
+    /// `prior_cwnd`) instead of FlightSize = snd_nxt − snd_una (RFC 5681 eq. 4, RFC 6937).
+    pub ssthresh_from_cwnd: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
@@ -200,6 +206,8 @@ impl TcpProfile {
             cwv: true,
             per_ack_growth: false,
             prr: true,
+            rack: true,
+            ssthresh_from_cwnd: true,
         };
         match self {
             TcpProfile::Linux => linux,
@@ -214,6 +222,8 @@ impl TcpProfile {
                 header_bytes: BASE_HEADER_BYTES + TS_OPTION_BYTES + 2,
                 idle_restart: IdleRestart::Off,
                 cwv: false,
+                rack: false,
+                ssthresh_from_cwnd: false,
                 per_ack_growth: true,
                 ..linux
             },
@@ -227,6 +237,8 @@ impl TcpProfile {
                 idle_restart: IdleRestart::Rfc5681,
                 cwv: false,
                 prr: false,
+                rack: false,
+                ssthresh_from_cwnd: false,
                 ..linux
             },
         }

@@ -40,12 +40,18 @@
 //!   regardless and counts in `prr_out`. Without `prr`, RFC 6675's `cwnd = ssthresh`.
 //!   Non-SACK recovery stays RFC 6582 (Linux runs PRR there too, counting a dupACK as
 //!   one MSS delivered).
+//! - RACK-TLP (`rack`, with SACK; `rack.rs`): RACK marks segments lost by time (also
+//!   lost retransmissions), alongside RFC 6675's IsLost; a reordering timer fires when
+//!   the first not-yet-expired deadline passes; the tail loss probe fires at the PTO.
+//!   Linux ≥ 5.10 uses RACK *instead of* DupThresh; in this model the network does not
+//!   reorder, so with 3 SACKed segments above a hole (reo_wnd = 0) both mark the same.
 //! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
 //!   previous RecoveryPoint (RFC 6675 §5: recovery ends when HighACK covers it; Linux
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
 use super::cc::{AckSample, AnyCc, CcKind, Window};
+use super::rack::{self, Rack};
 use super::rtt::RttEstimator;
 use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
@@ -84,6 +90,8 @@ struct SegInfo {
     sacked: bool,
     lost: bool,
     retrans: bool,
+    /// Time of the last (re)transmission (RACK).
+    xmit_ts: Nanos,
 }
 
 impl SegInfo {
@@ -156,6 +164,13 @@ pub struct TcpSender {
     recover_fs: u64,
     prr_delivered: u64,
     prr_out: u64,
+    /// RACK state, the reordering timer, the probe timer, and the outstanding probe
+    /// (`TLP.end_seq`, and whether it was a retransmission).
+    rack: Rack,
+    reo_at: Option<Nanos>,
+    tlp_at: Option<Nanos>,
+    tlp_end: Option<u64>,
+    tlp_retrans: bool,
 }
 
 impl TcpSender {
@@ -214,6 +229,11 @@ impl TcpSender {
             recover_fs: 0,
             prr_delivered: 0,
             prr_out: 0,
+            rack: Rack::default(),
+            reo_at: None,
+            tlp_at: None,
+            tlp_end: None,
+            tlp_retrans: false,
         }
     }
 
@@ -260,6 +280,8 @@ impl TcpSender {
         self.sb = VecDeque::new();
         self.rto_at = None;
         self.app_at = None;
+        self.reo_at = None;
+        self.tlp_at = None;
     }
 
     /// Bytes the application has made available by `now` (rate cap).
@@ -285,10 +307,10 @@ impl TcpSender {
 
     /// When `on_timer` is next needed.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        match (self.rto_at, self.app_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_at, self.app_at, self.reo_at, self.tlp_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     // ---- output ----------------------------------------------------------------------
@@ -335,6 +357,7 @@ impl TcpSender {
         let e = &mut self.sb[i];
         debug_assert!(e.lost && !e.retrans && !e.sacked);
         e.retrans = true;
+        e.xmit_ts = now;
         let (start, end) = (e.start, e.end);
         self.retrans_bytes += end - start;
         self.lost_from = end;
@@ -365,6 +388,7 @@ impl TcpSender {
         let e = &mut self.sb[i];
         debug_assert!(!e.lost && !e.retrans && !e.sacked);
         e.retrans = true;
+        e.xmit_ts = now;
         let (start, end) = (e.start, e.end);
         self.retrans_bytes += end - start;
         self.high_rxt = self.high_rxt.max(end);
@@ -380,9 +404,10 @@ impl TcpSender {
         if self.snd_una <= self.rescue_rxt {
             return false;
         }
-        let Some(e) = self.sb.iter().rev().find(|e| !e.sacked) else {
+        let Some(e) = self.sb.iter_mut().rev().find(|e| !e.sacked) else {
             return false;
         };
+        e.xmit_ts = now;
         let (start, end) = (e.start, e.end);
         self.rescue_rxt = self.recover.unwrap_or(self.snd_nxt);
         st.retransmits += 1;
@@ -466,6 +491,7 @@ impl TcpSender {
                 sacked: false,
                 lost: false,
                 retrans: false,
+                xmit_ts: now,
             });
             self.emit(now, start, start + len, false, out);
         }
@@ -615,7 +641,8 @@ impl TcpSender {
         let old_wnd = self.peer_wnd;
         self.peer_wnd = h.window as u64;
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
-        let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(seg);
+        let nxt_before = self.snd_nxt;
+        let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
             self.on_new_ack(now, seg, out, st);
@@ -633,6 +660,13 @@ impl TcpSender {
                 self.enter_recovery(now, out, st);
             }
         }
+        let rack = self.cfg.rack && self.cfg.sack;
+        if rack && (self.snd_una > una_before || sack_changed) {
+            self.rack_detect_loss(now);
+        }
+        if rack {
+            self.tlp_on_ack(now);
+        }
         // RFC 6675 §5: also enter recovery when IsLost(HighACK + 1), even without
         // DupThresh duplicates (e.g. after a cumulative ACK that left a SACKed hole).
         if self.cfg.sack
@@ -648,6 +682,9 @@ impl TcpSender {
             self.prr_ack(delivered);
         }
         self.transmit(now, out, st);
+        if rack && (self.snd_una > una_before || self.snd_nxt > nxt_before) {
+            self.arm_tlp(now);
+        }
         if let Some(end) = self.transfer_end {
             if self.snd_una >= end {
                 self.transfer_end = None;
@@ -679,6 +716,10 @@ impl TcpSender {
             if e.sacked {
                 self.sacked_bytes -= e.len();
             } else {
+                if self.cfg.rack {
+                    self.rack
+                        .on_delivered(now, e.xmit_ts, e.end, e.retrans, self.rtt.min_rtt);
+                }
                 if e.lost {
                     self.lost_bytes -= e.len();
                 }
@@ -767,7 +808,7 @@ impl TcpSender {
             }
         } else if ece && self.snd_una > self.ecn_recover {
             // RFC 3168 §6.1.2: at most one reduction per window of data.
-            let flight = self.snd_nxt - self.snd_una + acked;
+            let flight = self.loss_base(self.snd_nxt - self.snd_una + acked);
             self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, true);
             self.w.cwnd = self.w.ssthresh;
             self.ecn_recover = self.snd_nxt;
@@ -792,15 +833,23 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        let flight = self.snd_nxt - self.snd_una;
+        let prior_window = self.cc.send_window(&self.w);
+        let flight = self.loss_base(self.snd_nxt - self.snd_una);
         self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
         self.recover = Some(self.snd_nxt);
         self.ecn_recover = self.snd_nxt;
         self.in_recovery = true;
         self.partial_acks = 0;
-        self.recover_fs = flight;
+        // RFC 6937 RecoverFS = snd.nxt − snd.una; Linux `prior_cwnd`.
+        self.recover_fs = if self.cfg.ssthresh_from_cwnd {
+            prior_window
+        } else {
+            self.snd_nxt - self.snd_una
+        };
         self.prr_delivered = 0;
         self.prr_out = 0;
+        self.tlp_end = None;
+        self.tlp_at = None;
         if let Some(e) = self.sb.front_mut() {
             if !e.lost && !e.sacked {
                 e.lost = true;
@@ -826,13 +875,152 @@ impl TcpSender {
         };
     }
 
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`) and the reordering timer. Segments in
+    /// sequence order: new data was sent in that order, and a retransmission only later,
+    /// so the walk stops at the first never-retransmitted segment sent after the RACK
+    /// segment.
+    fn rack_detect_loss(&mut self, now: Nanos) {
+        let sacked_enough = self.sacked_bytes >= self.cfg.dupthresh as u64 * self.w.mss;
+        let reo = self.rack.reo_wnd(
+            self.in_recovery,
+            sacked_enough,
+            self.rtt.min_rtt,
+            self.rtt.srtt,
+        );
+        let mut timeout: Option<Nanos> = None;
+        for i in 0..self.sb.len() {
+            let x = self.sb[i];
+            if x.sacked || (x.lost && !x.retrans) {
+                continue;
+            }
+            let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end, reo) else {
+                if x.retrans {
+                    continue;
+                }
+                break;
+            };
+            if deadline > now {
+                timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+                continue;
+            }
+            let e = &mut self.sb[i];
+            let l = e.len();
+            if e.retrans {
+                e.retrans = false;
+                self.retrans_bytes -= l;
+            }
+            if !e.lost {
+                e.lost = true;
+                self.lost_bytes += l;
+            }
+            self.lost_from = self.lost_from.min(e.start);
+        }
+        self.reo_at = timeout;
+    }
+
+    /// RFC 8985 §7.2: arm the probe timeout (outside recovery, one probe at a time).
+    fn arm_tlp(&mut self, now: Nanos) {
+        let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
+        if !open || self.tlp_end.is_some() || self.snd_nxt == self.snd_una {
+            self.tlp_at = None;
+            return;
+        }
+        let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
+        let one = self.snd_nxt - self.snd_una <= self.w.mss;
+        let rto_left = self.rto_at.map(|t| t.saturating_sub(now));
+        self.tlp_at = Some(now + rack::pto(srtt, one, rto_left));
+    }
+
+    /// RFC 8985 §7.3: the probe — one new segment if there is one (and the peer's
+    /// window allows it), else the highest segment again — regardless of cwnd.
+    fn send_probe(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
+        if self.state != SenderState::Established
+            || self.in_recovery
+            || self.snd_nxt == self.snd_una
+        {
+            return;
+        }
+        let mss = self.w.mss;
+        let avail = self.app_avail(now);
+        let len = mss.min(avail.saturating_sub(self.snd_nxt));
+        if len > 0 && self.snd_nxt + len <= self.snd_una + self.peer_wnd {
+            let start = self.snd_nxt;
+            self.snd_nxt += len;
+            self.last_send = Some(now);
+            self.sb.push_back(SegInfo {
+                start,
+                end: start + len,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                xmit_ts: now,
+            });
+            self.emit(now, start, start + len, false, out);
+            self.tlp_retrans = false;
+        } else {
+            let Some(e) = self.sb.back_mut() else {
+                return;
+            };
+            if e.sacked {
+                return;
+            }
+            e.xmit_ts = now;
+            let (start, end) = (e.start, e.end);
+            if !e.retrans {
+                e.retrans = true;
+                self.retrans_bytes += end - start;
+            }
+            st.retransmits += 1;
+            self.emit(now, start, end, true, out);
+            self.tlp_retrans = true;
+        }
+        self.tlp_end = Some(self.snd_nxt);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): the end of a probe episode. A
+    /// retransmitted probe followed by an ACK beyond it repaired a loss (no DSACK says
+    /// otherwise in this model): one window reduction.
+    fn tlp_on_ack(&mut self, now: Nanos) {
+        let Some(end) = self.tlp_end else {
+            return;
+        };
+        if self.snd_una < end {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_end = None;
+        } else if self.snd_una > end {
+            self.tlp_end = None;
+            let flight = self.loss_base(self.snd_nxt - self.snd_una);
+            self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+            self.w.cwnd = self.w.ssthresh;
+        }
+    }
+
+    /// The "FlightSize" a congestion event halves: the outstanding data (RFC 5681
+    /// eq. 4), or, with `ssthresh_from_cwnd` (Linux `tcp_reno_ssthresh` and friends), the
+    /// cwnd. They differ after a long SACK recovery, when snd_nxt − snd_una also counts
+    /// all the SACKed data above a persistent hole and would *raise* ssthresh.
+    /// (Compound: cwnd + dwnd, the window it sends with, as the Linux port keeps it.)
+    fn loss_base(&self, flight: u64) -> u64 {
+        if self.cfg.ssthresh_from_cwnd {
+            self.cc.send_window(&self.w)
+        } else {
+            flight
+        }
+    }
+
     /// RFC 6937 on one ACK in recovery that delivered `delivered` bytes: set cwnd so
     /// that `sndcnt` more bytes may be sent.
+    /// The window targets are the sending window (Compound: cwnd + dwnd, whose dwnd
+    /// part the controller already set at the congestion event).
     fn prr_ack(&mut self, delivered: u64) {
         self.prr_delivered += delivered;
         let mss = self.w.mss;
         let pipe = self.pipe();
-        let ssthresh = self.w.ssthresh;
+        let extra = self.cc.send_window(&self.w) - self.w.cwnd;
+        let ssthresh = self.w.ssthresh + extra;
         let sndcnt = if pipe > ssthresh {
             let target = (self.prr_delivered as u128 * ssthresh as u128)
                 .div_ceil(self.recover_fs.max(1) as u128) as u64;
@@ -851,11 +1039,11 @@ impl TcpSender {
         } else {
             sndcnt
         };
-        self.w.cwnd = (pipe + sndcnt).max(mss);
+        self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
     }
 
     /// Mark SACKed segments; true if anything new was SACKed.
-    fn apply_sack(&mut self, seg: &Segment) -> bool {
+    fn apply_sack(&mut self, now: Nanos, seg: &Segment) -> bool {
         let mut changed = false;
         for &(s, e) in &seg.tcp.sack[..seg.tcp.sack_len as usize] {
             if e <= self.snd_una {
@@ -876,6 +1064,10 @@ impl TcpSender {
                     self.sacked_bytes += l;
                     self.high_sacked = self.high_sacked.max(x.end);
                     changed = true;
+                    let (t, e, r) = (x.xmit_ts, x.end, x.retrans);
+                    if self.cfg.rack {
+                        self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
+                    }
                 }
                 i += 1;
             }
@@ -914,7 +1106,29 @@ impl TcpSender {
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
         if self.app_at.is_some_and(|t| t <= now) {
             self.app_at = None;
+            let nxt = self.snd_nxt;
             self.transmit(now, out, st);
+            if self.cfg.rack && self.cfg.sack && self.snd_nxt > nxt {
+                self.arm_tlp(now);
+            }
+        }
+        if self.reo_at.is_some_and(|t| t <= now) {
+            self.reo_at = None;
+            self.rack_detect_loss(now);
+            if !self.in_recovery
+                && self.sb.front().is_some_and(|x| x.lost && !x.retrans)
+                && self.may_enter_recovery()
+            {
+                self.enter_recovery(now, out, st);
+                if self.recovery == Recovery::Sack && self.cfg.prr {
+                    self.prr_ack(0);
+                }
+            }
+            self.transmit(now, out, st);
+        }
+        if self.tlp_at.is_some_and(|t| t <= now) {
+            self.tlp_at = None;
+            self.send_probe(now, out, st);
         }
         if self.rto_at.is_none_or(|t| t > now) {
             return;
@@ -944,7 +1158,10 @@ impl TcpSender {
                     return;
                 }
                 st.timeouts += 1;
-                let flight = self.snd_nxt - self.snd_una;
+                self.tlp_at = None;
+                self.tlp_end = None;
+                self.reo_at = None;
+                let flight = self.loss_base(self.snd_nxt - self.snd_una);
                 // RFC 5681 eq. (4) only on the first timeout of this segment, and not
                 // when the timer fires during fast recovery: that recovery already cut
                 // ssthresh (Linux `tcp_enter_loss` recomputes it only from the Open or

@@ -254,11 +254,14 @@ fn reno_leaves_recovery_on_the_first_partial_ack() {
 
 #[test]
 fn sack_recovery_retransmits_every_hole_the_scoreboard_marks_lost() {
-    // RFC 6675's own window (cwnd = ssthresh); PRR is tested below.
+    // RFC 6675's own window (cwnd = ssthresh) and loss marking (IsLost); PRR and RACK
+    // are tested below.
     let (mut s, mut st, mut out) = established(TcpConfig {
         iw: 10,
         sack: true,
         prr: false,
+        rack: false,
+        ssthresh_from_cwnd: false,
         ..cfg()
     });
     let t = out[0].tcp.ts_val;
@@ -519,6 +522,7 @@ fn established_finite(bytes: u64) -> (TcpSender, FlowStats, Vec<Segment>) {
     let mut s = TcpSender::new(TcpConfig {
         iw: 10,
         sack: true,
+        rack: false, // RFC 6675 NextSeg rules alone
         ..cfg()
     });
     let mut st = FlowStats::default();
@@ -769,6 +773,7 @@ fn a_loss_right_after_sack_recovery_starts_a_new_recovery() {
     let (mut s, mut st, mut out) = established(TcpConfig {
         iw: 10,
         sack: true,
+        ssthresh_from_cwnd: false, // RFC 5681 eq. 4 arithmetic
         ..cfg()
     });
     let t = out[0].tcp.ts_val;
@@ -898,7 +903,11 @@ fn prr_trace(c: TcpConfig, first: u64, last: u64) -> Vec<String> {
 /// exactly the RFC's "PRR" row (N N R · N · N · N · N · N · N · · N N).
 #[test]
 fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
-    let got = prr_trace(cfg(), 1, 19);
+    let rfc_base = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ..cfg()
+    };
+    let got = prr_trace(rfc_base, 1, 19);
     let want = [
         "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "", "N", "N",
     ];
@@ -909,7 +918,7 @@ fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
     let rfc = prr_trace(
         TcpConfig {
             prr: false,
-            ..cfg()
+            ..rfc_base
         },
         1,
         19,
@@ -918,16 +927,41 @@ fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
         "N", "N", "1R", "", "", "", "", "", "", "", "", "N", "N", "N", "N", "N", "N", "N", "N",
     ];
     assert_eq!(rfc, want);
+    // Linux's arithmetic (`ssthresh_from_cwnd`, the default): ssthresh = cwnd/2 = 10,
+    // RecoverFS = prior_cwnd = 20 (the limited-transmit segments not counted). Same ½
+    // ratio, but pipe (22 + sent − k) stays above 10 through ACK 17, which PRR answers
+    // (⌈15/2⌉ − 7 = 1), and on 18 and 19 nothing is left: 7 new segments, not 8.
+    let linux = prr_trace(cfg(), 1, 19);
+    let want = [
+        "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "",
+    ];
+    assert_eq!(linux, want);
 }
 
 /// RFC 6937 §3.1, second example: segments 0..14 lost, ACKs for 15..19 only. Recovery
 /// starts on ACK 17 with pipe = 4 segments, far below ssthresh: PRR-SSRB sends
 /// `max(prr_delivered − prr_out, DeliveredData) + 1` = 2 segments per ACK (the RFC's
-/// "2R 2R 2R", pipe 4, 5, 6), where RFC 6675 fills pipe up to ssthresh at once.
+/// "2R 2R 2R", pipe 4, 5, 6), where RFC 6675 fills pipe up to ssthresh at once
+/// (11 with FlightSize 22, 10 with Linux's cwnd/2).
 #[test]
 fn prr_slow_start_reduction_bound_after_a_burst_loss_as_rfc6937_example_2() {
+    let rfc_base = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ..cfg()
+    };
+    assert_eq!(prr_trace(rfc_base, 15, 19), ["N", "N", "2R", "2R", "2R"]);
     assert_eq!(prr_trace(cfg(), 15, 19), ["N", "N", "2R", "2R", "2R"]);
     let rfc = prr_trace(
+        TcpConfig {
+            prr: false,
+            ..rfc_base
+        },
+        15,
+        19,
+    );
+    assert_eq!(rfc[..2], ["N", "N"]);
+    assert_eq!(rfc[2], "7R"); // pipe 4 + 7 = ssthresh 11
+    let linux = prr_trace(
         TcpConfig {
             prr: false,
             ..cfg()
@@ -935,6 +969,159 @@ fn prr_slow_start_reduction_bound_after_a_burst_loss_as_rfc6937_example_2() {
         15,
         19,
     );
-    assert_eq!(rfc[..2], ["N", "N"]);
-    assert_eq!(rfc[2], "7R"); // pipe 4 + 7 = ssthresh 11
+    assert_eq!(linux[2], "6R"); // pipe 4 + 6 = ssthresh 10
+}
+
+/// RACK (RFC 8985 §6.2) with one SACK: the IW (10 segments) left at 100 ms, RTT 100 ms.
+/// At 200 ms segment 1 is SACKed: RACK.rtt = 100 ms, and with fewer than DupThresh
+/// segments SACKed and no recovery the reordering window is min_RTT/4 = 25 ms, so
+/// segment 0 is lost at 100 + 100 + 25 = 225 ms: the reordering timer fires then and
+/// fast recovery starts with its retransmission (without RACK: nothing before the RTO
+/// at 400 ms).
+#[test]
+fn rack_reordering_timer_marks_the_hole_lost_at_rtt_plus_reo_wnd() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        ..cfg()
+    });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![10_000]); // pipe-based: one segment per SACKed one
+    assert_eq!(s.next_deadline(), Some(225 * MS));
+    out.clear();
+    s.on_timer(225 * MS - 1, &mut out, &mut st);
+    assert!(out.is_empty() && !s.in_recovery);
+    s.on_timer(225 * MS, &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(st.retransmits, 1);
+
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        rack: false,
+        ..cfg()
+    });
+    out.clear();
+    s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+    assert_eq!(s.next_deadline(), Some(400 * MS));
+}
+
+/// RACK finds a lost retransmission. Continuing the trace above: segment 0 was resent
+/// at 225 ms (and is lost again). At 300 ms everything but 0 up to 11 000 is SACKed
+/// (RACK segment: 10 000, sent at 200 ms, before the retransmission: nothing new
+/// lost); PRR sends 11 000.. at 300 ms. At 400 ms 11 000 is SACKed: it was sent after
+/// the retransmission, RACK.rtt = 100 ms, reo_wnd = 0 in recovery, and 225 + 100 ≤ 400:
+/// segment 0 is lost again and resent at once. RFC 6675 alone waits for the RTO.
+#[test]
+fn rack_detects_a_lost_retransmission() {
+    let run = |rack: bool| {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 10,
+            sack: true,
+            rack,
+            ..cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+        if rack {
+            s.on_timer(225 * MS, &mut out, &mut st);
+        } else {
+            // Without RACK, the same state by DupThresh: two more SACKs at 225 ms.
+            s.on_segment(225 * MS, &sack(0, &[(1000, 3000)], t), &mut out, &mut st);
+            s.on_segment(225 * MS, &sack(0, &[(1000, 4000)], t), &mut out, &mut st);
+        }
+        assert!(s.in_recovery);
+        assert_eq!(st.retransmits, 1);
+        out.clear();
+        s.on_segment(
+            300 * MS,
+            &sack(0, &[(1000, 11_000)], ts(200 * MS)),
+            &mut out,
+            &mut st,
+        );
+        // The first segment sent at 300 ms (11 000 with RACK; without it 11 000 already
+        // left at 225 ms on the second SACK, so 12 000).
+        let first = out[0].tcp.seq;
+        assert_eq!(first, if rack { 11_000 } else { 12_000 });
+        assert!(out.iter().all(|x| x.tcp.seq != 0));
+        out.clear();
+        let blocks = [(1000, first + 1000)];
+        s.on_segment(400 * MS, &sack(0, &blocks, ts(300 * MS)), &mut out, &mut st);
+        (seqs(&out), st.retransmits)
+    };
+    let (sent, retransmits) = run(true);
+    assert_eq!(sent[0], 0);
+    assert_eq!(retransmits, 2);
+    let (sent, retransmits) = run(false);
+    assert!(!sent.contains(&0));
+    assert_eq!(retransmits, 1);
+}
+
+/// TLP (RFC 8985 §7): IW 4 at 100 ms; the ACK at 200 ms (SRTT 100 ms) opens cwnd to
+/// 6 segments, sent at once; then silence. PTO = 2·SRTT = 200 ms, before the RTO at
+/// 200 + 300 ms: at 400 ms one probe goes out regardless of cwnd — new data (10 000)
+/// for a bulk sender, the last segment again (9000) when there is no new data — and
+/// the RTO is re-armed from the probe (700 ms). No second probe before an ACK.
+#[test]
+fn tlp_probes_at_two_srtt_with_new_data_or_the_last_segment() {
+    for (bytes, probe, retransmits) in [(u64::MAX, 10_000, 0), (10_000, 9000, 1)] {
+        let mut s = TcpSender::new(TcpConfig {
+            iw: 4,
+            sack: true,
+            ..cfg()
+        });
+        let (mut st, mut out) = (FlowStats::default(), Vec::new());
+        s.write(0, bytes, false, &mut out, &mut st);
+        s.open(0, &mut out);
+        let mut synack = ack(0, out[0].tcp.ts_val);
+        synack.tcp.flags = F::SYN | F::ACK;
+        s.on_segment(100 * MS, &synack, &mut out, &mut st);
+        out.clear();
+        s.on_segment(200 * MS, &ack(4000, ts(100 * MS)), &mut out, &mut st);
+        assert_eq!(seqs(&out), vec![4000, 5000, 6000, 7000, 8000, 9000]);
+        assert_eq!(s.next_deadline(), Some(400 * MS));
+        out.clear();
+        s.on_timer(400 * MS, &mut out, &mut st);
+        assert_eq!(seqs(&out), vec![probe]);
+        assert_eq!(st.retransmits, retransmits);
+        assert_eq!(s.next_deadline(), Some(700 * MS));
+        out.clear();
+        s.on_timer(700 * MS, &mut out, &mut st);
+        assert_eq!(st.timeouts, 1);
+        assert_eq!(seqs(&out), vec![4000]);
+    }
+}
+
+/// A probe that retransmitted the last segment and is followed by an ACK beyond it
+/// repaired a loss (RFC 8985 §7.4; no DSACK in this model): one reduction, cwnd =
+/// ssthresh = cwnd/2.
+#[test]
+fn tlp_episode_that_repaired_a_loss_reduces_cwnd_once() {
+    let mut s = TcpSender::new(TcpConfig {
+        iw: 4,
+        sack: true,
+        ..cfg()
+    });
+    let (mut st, mut out) = (FlowStats::default(), Vec::new());
+    s.write(0, 10_000, false, &mut out, &mut st);
+    s.open(0, &mut out);
+    let mut synack = ack(0, out[0].tcp.ts_val);
+    synack.tcp.flags = F::SYN | F::ACK;
+    s.on_segment(100 * MS, &synack, &mut out, &mut st);
+    s.on_segment(200 * MS, &ack(4000, ts(100 * MS)), &mut out, &mut st);
+    s.on_timer(400 * MS, &mut out, &mut st); // probe: 9000 again
+    assert_eq!(s.w.cwnd, 6000);
+    // The probe's ACK covers everything (the original 9000 was lost).
+    s.write(450 * MS, 5000, false, &mut out, &mut st);
+    s.on_segment(500 * MS, &ack(10_000, ts(400 * MS)), &mut out, &mut st);
+    // ACK == TLP.end_seq: not yet beyond it (Linux waits for `after(ack, high_seq)`).
+    assert_eq!(s.w.cwnd, 6000 + 2000);
+    // Beyond it: the ACK first grows cwnd in slow start (8000 < 2 × 5000 outstanding
+    // counts as cwnd-limited) to 10 000, then the reduction halves it (Linux's
+    // `tcp_reno_ssthresh`): cwnd = ssthresh = 5000.
+    s.on_segment(600 * MS, &ack(12_000, ts(500 * MS)), &mut out, &mut st);
+    assert_eq!((s.w.cwnd, s.w.ssthresh), (5000, 5000));
 }
