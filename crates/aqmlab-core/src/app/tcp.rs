@@ -443,3 +443,79 @@ pub fn pattern(kind: &str, p: &mut Params) -> Result<Pattern> {
         _ => unreachable!("TCP kinds only"),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::tcp::rtt::RtoStyle;
+    use serde_json::json;
+
+    fn parse(v: serde_json::Value) -> Result<TcpConfig> {
+        let mut p = Params::new("traffic[0]", v.as_object().unwrap(), &[]);
+        config(&mut p)
+    }
+
+    #[test]
+    fn profiles_set_their_documented_defaults() {
+        let linux = parse(json!({})).unwrap();
+        assert_eq!(linux, TcpConfig::default());
+        assert_eq!(linux.profile, TcpProfile::Linux);
+        assert_eq!(
+            (linux.min_rto, linux.delack, linux.header_bytes),
+            (200 * NS_PER_MS, 40 * NS_PER_MS, 52)
+        );
+        assert_eq!(linux.rto_style, RtoStyle::Linux);
+        assert!(linux.rto_rearm && linux.cwv && linux.prr && linux.rack);
+        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth);
+        assert_eq!(linux.idle_restart, IdleRestart::Linux);
+
+        let ns3 = parse(json!({"profile": "ns3"})).unwrap();
+        assert_eq!(
+            (ns3.min_rto, ns3.delack, ns3.header_bytes),
+            (NS_PER_S, 200 * NS_PER_MS, 54)
+        );
+        assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
+        assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
+        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth);
+        assert_eq!(ns3.idle_restart, IdleRestart::Off);
+
+        let rfc = parse(json!({"profile": "rfc"})).unwrap();
+        assert_eq!(
+            (rfc.min_rto, rfc.delack, rfc.header_bytes),
+            (NS_PER_S, 200 * NS_PER_MS, 52)
+        );
+        assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
+        assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
+    }
+
+    #[test]
+    fn every_profile_setting_is_overridable() {
+        let c = parse(json!({
+            "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
+            "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
+            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false
+        }))
+        .unwrap();
+        assert_eq!(c.profile, TcpProfile::Ns3);
+        assert_eq!(
+            (c.min_rto, c.delack, c.header_bytes),
+            (300 * NS_PER_MS, 40 * NS_PER_MS, 40)
+        );
+        assert_eq!(c.rto_style, RtoStyle::Linux);
+        assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
+        assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
+        assert!(!c.per_ack_growth);
+    }
+
+    #[test]
+    fn bad_profile_values_name_the_field() {
+        let e = parse(json!({"profile": "bsd"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].profile");
+        assert!(e.message.contains("linux, ns3, rfc"), "{e}");
+        let e = parse(json!({"idle_restart": "sometimes"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].idle_restart");
+        let e = parse(json!({"header_bytes": "10B"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].header_bytes");
+        assert!(e.message.contains("20B to 1000B"), "{e}");
+    }
+}
