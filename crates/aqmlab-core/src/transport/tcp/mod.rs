@@ -28,9 +28,13 @@
 //!   fire when the application has nothing new to send (or the peer's window is full):
 //!   at the end of finite transfers. ns-3 `TcpTxBuffer::NextSeg` has rule 3 without the
 //!   HighRxt/highest-SACK bounds and omits rule 4; we follow the RFC text.
-//! - RTO (RFC 6298) with timestamps (RFC 7323) for RTT samples, `min_rto` (default
-//!   200 ms like Linux; 1 s is the RFC's), exponential backoff. After an RTO every
-//!   unSACKed segment is marked lost and resent in slow start from cwnd = 1 MSS.
+//!   With the linux profile, also PRR (RFC 6937) and RACK-TLP (RFC 8985; `rack.rs`);
+//!   see `sender.rs` for those and the other Linux rules (RTO re-arm, restart after
+//!   idle, window validation, the SACK recovery guard, the loss base).
+//! - RTO with timestamps (RFC 7323) for RTT samples: Linux's estimator (default) or
+//!   RFC 6298's (`rtt.rs`), `min_rto` (200 ms like Linux; 1 s is the RFC's and ns-3's),
+//!   exponential backoff. After an RTO every unSACKed segment is marked lost and resent
+//!   in slow start from cwnd = 1 MSS.
 //! - ECN (RFC 3168): data segments carry ECT(0) (retransmissions are not ECT, §6.1.5),
 //!   the receiver echoes CE as ECE until it sees CWR, the sender reduces at most once per
 //!   window of data and sets CWR on the next new segment. DCTCP uses exact per-packet
