@@ -481,6 +481,10 @@ impl TcpSender {
             }
             if self.snd_nxt == self.snd_una {
                 self.restart_after_idle(now);
+                // Linux `CA_EVENT_TX_START` (first data with nothing in flight).
+                if let Some(last) = self.last_send {
+                    self.cc.on_tx_start(now, now - last);
+                }
             }
             self.last_send = Some(now);
             let start = self.snd_nxt;

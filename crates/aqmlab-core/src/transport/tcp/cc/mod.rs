@@ -184,6 +184,19 @@ impl AnyCc {
         }
     }
 
+    /// The connection sends new data with nothing in flight, `idle` after its previous
+    /// new data (Linux `CA_EVENT_TX_START`).
+    pub fn on_tx_start(&mut self, now: Nanos, idle: Nanos) {
+        match self {
+            AnyCc::Cubic(c) => c.on_tx_start(now, idle),
+            AnyCc::Reno(_)
+            | AnyCc::Ledbat(_)
+            | AnyCc::Compound(_)
+            | AnyCc::Vegas(_)
+            | AnyCc::Dctcp(_) => {}
+        }
+    }
+
     /// The window the connection may use (cwnd, plus Compound's delay window).
     #[inline]
     pub fn send_window(&self, w: &Window) -> u64 {
