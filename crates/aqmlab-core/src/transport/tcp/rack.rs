@@ -9,7 +9,8 @@
 //!   retransmitted segment whose ACK came sooner than min_RTT after the retransmission
 //!   is skipped (the original was delivered, step 2). A segment sent before the RACK
 //!   segment is lost once `xmit_ts + RACK.rtt + reo_wnd ≤ now`; otherwise the
-//!   reordering timer fires when the first such deadline passes. Lost retransmissions
+//!   reordering timer fires at the latest such deadline (RFC 8985 and Linux take the
+//!   maximum of the remaining times). Lost retransmissions
 //!   are found the same way, which RFC 6675 cannot do without an RTO.
 //! - Reordering window (§6.2 step 4): 0 while no reordering has been seen and the
 //!   sender is in recovery or has at least DupThresh segments SACKed; otherwise

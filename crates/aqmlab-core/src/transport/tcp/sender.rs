@@ -41,8 +41,8 @@
 //!   Non-SACK recovery stays RFC 6582 (Linux runs PRR there too, counting a dupACK as
 //!   one MSS delivered).
 //! - RACK-TLP (`rack`, with SACK; `rack.rs`): RACK marks segments lost by time (also
-//!   lost retransmissions), alongside RFC 6675's IsLost; a reordering timer fires when
-//!   the first not-yet-expired deadline passes; the tail loss probe fires at the PTO.
+//!   lost retransmissions), alongside RFC 6675's IsLost; a reordering timer fires at the
+//!   latest pending deadline; the tail loss probe fires at the PTO.
 //!   Linux ≥ 5.10 uses RACK *instead of* DupThresh; in this model the network does not
 //!   reorder, so with 3 SACKed segments above a hole (reo_wnd = 0) both mark the same.
 //! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
@@ -86,18 +86,23 @@ pub enum Recovery {
 #[derive(Clone, Copy, Debug)]
 struct SegInfo {
     start: u64,
-    end: u64,
+    /// Time of the last (re)transmission (RACK).
+    xmit_ts: Nanos,
+    /// Payload bytes (≤ MSS ≤ 65 495): a u32 keeps the entry at 24 B.
+    size: u32,
     sacked: bool,
     lost: bool,
     retrans: bool,
-    /// Time of the last (re)transmission (RACK).
-    xmit_ts: Nanos,
 }
 
 impl SegInfo {
     #[inline]
     fn len(&self) -> u64 {
-        self.end - self.start
+        self.size as u64
+    }
+    #[inline]
+    fn end(&self) -> u64 {
+        self.start + self.size as u64
     }
 }
 
@@ -307,10 +312,11 @@ impl TcpSender {
 
     /// When `on_timer` is next needed.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        [self.rto_at, self.app_at, self.reo_at, self.tlp_at]
-            .into_iter()
-            .flatten()
-            .min()
+        let min = |a: Option<Nanos>, b: Option<Nanos>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        min(min(self.rto_at, self.app_at), min(self.reo_at, self.tlp_at))
     }
 
     // ---- output ----------------------------------------------------------------------
@@ -358,7 +364,7 @@ impl TcpSender {
         debug_assert!(e.lost && !e.retrans && !e.sacked);
         e.retrans = true;
         e.xmit_ts = now;
-        let (start, end) = (e.start, e.end);
+        let (start, end) = (e.start, e.end());
         self.retrans_bytes += end - start;
         self.lost_from = end;
         self.high_rxt = self.high_rxt.max(end);
@@ -371,7 +377,7 @@ impl TcpSender {
     fn rule3(&self) -> Option<usize> {
         let from = self.sb.partition_point(|e| e.start < self.high_rxt);
         (from..self.sb.len())
-            .take_while(|&i| self.sb[i].end <= self.high_sacked)
+            .take_while(|&i| self.sb[i].end() <= self.high_sacked)
             .find(|&i| !self.sb[i].sacked && !self.sb[i].retrans)
     }
 
@@ -389,7 +395,7 @@ impl TcpSender {
         debug_assert!(!e.lost && !e.retrans && !e.sacked);
         e.retrans = true;
         e.xmit_ts = now;
-        let (start, end) = (e.start, e.end);
+        let (start, end) = (e.start, e.end());
         self.retrans_bytes += end - start;
         self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
@@ -408,7 +414,7 @@ impl TcpSender {
             return false;
         };
         e.xmit_ts = now;
-        let (start, end) = (e.start, e.end);
+        let (start, end) = (e.start, e.end());
         self.rescue_rxt = self.recover.unwrap_or(self.snd_nxt);
         st.retransmits += 1;
         self.emit(now, start, end, true, out);
@@ -420,7 +426,7 @@ impl TcpSender {
         if self.lost_bytes == 0 || self.lost_from == u64::MAX {
             return None;
         }
-        let from = self.sb.partition_point(|e| e.end <= self.lost_from);
+        let from = self.sb.partition_point(|e| e.end() <= self.lost_from);
         for i in from..self.sb.len() {
             let e = &self.sb[i];
             if e.lost && !e.retrans && !e.sacked {
@@ -491,7 +497,7 @@ impl TcpSender {
             self.snd_nxt += len;
             self.sb.push_back(SegInfo {
                 start,
-                end: start + len,
+                size: len as u32,
                 sacked: false,
                 lost: false,
                 retrans: false,
@@ -713,7 +719,7 @@ impl TcpSender {
         let prior_in_flight = self.pipe();
         let acked = ack - self.snd_una;
         while let Some(e) = self.sb.front() {
-            if e.end > ack {
+            if e.end() > ack {
                 break;
             }
             let e = *e;
@@ -722,7 +728,7 @@ impl TcpSender {
             } else {
                 if self.cfg.rack {
                     self.rack
-                        .on_delivered(now, e.xmit_ts, e.end, e.retrans, self.rtt.min_rtt);
+                        .on_delivered(now, e.xmit_ts, e.end(), e.retrans, self.rtt.min_rtt);
                 }
                 if e.lost {
                     self.lost_bytes -= e.len();
@@ -870,7 +876,7 @@ impl TcpSender {
             self.retransmit(now, 0, out, st);
         }
         // RFC 6675 (4.3): HighRxt and RescueRxt = the end of that retransmission.
-        let head_end = self.sb.front().map_or(self.snd_una, |e| e.end);
+        let head_end = self.sb.front().map_or(self.snd_una, |e| e.end());
         self.high_rxt = head_end;
         self.rescue_rxt = head_end;
         self.w.cwnd = match self.recovery {
@@ -897,7 +903,7 @@ impl TcpSender {
             if x.sacked || (x.lost && !x.retrans) {
                 continue;
             }
-            let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end, reo) else {
+            let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end(), reo) else {
                 if x.retrans {
                     continue;
                 }
@@ -953,7 +959,7 @@ impl TcpSender {
             self.last_send = Some(now);
             self.sb.push_back(SegInfo {
                 start,
-                end: start + len,
+                size: len as u32,
                 sacked: false,
                 lost: false,
                 retrans: false,
@@ -969,7 +975,7 @@ impl TcpSender {
                 return;
             }
             e.xmit_ts = now;
-            let (start, end) = (e.start, e.end);
+            let (start, end) = (e.start, e.end());
             if !e.retrans {
                 e.retrans = true;
                 self.retrans_bytes += end - start;
@@ -1054,7 +1060,7 @@ impl TcpSender {
                 continue;
             }
             let mut i = self.sb.partition_point(|x| x.start < s);
-            while i < self.sb.len() && self.sb[i].end <= e {
+            while i < self.sb.len() && self.sb[i].end() <= e {
                 let x = &mut self.sb[i];
                 if !x.sacked {
                     x.sacked = true;
@@ -1066,9 +1072,9 @@ impl TcpSender {
                         self.retrans_bytes -= l;
                     }
                     self.sacked_bytes += l;
-                    self.high_sacked = self.high_sacked.max(x.end);
+                    self.high_sacked = self.high_sacked.max(x.end());
                     changed = true;
-                    let (t, e, r) = (x.xmit_ts, x.end, x.retrans);
+                    let (t, e, r) = (x.xmit_ts, x.end(), x.retrans);
                     if self.cfg.rack {
                         self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
                     }
