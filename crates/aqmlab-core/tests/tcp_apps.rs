@@ -44,7 +44,7 @@ fn a_file_transfer_completes_with_the_expected_time() {
     let delivered = common::flows(&r, "bytes_delivered")[0];
     let transfers = common::flows(&r, "transfers")[0];
     let rtt = 0.060;
-    let line = 1e6 * 8.0 / (10e6 * 1448.0 / 1488.0);
+    let line = 1e6 * 8.0 / (10e6 * 1448.0 / 1500.0);
     eprintln!("FCT {fct:.3} s (line-rate bound {:.3})", rtt + line);
     assert_eq!(delivered, 1e6);
     assert_eq!(transfers, 1.0);
@@ -180,7 +180,7 @@ fn tcp_time_series_has_one_row_per_active_flow_and_interval() {
     // In flight never exceeds what the path holds: BDP (75 KB) + 100 packets of buffer,
     // with slack for packets the sender does not yet know are lost.
     assert!(
-        inflight.iter().all(|&i| i <= 2.0 * (75e3 + 100.0 * 1488.0)),
+        inflight.iter().all(|&i| i <= 2.0 * (75e3 + 100.0 * 1500.0)),
         "{inflight:?}"
     );
     assert!(inflight.iter().any(|&i| i > 50e3));
@@ -250,7 +250,7 @@ fn a_bulk_flow_stops_writing_at_stop() {
         1,
     );
     let bytes = common::flows(&r, "bytes_delivered")[0];
-    let line = 10e6 / 8.0 * 1448.0 / 1488.0;
+    let line = 10e6 / 8.0 * 1448.0 / 1500.0;
     eprintln!("{bytes} B by 30 s with stop at 10 s");
     // At most 10 s at line rate plus what was in flight at 10 s.
     assert!(bytes > 8.0 * line && bytes < 10.0 * line + 200e3, "{bytes}");
@@ -279,13 +279,13 @@ fn an_outside_window_limit_throttles_the_sender() {
     eprintln!("limited {rate_limited:.0} bit/s, free {rate_free:.0} bit/s");
     // One window of payload per RTT; the RTT is the 60 ms path plus one packet's
     // serialisation at the bottleneck (the window is far below the BDP, so no queue).
-    let rtt = 0.060 + 1488.0 * 8.0 / 10e6;
+    let rtt = 0.060 + 1500.0 * 8.0 / 10e6;
     let expect = 16_000.0 * 8.0 / rtt;
     assert!(
         (rate_limited - expect).abs() < 0.15 * expect,
         "{rate_limited} vs {expect}"
     );
-    assert!(rate_free > 0.9 * 10e6 * 1448.0 / 1488.0, "{rate_free}");
+    assert!(rate_free > 0.9 * 10e6 * 1448.0 / 1500.0, "{rate_free}");
 }
 
 #[test]

@@ -211,7 +211,7 @@ fn newreno_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
     // Marking at 20 packets keeps the queue short and the link busy.
     assert!(r.max_queue < 200, "{}", r.max_queue);
     let goodput = r.delivered as f64 * 8.0 / 60.0;
-    assert!(goodput > 0.85 * 10e6 * 1448.0 / 1488.0, "{goodput}");
+    assert!(goodput > 0.85 * 10e6 * 1448.0 / 1500.0, "{goodput}");
 }
 
 #[test]
@@ -231,7 +231,7 @@ fn dctcp_holds_the_queue_near_k_without_loss() {
     // (RFC 8257 §3; Alizadeh et al. 2010): far less swing than halving would give.
     let goodput = r.delivered as f64 * 8.0 / 60.0;
     eprintln!("dctcp goodput {goodput:.0}");
-    assert!(goodput > 0.95 * 10e6 * 1448.0 / 1488.0, "{goodput}");
+    assert!(goodput > 0.95 * 10e6 * 1448.0 / 1500.0, "{goodput}");
     assert!(
         r.mean_queue > 0.5 * k as f64 && r.mean_queue < 2.0 * k as f64,
         "{}",
@@ -240,7 +240,11 @@ fn dctcp_holds_the_queue_near_k_without_loss() {
 }
 
 /// End to end through the engine with CoDel marking (RFC 8289 with `ecn = true`): an
-/// ECN-capable flow loses nothing and is held near CoDel's target.
+/// ECN-capable flow loses nothing and is held near CoDel's target. The reduction is
+/// RFC 3168's (ssthresh = FlightSize/2, `ssthresh_from_cwnd = false`); with Linux's
+/// cwnd/2 (the linux profile's default) the two flows keep 85.1 % of the link instead
+/// of 90.4 % (seed 1): the post-reduction window is about one MSS smaller, which in
+/// CoDel's 5 ms of queue over a 60 ms RTT shows as idle link.
 #[test]
 fn newreno_through_codel_with_ecn_is_marked_not_dropped() {
     let text = r#"
@@ -264,6 +268,7 @@ name = "f"
 hosts = "a"
 cc = "newreno"
 ecn = true
+ssthresh_from_cwnd = false
 "#;
     let spec = aqmlab_core::ScenarioSpec::from_toml_str(text).unwrap();
     let r = aqmlab_core::run_scenario(&spec, Some(1), &Default::default()).unwrap();

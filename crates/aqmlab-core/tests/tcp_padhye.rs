@@ -13,7 +13,11 @@
 //! - `RTT`: the mean RTT the sender measured (propagation + serialisation + delayed-ACK
 //!   holding; no queueing here: the 100 Mbit/s link is never the bottleneck).
 //! - `T0`: the actual RTO. With `min_rto = 1s` and RTT ≈ 100 ms, RFC 6298 gives
-//!   RTO = max(1 s, SRTT + 4·RTTVAR) = 1 s exactly, so T0 = 1 s. The model's
+//!   RTO = max(1 s, SRTT + 4·RTTVAR) = 1 s exactly, so T0 = 1 s. The model's Reno times
+//!   out as a 1998 stack did: RFC 6298's timer (`rto_style = "rfc"`), not re-armed by
+//!   the fast retransmission (`rto_rearm = false`). With Linux's re-arm, Reno's
+//!   multi-loss windows end in repeated fast retransmits instead of timeouts, and at
+//!   3 % loss it gets 48 % above the model. The model's
 //!   `(1 + 32p²)` approximates the backoff series 1 + p + 2p² + 4p³ + ...
 //! - `Wm`: the receiver window, 16 MB here: never binding.
 //!
@@ -59,6 +63,8 @@ dst = "b"
 cc = "{cc}"
 sack = false
 min_rto = "1s"
+rto_style = "rfc"
+rto_rearm = false
 "#
     )
 }

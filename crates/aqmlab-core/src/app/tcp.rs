@@ -23,7 +23,10 @@ use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
-use crate::transport::tcp::TcpConfig;
+use crate::transport::tcp::rtt::RtoStyle;
+use crate::transport::tcp::{
+    IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pattern {
@@ -84,6 +87,12 @@ macro_rules! tcp_params {
         &[
             $($own,)*
             p(
+                "profile",
+                "string",
+                "linux",
+                "linux, ns3 or rfc: sets the defaults marked (profile) at once (docs/tcp.md)",
+            ),
+            p(
                 "cc",
                 "string",
                 "newreno",
@@ -93,7 +102,7 @@ macro_rules! tcp_params {
                 "mss",
                 "size",
                 "1448B",
-                "maximum segment size (payload); packets are MSS + 40 B",
+                "maximum segment size (payload); packets are MSS + header_bytes",
             ),
             p("iw", "int", "10", "initial window, segments"),
             p(
@@ -111,8 +120,20 @@ macro_rules! tcp_params {
             p(
                 "min_rto",
                 "duration",
-                "200ms",
-                "minimum RTO (RFC 6298 says 1s)",
+                "200ms (profile)",
+                "minimum RTO: linux 200ms (floors the deviation term), ns3 and rfc 1s (floor the total)",
+            ),
+            p(
+                "rto_style",
+                "string",
+                "linux (profile)",
+                "linux: RTO = SRTT + max(4·mdev, min_rto) (tcp_rtt_estimator); rfc: max(min_rto, SRTT + 4·RTTVAR) (RFC 6298, ns-3)",
+            ),
+            p(
+                "rto_rearm",
+                "bool",
+                "true (profile)",
+                "retransmitting the first unacknowledged segment restarts the RTO (Linux); ns3, rfc: false",
             ),
             p(
                 "initial_rto",
@@ -124,8 +145,50 @@ macro_rules! tcp_params {
             p(
                 "delack",
                 "duration",
-                "40ms",
-                "delayed-ACK timeout; 0s acknowledges every segment",
+                "40ms (profile)",
+                "delayed-ACK timeout; 0s acknowledges every segment; ns3 and rfc 200ms",
+            ),
+            p(
+                "header_bytes",
+                "size",
+                "52B (profile)",
+                "header bytes of a data segment on the wire: IPv4 20 + TCP 20 + timestamps 12; ns3 54 (+ PPP 2); SACK blocks add 4 + 8n to ACKs, SYNs 8",
+            ),
+            p(
+                "idle_restart",
+                "string",
+                "linux (profile)",
+                "restart after idle > RTO: linux (tcp_cwnd_restart), rfc (RFC 5681 §4.1), off (ns3)",
+            ),
+            p(
+                "cwv",
+                "bool",
+                "true (profile)",
+                "congestion-window validation as Linux tcp_cwnd_validate (grow only when cwnd-limited); ns3, rfc: false",
+            ),
+            p(
+                "rack",
+                "bool",
+                "true (profile)",
+                "RACK-TLP (RFC 8985): time-based loss detection and tail loss probes, with SACK; ns3, rfc: false",
+            ),
+            p(
+                "ssthresh_from_cwnd",
+                "bool",
+                "true (profile)",
+                "a congestion event halves cwnd (Linux tcp_reno_ssthresh, PRR RecoverFS = prior cwnd), not FlightSize (RFC 5681 eq. 4); ns3, rfc: false",
+            ),
+            p(
+                "prr",
+                "bool",
+                "true (profile)",
+                "Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; rfc: false (RFC 6675 cwnd = ssthresh)",
+            ),
+            p(
+                "per_ack_growth",
+                "bool",
+                "false (profile)",
+                "reno/newreno grow per ACK (MSS²/cwnd, ns-3 TcpNewReno), not per byte; ns3: true",
             ),
             p(
                 "rwnd",
@@ -363,7 +426,10 @@ impl Application for TcpApp {
 
 /// Read the common TCP parameters.
 pub fn config(p: &mut Params) -> Result<TcpConfig> {
-    let d = TcpConfig::default();
+    let profile = p.choice_or("profile", "linux", PROFILE_NAMES)?;
+    let d = TcpProfile::from_name(profile)
+        .expect("choice_or returns a listed name")
+        .config();
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
     let cc = match cc {
         "reno" => CcKind::Reno,
@@ -410,9 +476,36 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
         max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
         delack: p.duration_or("delack", d.delack)?,
-        rwnd: p.size_or("rwnd", 16_000_000)?,
+        rwnd: p.size_or("rwnd", d.rwnd)?,
         dupthresh: d.dupthresh,
         rate_cap_bps: p.rate("rate_cap")?,
+        profile: d.profile,
+        rto_style: match p.choice_or("rto_style", style_name(d.rto_style), &["linux", "rfc"])? {
+            "linux" => RtoStyle::Linux,
+            _ => RtoStyle::Rfc6298,
+        },
+        rto_rearm: p.bool_or("rto_rearm", d.rto_rearm)?,
+        header_bytes: {
+            let h = p.size_or("header_bytes", d.header_bytes as u64)?;
+            if !(20..=1000).contains(&h) {
+                return Err(p.error("header_bytes", format!("{h}B: expected 20B to 1000B")));
+            }
+            h as u32
+        },
+        idle_restart: match p.choice_or(
+            "idle_restart",
+            restart_name(d.idle_restart),
+            IDLE_RESTART_NAMES,
+        )? {
+            "linux" => IdleRestart::Linux,
+            "rfc" => IdleRestart::Rfc5681,
+            _ => IdleRestart::Off,
+        },
+        cwv: p.bool_or("cwv", d.cwv)?,
+        per_ack_growth: p.bool_or("per_ack_growth", d.per_ack_growth)?,
+        prr: p.bool_or("prr", d.prr)?,
+        rack: p.bool_or("rack", d.rack)?,
+        ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));
@@ -424,6 +517,21 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         return Err(p.error("rate_cap", "expected a rate greater than zero"));
     }
     Ok(cfg)
+}
+
+fn style_name(s: RtoStyle) -> &'static str {
+    match s {
+        RtoStyle::Linux => "linux",
+        RtoStyle::Rfc6298 => "rfc",
+    }
+}
+
+fn restart_name(r: IdleRestart) -> &'static str {
+    match r {
+        IdleRestart::Linux => "linux",
+        IdleRestart::Rfc5681 => "rfc",
+        IdleRestart::Off => "off",
+    }
 }
 
 /// Read the kind-specific parameters.
@@ -464,4 +572,80 @@ pub fn pattern(kind: &str, p: &mut Params) -> Result<Pattern> {
         },
         _ => unreachable!("TCP kinds only"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::tcp::rtt::RtoStyle;
+    use serde_json::json;
+
+    fn parse(v: serde_json::Value) -> Result<TcpConfig> {
+        let mut p = Params::new("traffic[0]", v.as_object().unwrap(), &[]);
+        config(&mut p)
+    }
+
+    #[test]
+    fn profiles_set_their_documented_defaults() {
+        let linux = parse(json!({})).unwrap();
+        assert_eq!(linux, TcpConfig::default());
+        assert_eq!(linux.profile, TcpProfile::Linux);
+        assert_eq!(
+            (linux.min_rto, linux.delack, linux.header_bytes),
+            (200 * NS_PER_MS, 40 * NS_PER_MS, 52)
+        );
+        assert_eq!(linux.rto_style, RtoStyle::Linux);
+        assert!(linux.rto_rearm && linux.cwv && linux.prr && linux.rack);
+        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth);
+        assert_eq!(linux.idle_restart, IdleRestart::Linux);
+
+        let ns3 = parse(json!({"profile": "ns3"})).unwrap();
+        assert_eq!(
+            (ns3.min_rto, ns3.delack, ns3.header_bytes),
+            (NS_PER_S, 200 * NS_PER_MS, 54)
+        );
+        assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
+        assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
+        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth);
+        assert_eq!(ns3.idle_restart, IdleRestart::Off);
+
+        let rfc = parse(json!({"profile": "rfc"})).unwrap();
+        assert_eq!(
+            (rfc.min_rto, rfc.delack, rfc.header_bytes),
+            (NS_PER_S, 200 * NS_PER_MS, 52)
+        );
+        assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
+        assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
+    }
+
+    #[test]
+    fn every_profile_setting_is_overridable() {
+        let c = parse(json!({
+            "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
+            "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
+            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false
+        }))
+        .unwrap();
+        assert_eq!(c.profile, TcpProfile::Ns3);
+        assert_eq!(
+            (c.min_rto, c.delack, c.header_bytes),
+            (300 * NS_PER_MS, 40 * NS_PER_MS, 40)
+        );
+        assert_eq!(c.rto_style, RtoStyle::Linux);
+        assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
+        assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
+        assert!(!c.per_ack_growth);
+    }
+
+    #[test]
+    fn bad_profile_values_name_the_field() {
+        let e = parse(json!({"profile": "bsd"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].profile");
+        assert!(e.message.contains("linux, ns3, rfc"), "{e}");
+        let e = parse(json!({"idle_restart": "sometimes"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].idle_restart");
+        let e = parse(json!({"header_bytes": "10B"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].header_bytes");
+        assert!(e.message.contains("20B to 1000B"), "{e}");
+    }
 }

@@ -78,6 +78,9 @@ pub struct TcpHeader {
     /// Timestamp option (RFC 7323): sender's clock and the echoed value.
     pub ts_val: Nanos,
     pub ts_ecr: Nanos,
+    /// Header bytes on the wire (IP + TCP + options + framing), set by the endpoint
+    /// that sent the segment from its configuration (`TcpConfig::hdr_bytes`).
+    pub hdr_bytes: u16,
 }
 
 /// An application tag (video frame number and type, voice sequence, ...).

@@ -1,8 +1,8 @@
 //! pcap writer (nanosecond-resolution libpcap format, link type Ethernet).
 //!
 //! Each packet is written when the link starts serialising it. Only headers are
-//! captured (Ethernet 14 B + IPv4 20 B + UDP 8 B or TCP 20 B + SACK options); the
-//! record's original length is the full frame (14 + IP datagram size), so tshark shows
+//! captured (Ethernet 14 B + IPv4 20 B + UDP 8 B or TCP 20 B + timestamp and SACK
+//! options); the record's original length is the full frame (14 + IP datagram size), so tshark shows
 //! true sizes and flags the missing payload as "packet size limited during capture".
 //! Addresses: node n is 10.0.(n+1)/256.(n+1)%256 and MAC 02:00:00:00:hi:lo; flow f uses
 //! source port 10000 + f mod 50000 and destination port 5001 (swapped on reverse
@@ -93,13 +93,23 @@ impl PcapWriter {
         if is_tcp {
             let t = &p.tcp;
             let n = t.sack_len as usize;
-            let opt_len = if n > 0 { 2 + 2 + 8 * n } else { 0 };
+            let sack_len = if n > 0 { 2 + 2 + 8 * n } else { 0 };
+            // The timestamp option (NOP, NOP, kind 8, len 10) when the sender counted it
+            // in the wire size (`TcpConfig::header_bytes`), so that the IP length minus
+            // the headers is the payload.
+            let ts = t.hdr_bytes as usize >= 40 + 12 + sack_len;
+            let opt_len = sack_len + if ts { 12 } else { 0 };
             b.extend_from_slice(&(t.seq as u32).to_be_bytes());
             b.extend_from_slice(&(t.ack as u32).to_be_bytes());
             b.push((((20 + opt_len) / 4) as u8) << 4);
             b.push(t.flags);
             b.extend_from_slice(&(t.window.min(65535) as u16).to_be_bytes());
             b.extend_from_slice(&[0, 0, 0, 0]); // checksum, urgent pointer
+            if ts {
+                b.extend_from_slice(&[1, 1, 8, 10]);
+                b.extend_from_slice(&(t.ts_val as u32).to_be_bytes());
+                b.extend_from_slice(&(t.ts_ecr as u32).to_be_bytes());
+            }
             if n > 0 {
                 b.extend_from_slice(&[1, 1, 5, (2 + 8 * n) as u8]);
                 for &(s, e) in &t.sack[..n] {
@@ -199,5 +209,36 @@ mod tests {
             0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
         ];
         assert_eq!(checksum(&h), 0xb861);
+    }
+
+    /// A 1448 B TCP segment sent with the timestamp option (52 B of headers): the
+    /// capture's IP length minus its IP and TCP headers is the payload.
+    #[test]
+    fn tcp_headers_carry_the_timestamp_option_the_wire_size_counts() {
+        let path = std::env::temp_dir().join(format!("aqmlab-pcap-ts-{}.pcap", std::process::id()));
+        let mut w = PcapWriter::create(&path).unwrap();
+        let mut p = Packet {
+            kind: PacketKind::Tcp,
+            size: 1500,
+            ..Default::default()
+        };
+        p.tcp.payload = 1448;
+        p.tcp.hdr_bytes = 52;
+        p.tcp.ts_val = 7;
+        p.tcp.ts_ecr = 5;
+        w.write(0, &p).unwrap();
+        w.flush().unwrap();
+        drop(w);
+        let bytes = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let frame = &bytes[24 + 16..];
+        let ip = &frame[14..];
+        let ip_len = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        let tcp = &ip[20..];
+        let doff = (tcp[12] >> 4) as usize * 4;
+        assert_eq!(doff, 32);
+        assert_eq!(&tcp[20..24], &[1, 1, 8, 10]);
+        assert_eq!(u32::from_be_bytes([tcp[24], tcp[25], tcp[26], tcp[27]]), 7);
+        assert_eq!(ip_len - 20 - doff, 1448);
     }
 }

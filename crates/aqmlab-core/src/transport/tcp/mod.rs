@@ -28,9 +28,13 @@
 //!   fire when the application has nothing new to send (or the peer's window is full):
 //!   at the end of finite transfers. ns-3 `TcpTxBuffer::NextSeg` has rule 3 without the
 //!   HighRxt/highest-SACK bounds and omits rule 4; we follow the RFC text.
-//! - RTO (RFC 6298) with timestamps (RFC 7323) for RTT samples, `min_rto` (default
-//!   200 ms like Linux; 1 s is the RFC's), exponential backoff. After an RTO every
-//!   unSACKed segment is marked lost and resent in slow start from cwnd = 1 MSS.
+//!   With the linux profile, also PRR (RFC 6937) and RACK-TLP (RFC 8985; `rack.rs`);
+//!   see `sender.rs` for those and the other Linux rules (RTO re-arm, restart after
+//!   idle, window validation, the SACK recovery guard, the loss base).
+//! - RTO with timestamps (RFC 7323) for RTT samples: Linux's estimator (default) or
+//!   RFC 6298's (`rtt.rs`), `min_rto` (200 ms like Linux; 1 s is the RFC's and ns-3's),
+//!   exponential backoff. After an RTO every unSACKed segment is marked lost and resent
+//!   in slow start from cwnd = 1 MSS.
 //! - ECN (RFC 3168): data segments carry ECT(0) (retransmissions are not ECT, §6.1.5),
 //!   the receiver echoes CE as ECE until it sees CWR, the sender reduces at most once per
 //!   window of data and sets CWR on the next new segment. DCTCP uses exact per-packet
@@ -38,10 +42,16 @@
 //! - Receive buffer and advertised window; `TcpReceiver::set_window_limit` lets an
 //!   outside controller (a PEP) clamp the advertised window. A zero window is probed
 //!   at each RTO with an empty segment carrying PSH, which the receiver answers.
-//! - Wire size of every segment: payload + 40 B (IPv4 20 B + TCP 20 B). Option bytes
-//!   (timestamps, SACK) are not counted (see `docs/tcp.md` for why).
+//! - Wire size of every segment: payload + `header_bytes` (default 52 B: IPv4 20 B + TCP
+//!   20 B + the timestamp option, 12 B aligned, which every segment carries, as Linux
+//!   and ns-3 send it). SACK blocks add 4 + 8·n B to an ACK (RFC 2018 §3 with the two
+//!   NOPs Linux pads with); a SYN/SYN-ACK adds 8 B (MSS 4 B, SACK-permitted and window
+//!   scale with padding) over a data segment's options.
+//! - Profiles (`TcpProfile`): "linux" (default), "ns3", "rfc" set the documented
+//!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
 
 pub mod cc;
+pub mod rack;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -51,9 +61,26 @@ mod tests;
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use cc::CcKind;
+use rtt::RtoStyle;
 
-/// IPv4 + TCP header bytes added to the payload on the wire.
-pub const HEADER_BYTES: u32 = 40;
+/// IPv4 + TCP header bytes without options.
+pub const BASE_HEADER_BYTES: u32 = 40;
+/// The timestamp option as Linux and ns-3 lay it out (NOP, NOP, kind 8, len 10).
+pub const TS_OPTION_BYTES: u32 = 12;
+/// Extra option bytes of a SYN or SYN-ACK over a data segment (MSS 4 B, window scale
+/// 3 B + NOP; SACK-permitted shares the timestamp option's NOPs): Linux's 20 B of SYN
+/// options.
+pub const SYN_OPTION_EXTRA: u32 = 8;
+
+/// SACK option bytes for `n` blocks (RFC 2018: 2 + 8n, two NOPs of padding).
+#[inline]
+pub fn sack_option_bytes(n: u8) -> u32 {
+    if n == 0 {
+        0
+    } else {
+        4 + 8 * n as u32
+    }
+}
 
 /// One TCP segment as the endpoints see it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,10 +90,11 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// IP datagram size on the wire.
+    /// Size on the wire: payload + the header bytes the endpoint stamped in
+    /// `tcp.hdr_bytes` (IP, TCP, options, and any link framing the profile counts).
     #[inline]
     pub fn wire_size(&self) -> u32 {
-        self.tcp.payload + HEADER_BYTES
+        self.tcp.payload + self.tcp.hdr_bytes as u32
     }
     #[inline]
     pub fn has(&self, flag: u8) -> bool {
@@ -94,11 +122,74 @@ pub struct TcpConfig {
     pub dupthresh: u32,
     /// Application write rate cap, bit/s of payload (None: unlimited).
     pub rate_cap_bps: Option<u64>,
+    /// The profile the defaults below came from (reports, docs).
+    pub profile: TcpProfile,
+    /// How the RTO follows the RTT samples.
+    pub rto_style: RtoStyle,
+    /// Restart the RTO when the first unacknowledged segment is retransmitted (Linux
+    /// `tcp_xmit_retransmit_queue`); off: only new ACKs restart it (RFC 6298 §5.3).
+    pub rto_rearm: bool,
+    /// Header bytes of a data segment on the wire (IP + TCP + options + framing).
+    pub header_bytes: u32,
+    /// Restart from the initial window after an idle period longer than the RTO.
+    pub idle_restart: IdleRestart,
+    /// Congestion-window validation as Linux `tcp_cwnd_validate`: grow cwnd only when
+    /// cwnd-limited; decay it after an RTO of application-limited sending.
+    pub cwv: bool,
+    /// RACK-TLP (RFC 8985) loss detection and tail loss probes (with SACK).
+    pub rack: bool,
+    /// Congestion events halve cwnd (Linux `tcp_reno_ssthresh`; PRR's RecoverFS =
+    /// `prior_cwnd`) instead of FlightSize = snd_nxt − snd_una (RFC 5681 eq. 4, RFC 6937).
+    pub ssthresh_from_cwnd: bool,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
+    /// `cwnd = ssthresh`.
+    pub prr: bool,
+    /// Congestion avoidance grows by MSS²/cwnd per ACK, not by bytes acknowledged
+    /// (ns-3 `TcpNewReno::CongestionAvoidance`; slow start then adds one MSS per ACK).
+    pub per_ack_growth: bool,
 }
 
-impl Default for TcpConfig {
-    fn default() -> Self {
-        TcpConfig {
+/// Slow start after idle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleRestart {
+    Off,
+    /// RFC 5681 §4.1: cwnd = min(IW, cwnd).
+    Rfc5681,
+    /// Linux `tcp_cwnd_restart`: ssthresh = max(ssthresh, ¾·cwnd); cwnd halved per RTO
+    /// idle, not below min(IW, cwnd).
+    Linux,
+}
+
+/// Names accepted by `idle_restart = "..."`.
+pub const IDLE_RESTART_NAMES: &[&str] = &["off", "rfc", "linux"];
+
+/// A named set of defaults (`profile = ...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpProfile {
+    /// Linux (net/ipv4/tcp*.c, ≥ 6.x defaults).
+    Linux,
+    /// ns-3.44 `TcpSocketBase` defaults.
+    Ns3,
+    /// The RFCs' letter (RFC 5681, 6298, 6675).
+    Rfc,
+}
+
+/// Names accepted by `profile = "..."`.
+pub const PROFILE_NAMES: &[&str] = &["linux", "ns3", "rfc"];
+
+impl TcpProfile {
+    pub fn from_name(name: &str) -> Option<TcpProfile> {
+        match name {
+            "linux" => Some(TcpProfile::Linux),
+            "ns3" => Some(TcpProfile::Ns3),
+            "rfc" => Some(TcpProfile::Rfc),
+            _ => None,
+        }
+    }
+
+    /// The profile's defaults (every field overridable afterwards).
+    pub fn config(self) -> TcpConfig {
+        let linux = TcpConfig {
             cc: CcKind::NewReno,
             mss: 1448,
             iw: 10,
@@ -111,6 +202,68 @@ impl Default for TcpConfig {
             rwnd: 16_000_000,
             dupthresh: 3,
             rate_cap_bps: None,
+            profile: self,
+            rto_style: RtoStyle::Linux,
+            rto_rearm: true,
+            header_bytes: BASE_HEADER_BYTES + TS_OPTION_BYTES,
+            idle_restart: IdleRestart::Linux,
+            cwv: true,
+            per_ack_growth: false,
+            prr: true,
+            rack: true,
+            ssthresh_from_cwnd: true,
+        };
+        match self {
+            TcpProfile::Linux => linux,
+            // ns-3.44: TcpSocketBase MinRto 1 s, DelAckTimeout 200 ms, timestamps on
+            // (52 B) + 2 B PPP framing of its PointToPoint links, TcpNewReno per-ACK
+            // growth, no slow-start restart or window validation, RFC 6298 RTO.
+            TcpProfile::Ns3 => TcpConfig {
+                min_rto: NS_PER_S,
+                delack: 200 * NS_PER_MS,
+                rto_style: RtoStyle::Rfc6298,
+                rto_rearm: false,
+                header_bytes: BASE_HEADER_BYTES + TS_OPTION_BYTES + 2,
+                idle_restart: IdleRestart::Off,
+                cwv: false,
+                rack: false,
+                ssthresh_from_cwnd: false,
+                per_ack_growth: true,
+                ..linux
+            },
+            // RFC 6298 (1 s minimum), RFC 5681 §4.1 restart, RFC 5681 §4.2 (≤ 500 ms,
+            // 200 ms as the common choice) delayed ACKs.
+            TcpProfile::Rfc => TcpConfig {
+                min_rto: NS_PER_S,
+                delack: 200 * NS_PER_MS,
+                rto_style: RtoStyle::Rfc6298,
+                rto_rearm: false,
+                idle_restart: IdleRestart::Rfc5681,
+                cwv: false,
+                prr: false,
+                rack: false,
+                ssthresh_from_cwnd: false,
+                ..linux
+            },
         }
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpProfile::Linux.config()
+    }
+}
+
+impl TcpConfig {
+    /// Header bytes of a segment with the given flags and SACK block count.
+    #[inline]
+    pub fn hdr_bytes(&self, flags: u8, sack_len: u8) -> u16 {
+        let syn = if flags & crate::net::packet::tcp_flags::SYN != 0 {
+            SYN_OPTION_EXTRA
+        } else {
+            0
+        };
+        (self.header_bytes + syn + sack_option_bytes(sack_len)) as u16
     }
 }

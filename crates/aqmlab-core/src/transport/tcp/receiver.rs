@@ -159,6 +159,7 @@ impl TcpReceiver {
             }
             s.tcp.sack_len = n as u8;
         }
+        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, s.tcp.sack_len);
         out.push(s);
         self.last_window = w;
         self.unacked_segs = 0;
@@ -183,6 +184,7 @@ impl TcpReceiver {
             s.tcp.window = self.window().min(u32::MAX as u64) as u32;
             s.tcp.ts_val = ts(now);
             s.tcp.ts_ecr = h.ts_val;
+            s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
             self.ts_recent = h.ts_val;
             out.push(s);
             return;

@@ -9,10 +9,51 @@
 //! lost-and-retransmitted segment counts once and a lost one not at all. Without SACK
 //! nothing is ever SACKed and only the segments NewReno (or an RTO) marks lost leave
 //! the pipe, so `pipe` equals RFC 5681's FlightSize as the recovery algorithms use it.
+//!
+//! Linux rules the profiles switch on (docs/tcp.md):
+//! - RTO re-arm (`rto_rearm`): retransmitting the first unacknowledged segment restarts
+//!   the retransmission timer (Linux `tcp_xmit_retransmit_queue`: `rearm_timer` when the
+//!   skb is the retransmit-queue head), so a fast-retransmitted head gets a whole RTO.
+//! - Restart after idle (`idle_restart`): when the application sends with nothing in
+//!   flight and the last new data went out more than an RTO ago, RFC 5681 §4.1 sets
+//!   cwnd = min(IW, cwnd); Linux `tcp_cwnd_restart` (`IdleRestart::Linux`) first raises
+//!   ssthresh to `tcp_current_ssthresh` = max(ssthresh, ¾·cwnd), then halves cwnd once
+//!   per RTO of idle time, not below min(IW, cwnd).
+//! - Congestion-window validation (`cwv`): Linux `tcp_cwnd_validate`, not RFC 7661 (the
+//!   Linux rule is what the "linux" profile stands for, and RFC 7661 is Experimental):
+//!   after each send attempt the connection notes whether it was cwnd-limited (it could
+//!   not send a full segment for cwnd) and the most bytes outstanding in this window
+//!   of data; the controller's `on_ack` runs only while cwnd-limited
+//!   (`tcp_is_cwnd_limited`: limited in this window, or in slow start with cwnd < 2 ×
+//!   the most outstanding), so a rate-capped or receiver-limited flow does not grow
+//!   cwnd. After an RTO without being cwnd-limited, `tcp_cwnd_application_limited` sets
+//!   ssthresh = max(ssthresh, ¾·cwnd) and cwnd = (cwnd + used)/2, `used` = the most
+//!   outstanding (at least IW), outside recovery.
+//! - Proportional Rate Reduction (`prr`, RFC 6937 with the slow-start reduction bound,
+//!   PRR-SSRB, as Linux `tcp_cwnd_reduction` and ns-3 `TcpPrrRecovery`) in SACK
+//!   recovery: on every ACK, `DeliveredData = Δsnd_una + ΔSACKed`, `prr_delivered +=`
+//!   it; if `pipe > ssthresh`, `sndcnt = ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out`
+//!   (rounded up to whole segments, as Linux counts packets), else `sndcnt =
+//!   min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + MSS)`; then
+//!   `cwnd = pipe + sndcnt` (Linux's form). `RecoverFS = snd_nxt − snd_una` at entry
+//!   (RFC 6937; Linux uses the cwnd at entry). The fast retransmission itself is sent
+//!   regardless and counts in `prr_out`. Without `prr`, RFC 6675's `cwnd = ssthresh`.
+//!   Non-SACK recovery stays RFC 6582 (Linux runs PRR there too, counting a dupACK as
+//!   one MSS delivered).
+//! - RACK-TLP (`rack`, with SACK; `rack.rs`): RACK marks segments lost by time (also
+//!   lost retransmissions), alongside RFC 6675's IsLost; a reordering timer fires at the
+//!   latest pending deadline; the tail loss probe fires at the PTO.
+//!   Linux ≥ 5.10 uses RACK *instead of* DupThresh; in this model the network does not
+//!   reorder, so with 3 SACKed segments above a hole (reo_wnd = 0) both mark the same.
+//! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
+//!   previous RecoveryPoint (RFC 6675 §5: recovery ends when HighACK covers it; Linux
+//!   holds the old state until above `high_seq` only for non-SACK Reno,
+//!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
 use super::cc::{AckSample, AnyCc, CcKind, Window};
+use super::rack::{self, Rack};
 use super::rtt::RttEstimator;
-use super::{Segment, TcpConfig};
+use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags as F, Ecn};
 use crate::sim::time::{Nanos, NS_PER_S};
@@ -45,7 +86,10 @@ pub enum Recovery {
 #[derive(Clone, Copy, Debug)]
 struct SegInfo {
     start: u64,
-    end: u64,
+    /// Time of the last (re)transmission (RACK).
+    xmit_ts: Nanos,
+    /// Payload bytes (≤ MSS ≤ 65 495): a u32 keeps the entry at 24 B.
+    size: u32,
     sacked: bool,
     lost: bool,
     retrans: bool,
@@ -54,7 +98,11 @@ struct SegInfo {
 impl SegInfo {
     #[inline]
     fn len(&self) -> u64 {
-        self.end - self.start
+        self.size as u64
+    }
+    #[inline]
+    fn end(&self) -> u64 {
+        self.start + self.size as u64
     }
 }
 
@@ -108,6 +156,26 @@ pub struct TcpSender {
     app_at: Option<Nanos>,
     cap_start: Nanos,
     pub opened_at: Nanos,
+    /// Last time new data was sent (Linux `lsndtime`); None before any.
+    last_send: Option<Nanos>,
+    /// CWV state (Linux `is_cwnd_limited`, `max_packets_out`, `cwnd_usage_seq`,
+    /// `snd_cwnd_used`, `snd_cwnd_stamp`), in bytes.
+    cwnd_limited: bool,
+    max_out: u64,
+    cwnd_usage_seq: u64,
+    cwnd_used: u64,
+    cwnd_stamp: Nanos,
+    /// RFC 6937 state: RecoverFS, prr_delivered, prr_out (bytes).
+    recover_fs: u64,
+    prr_delivered: u64,
+    prr_out: u64,
+    /// RACK state, the reordering timer, the probe timer, and the outstanding probe
+    /// (`TLP.end_seq`, and whether it was a retransmission).
+    rack: Rack,
+    reo_at: Option<Nanos>,
+    tlp_at: Option<Nanos>,
+    tlp_end: Option<u64>,
+    tlp_retrans: bool,
 }
 
 impl TcpSender {
@@ -124,13 +192,13 @@ impl TcpSender {
             cfg,
             state: SenderState::Closed,
             recovery,
-            cc: AnyCc::new(cfg.cc),
+            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth),
             w: Window {
                 cwnd: cfg.iw as u64 * mss,
                 ssthresh: u64::MAX,
                 mss,
             },
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::new(cfg.rto_style, cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             snd_una: 0,
             snd_nxt: 0,
             app_written: 0,
@@ -157,6 +225,20 @@ impl TcpSender {
             app_at: None,
             cap_start: 0,
             opened_at: 0,
+            last_send: None,
+            cwnd_limited: false,
+            max_out: 0,
+            cwnd_usage_seq: 0,
+            cwnd_used: 0,
+            cwnd_stamp: 0,
+            recover_fs: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            rack: Rack::default(),
+            reo_at: None,
+            tlp_at: None,
+            tlp_end: None,
+            tlp_retrans: false,
         }
     }
 
@@ -203,6 +285,8 @@ impl TcpSender {
         self.sb = VecDeque::new();
         self.rto_at = None;
         self.app_at = None;
+        self.reo_at = None;
+        self.tlp_at = None;
     }
 
     /// Bytes the application has made available by `now` (rate cap).
@@ -228,10 +312,11 @@ impl TcpSender {
 
     /// When `on_timer` is next needed.
     pub fn next_deadline(&self) -> Option<Nanos> {
-        match (self.rto_at, self.app_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let min = |a: Option<Nanos>, b: Option<Nanos>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        min(min(self.rto_at, self.app_at), min(self.reo_at, self.tlp_at))
     }
 
     // ---- output ----------------------------------------------------------------------
@@ -241,6 +326,7 @@ impl TcpSender {
         s.tcp.flags = F::SYN | if self.cfg.ecn { F::ECE | F::CWR } else { 0 };
         s.tcp.ts_val = ts(now);
         s.tcp.window = self.cfg.rwnd.min(u32::MAX as u64) as u32;
+        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         out.push(s);
         self.rto_at = Some(now + self.rtt.rto());
     }
@@ -262,8 +348,12 @@ impl TcpSender {
                 self.cwr_pending = false;
             }
         }
+        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         out.push(s);
-        if self.rto_at.is_none() {
+        if self.in_recovery {
+            self.prr_out += end - start;
+        }
+        if self.rto_at.is_none() || (retrans && start == self.snd_una && self.cfg.rto_rearm) {
             self.rto_at = Some(now + self.rtt.rto());
         }
     }
@@ -273,7 +363,8 @@ impl TcpSender {
         let e = &mut self.sb[i];
         debug_assert!(e.lost && !e.retrans && !e.sacked);
         e.retrans = true;
-        let (start, end) = (e.start, e.end);
+        e.xmit_ts = now;
+        let (start, end) = (e.start, e.end());
         self.retrans_bytes += end - start;
         self.lost_from = end;
         self.high_rxt = self.high_rxt.max(end);
@@ -286,7 +377,7 @@ impl TcpSender {
     fn rule3(&self) -> Option<usize> {
         let from = self.sb.partition_point(|e| e.start < self.high_rxt);
         (from..self.sb.len())
-            .take_while(|&i| self.sb[i].end <= self.high_sacked)
+            .take_while(|&i| self.sb[i].end() <= self.high_sacked)
             .find(|&i| !self.sb[i].sacked && !self.sb[i].retrans)
     }
 
@@ -303,7 +394,8 @@ impl TcpSender {
         let e = &mut self.sb[i];
         debug_assert!(!e.lost && !e.retrans && !e.sacked);
         e.retrans = true;
-        let (start, end) = (e.start, e.end);
+        e.xmit_ts = now;
+        let (start, end) = (e.start, e.end());
         self.retrans_bytes += end - start;
         self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
@@ -318,10 +410,11 @@ impl TcpSender {
         if self.snd_una <= self.rescue_rxt {
             return false;
         }
-        let Some(e) = self.sb.iter().rev().find(|e| !e.sacked) else {
+        let Some(e) = self.sb.iter_mut().rev().find(|e| !e.sacked) else {
             return false;
         };
-        let (start, end) = (e.start, e.end);
+        e.xmit_ts = now;
+        let (start, end) = (e.start, e.end());
         self.rescue_rxt = self.recover.unwrap_or(self.snd_nxt);
         st.retransmits += 1;
         self.emit(now, start, end, true, out);
@@ -333,7 +426,7 @@ impl TcpSender {
         if self.lost_bytes == 0 || self.lost_from == u64::MAX {
             return None;
         }
-        let from = self.sb.partition_point(|e| e.end <= self.lost_from);
+        let from = self.sb.partition_point(|e| e.end() <= self.lost_from);
         for i in from..self.sb.len() {
             let e = &self.sb[i];
             if e.lost && !e.retrans && !e.sacked {
@@ -352,9 +445,12 @@ impl TcpSender {
         }
         let mss = self.w.mss;
         self.app_at = None;
+        let sent_before = self.snd_nxt;
+        let mut cwnd_limited = false;
         loop {
             let wnd = self.cc.send_window(&self.w);
             if self.pipe() + mss > wnd {
+                cwnd_limited = true;
                 break;
             }
             if let Some(i) = self.next_lost() {
@@ -389,16 +485,28 @@ impl TcpSender {
                 }
                 break;
             }
+            if self.snd_nxt == self.snd_una {
+                self.restart_after_idle(now);
+                // Linux `CA_EVENT_TX_START` (first data with nothing in flight).
+                if let Some(last) = self.last_send {
+                    self.cc.on_tx_start(now, now - last);
+                }
+            }
+            self.last_send = Some(now);
             let start = self.snd_nxt;
             self.snd_nxt += len;
             self.sb.push_back(SegInfo {
                 start,
-                end: start + len,
+                size: len as u32,
                 sacked: false,
                 lost: false,
                 retrans: false,
+                xmit_ts: now,
             });
             self.emit(now, start, start + len, false, out);
+        }
+        if self.cfg.cwv && (cwnd_limited || self.snd_nxt > sent_before) {
+            self.cwnd_validate(now, cwnd_limited);
         }
         // Zero-window probe: nothing in flight and the peer's window is closed.
         if self.snd_nxt == self.snd_una
@@ -408,6 +516,88 @@ impl TcpSender {
         {
             self.rto_at = Some(now + self.rtt.rto());
         }
+    }
+
+    /// RFC 5681 §4.1 / Linux `tcp_cwnd_restart`: new data after more than an RTO
+    /// without sending any, with nothing in flight.
+    fn restart_after_idle(&mut self, now: Nanos) {
+        let Some(last) = self.last_send else {
+            return;
+        };
+        let idle = now - last;
+        let rto = self.rtt.rto();
+        if idle <= rto {
+            return;
+        }
+        let restart = (self.cfg.iw as u64 * self.w.mss).min(self.w.cwnd);
+        match self.cfg.idle_restart {
+            IdleRestart::Off => {}
+            IdleRestart::Rfc5681 => self.w.cwnd = restart,
+            IdleRestart::Linux => {
+                self.w.ssthresh = self.current_ssthresh();
+                let mut cwnd = self.w.cwnd;
+                let mut left = idle - rto;
+                while left > 0 && cwnd > restart {
+                    cwnd /= 2;
+                    left = left.saturating_sub(rto);
+                }
+                self.w.cwnd = cwnd.max(restart);
+                self.cwnd_stamp = now;
+                self.cwnd_used = 0;
+            }
+        }
+    }
+
+    /// Linux `tcp_current_ssthresh` outside a window reduction: max(ssthresh, ¾·cwnd).
+    fn current_ssthresh(&self) -> u64 {
+        if self.in_recovery {
+            self.w.ssthresh
+        } else {
+            self.w.ssthresh.max(self.w.cwnd / 2 + self.w.cwnd / 4)
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: cwnd-limited in this window of data, or in slow
+    /// start with cwnd below twice the most bytes outstanding.
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out)
+    }
+
+    /// Linux `tcp_cwnd_validate` after a send attempt that sent data or hit cwnd.
+    fn cwnd_validate(&mut self, now: Nanos, limited: bool) {
+        let out = self.snd_nxt - self.snd_una;
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && out > self.max_out)
+        {
+            self.cwnd_limited = limited;
+            self.max_out = out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+        if self.is_cwnd_limited() {
+            self.cwnd_used = 0;
+            self.cwnd_stamp = now;
+        } else {
+            self.cwnd_used = self.cwnd_used.max(out);
+            if now - self.cwnd_stamp >= self.rtt.rto() {
+                self.cwnd_application_limited(now);
+            }
+        }
+    }
+
+    /// Linux `tcp_cwnd_application_limited` (RFC 2861's decay): after an RTO of
+    /// application-limited sending, cwnd moves halfway down to what was used.
+    fn cwnd_application_limited(&mut self, now: Nanos) {
+        let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
+        if open {
+            let used = self.cwnd_used.max(self.cfg.iw as u64 * self.w.mss);
+            if used < self.w.cwnd {
+                self.w.ssthresh = self.current_ssthresh();
+                self.w.cwnd = (self.w.cwnd + used) / 2;
+            }
+            self.cwnd_used = 0;
+        }
+        self.cwnd_stamp = now;
     }
 
     /// When the rate cap makes byte offset `upto` available.
@@ -435,7 +625,7 @@ impl TcpSender {
                     self.state = SenderState::Established;
                     if h.ts_ecr > 0 {
                         let r = ts(now) - h.ts_ecr;
-                        self.rtt.sample(r);
+                        self.rtt.sample(r, self.snd_una, self.snd_nxt);
                         st.rtt.record(r);
                     }
                     self.peer_wnd = h.window as u64;
@@ -447,6 +637,7 @@ impl TcpSender {
                         let mut a = Segment::default();
                         a.tcp.flags = F::ACK;
                         a.tcp.ts_val = ts(now);
+                        a.tcp.hdr_bytes = self.cfg.hdr_bytes(a.tcp.flags, 0);
                         out.push(a);
                     }
                 }
@@ -459,7 +650,9 @@ impl TcpSender {
         }
         let old_wnd = self.peer_wnd;
         self.peer_wnd = h.window as u64;
-        let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(seg);
+        let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
+        let nxt_before = self.snd_nxt;
+        let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
             self.on_new_ack(now, seg, out, st);
@@ -477,6 +670,13 @@ impl TcpSender {
                 self.enter_recovery(now, out, st);
             }
         }
+        let rack = self.cfg.rack && self.cfg.sack;
+        if rack && (self.snd_una > una_before || sack_changed) {
+            self.rack_detect_loss(now);
+        }
+        if rack {
+            self.tlp_on_ack(now);
+        }
         // RFC 6675 §5: also enter recovery when IsLost(HighACK + 1), even without
         // DupThresh duplicates (e.g. after a cumulative ACK that left a SACKed hole).
         if self.cfg.sack
@@ -486,7 +686,15 @@ impl TcpSender {
         {
             self.enter_recovery(now, out, st);
         }
+        if self.in_recovery && self.recovery == Recovery::Sack && self.cfg.prr {
+            let delivered =
+                (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
+            self.prr_ack(delivered);
+        }
         self.transmit(now, out, st);
+        if rack && (self.snd_una > una_before || self.snd_nxt > nxt_before) {
+            self.arm_tlp(now);
+        }
         if let Some(end) = self.transfer_end {
             if self.snd_una >= end {
                 self.transfer_end = None;
@@ -511,13 +719,17 @@ impl TcpSender {
         let prior_in_flight = self.pipe();
         let acked = ack - self.snd_una;
         while let Some(e) = self.sb.front() {
-            if e.end > ack {
+            if e.end() > ack {
                 break;
             }
             let e = *e;
             if e.sacked {
                 self.sacked_bytes -= e.len();
             } else {
+                if self.cfg.rack {
+                    self.rack
+                        .on_delivered(now, e.xmit_ts, e.end(), e.retrans, self.rtt.min_rtt);
+                }
                 if e.lost {
                     self.lost_bytes -= e.len();
                 }
@@ -532,7 +744,7 @@ impl TcpSender {
         self.rto_streak = 0;
         let rtt = if h.ts_ecr > 0 && h.ts_ecr <= ts(now) {
             let r = ts(now) - h.ts_ecr;
-            self.rtt.sample(r);
+            self.rtt.sample(r, self.snd_una, self.snd_nxt);
             st.rtt.record(r);
             Some(r)
         } else {
@@ -606,29 +818,48 @@ impl TcpSender {
             }
         } else if ece && self.snd_una > self.ecn_recover {
             // RFC 3168 §6.1.2: at most one reduction per window of data.
-            let flight = self.snd_nxt - self.snd_una + acked;
+            let flight = self.loss_base(self.snd_nxt - self.snd_una + acked);
             self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, true);
             self.w.cwnd = self.w.ssthresh;
             self.ecn_recover = self.snd_nxt;
             self.cwr_pending = true;
-        } else if self.snd_una > self.ecn_recover || !ece {
+        } else if (self.snd_una > self.ecn_recover || !ece)
+            && (!self.cfg.cwv || self.is_cwnd_limited())
+        {
             self.cc.on_ack(&mut self.w, &sample);
         }
     }
 
-    /// RFC 6582 §3.2 step 2 (and RFC 6675 §5): no new recovery until the cumulative ACK
-    /// passes `recover`. Plain Reno has no such guard.
+    /// No new recovery until the previous one is over: RFC 6582 §3.2 step 2 without
+    /// SACK (the cumulative ACK must pass `recover`); with SACK, RFC 6675 §5 (recovery
+    /// ends once the cumulative ACK covers RecoveryPoint, `snd_una ≥ recover`), as Linux
+    /// applies the stricter guard to non-SACK Reno only. Plain Reno has no guard.
     fn may_enter_recovery(&self) -> bool {
-        self.recovery == Recovery::Reno || self.recover.is_none_or(|r| self.snd_una > r)
+        match self.recovery {
+            Recovery::Reno => true,
+            Recovery::NewReno => self.recover.is_none_or(|r| self.snd_una > r),
+            Recovery::Sack => self.recover.is_none_or(|r| self.snd_una >= r),
+        }
     }
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        let flight = self.snd_nxt - self.snd_una;
+        let prior_window = self.cc.send_window(&self.w);
+        let flight = self.loss_base(self.snd_nxt - self.snd_una);
         self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
         self.recover = Some(self.snd_nxt);
         self.ecn_recover = self.snd_nxt;
         self.in_recovery = true;
         self.partial_acks = 0;
+        // RFC 6937 RecoverFS = snd.nxt − snd.una; Linux `prior_cwnd`.
+        self.recover_fs = if self.cfg.ssthresh_from_cwnd {
+            prior_window
+        } else {
+            self.snd_nxt - self.snd_una
+        };
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tlp_end = None;
+        self.tlp_at = None;
         if let Some(e) = self.sb.front_mut() {
             if !e.lost && !e.sacked {
                 e.lost = true;
@@ -638,11 +869,14 @@ impl TcpSender {
             }
         }
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
-        if let Some(0) = self.next_lost() {
+        // With PRR the retransmission is the first segment of this ACK's sndcnt, which
+        // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
+        let prr = self.cfg.prr && self.recovery == Recovery::Sack;
+        if let (false, Some(0)) = (prr, self.next_lost()) {
             self.retransmit(now, 0, out, st);
         }
         // RFC 6675 (4.3): HighRxt and RescueRxt = the end of that retransmission.
-        let head_end = self.sb.front().map_or(self.snd_una, |e| e.end);
+        let head_end = self.sb.front().map_or(self.snd_una, |e| e.end());
         self.high_rxt = head_end;
         self.rescue_rxt = head_end;
         self.w.cwnd = match self.recovery {
@@ -651,15 +885,182 @@ impl TcpSender {
         };
     }
 
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`) and the reordering timer. Segments in
+    /// sequence order: new data was sent in that order, and a retransmission only later,
+    /// so the walk stops at the first never-retransmitted segment sent after the RACK
+    /// segment.
+    fn rack_detect_loss(&mut self, now: Nanos) {
+        let sacked_enough = self.sacked_bytes >= self.cfg.dupthresh as u64 * self.w.mss;
+        let reo = self.rack.reo_wnd(
+            self.in_recovery,
+            sacked_enough,
+            self.rtt.min_rtt,
+            self.rtt.srtt,
+        );
+        let mut timeout: Option<Nanos> = None;
+        for i in 0..self.sb.len() {
+            let x = self.sb[i];
+            if x.sacked || (x.lost && !x.retrans) {
+                continue;
+            }
+            let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end(), reo) else {
+                if x.retrans {
+                    continue;
+                }
+                break;
+            };
+            if deadline > now {
+                timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+                continue;
+            }
+            let e = &mut self.sb[i];
+            let l = e.len();
+            if e.retrans {
+                e.retrans = false;
+                self.retrans_bytes -= l;
+            }
+            if !e.lost {
+                e.lost = true;
+                self.lost_bytes += l;
+            }
+            self.lost_from = self.lost_from.min(e.start);
+        }
+        self.reo_at = timeout;
+    }
+
+    /// RFC 8985 §7.2: arm the probe timeout (outside recovery, one probe at a time).
+    fn arm_tlp(&mut self, now: Nanos) {
+        let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
+        if !open || self.tlp_end.is_some() || self.snd_nxt == self.snd_una {
+            self.tlp_at = None;
+            return;
+        }
+        let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
+        let one = self.snd_nxt - self.snd_una <= self.w.mss;
+        let rto_left = self.rto_at.map(|t| t.saturating_sub(now));
+        self.tlp_at = Some(now + rack::pto(srtt, one, rto_left));
+    }
+
+    /// RFC 8985 §7.3: the probe — one new segment if there is one (and the peer's
+    /// window allows it), else the highest segment again — regardless of cwnd.
+    fn send_probe(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
+        if self.state != SenderState::Established
+            || self.in_recovery
+            || self.snd_nxt == self.snd_una
+        {
+            return;
+        }
+        let mss = self.w.mss;
+        let avail = self.app_avail(now);
+        let len = mss.min(avail.saturating_sub(self.snd_nxt));
+        if len > 0 && self.snd_nxt + len <= self.snd_una + self.peer_wnd {
+            let start = self.snd_nxt;
+            self.snd_nxt += len;
+            self.last_send = Some(now);
+            self.sb.push_back(SegInfo {
+                start,
+                size: len as u32,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                xmit_ts: now,
+            });
+            self.emit(now, start, start + len, false, out);
+            self.tlp_retrans = false;
+        } else {
+            let Some(e) = self.sb.back_mut() else {
+                return;
+            };
+            if e.sacked {
+                return;
+            }
+            e.xmit_ts = now;
+            let (start, end) = (e.start, e.end());
+            if !e.retrans {
+                e.retrans = true;
+                self.retrans_bytes += end - start;
+            }
+            st.retransmits += 1;
+            self.emit(now, start, end, true, out);
+            self.tlp_retrans = true;
+        }
+        self.tlp_end = Some(self.snd_nxt);
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): the end of a probe episode. A
+    /// retransmitted probe followed by an ACK beyond it repaired a loss (no DSACK says
+    /// otherwise in this model): one window reduction.
+    fn tlp_on_ack(&mut self, now: Nanos) {
+        let Some(end) = self.tlp_end else {
+            return;
+        };
+        if self.snd_una < end {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_end = None;
+        } else if self.snd_una > end {
+            self.tlp_end = None;
+            let flight = self.loss_base(self.snd_nxt - self.snd_una);
+            self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+            self.w.cwnd = self.w.ssthresh;
+        }
+    }
+
+    /// The "FlightSize" a congestion event halves: the outstanding data (RFC 5681
+    /// eq. 4), or, with `ssthresh_from_cwnd` (Linux `tcp_reno_ssthresh` and friends), the
+    /// cwnd. They differ after a long SACK recovery, when snd_nxt − snd_una also counts
+    /// all the SACKed data above a persistent hole and would *raise* ssthresh.
+    /// (Compound: cwnd + dwnd, the window it sends with, as the Linux port keeps it.)
+    fn loss_base(&self, flight: u64) -> u64 {
+        if self.cfg.ssthresh_from_cwnd {
+            self.cc.send_window(&self.w)
+        } else {
+            flight
+        }
+    }
+
+    /// RFC 6937 on one ACK in recovery that delivered `delivered` bytes: set cwnd so
+    /// that `sndcnt` more bytes may be sent.
+    /// The window targets are the sending window (Compound: cwnd + dwnd, whose dwnd
+    /// part the controller already set at the congestion event).
+    fn prr_ack(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let mss = self.w.mss;
+        let pipe = self.pipe();
+        let extra = self.cc.send_window(&self.w) - self.w.cwnd;
+        let ssthresh = self.w.ssthresh + extra;
+        let sndcnt = if pipe > ssthresh {
+            let target = (self.prr_delivered as u128 * ssthresh as u128)
+                .div_ceil(self.recover_fs.max(1) as u128) as u64;
+            target.div_ceil(mss) * mss - self.prr_out.min(target.div_ceil(mss) * mss)
+        } else {
+            let limit = self
+                .prr_delivered
+                .saturating_sub(self.prr_out)
+                .max(delivered)
+                + mss;
+            (ssthresh - pipe).min(limit)
+        };
+        // The fast retransmission goes out on the ACK that starts recovery.
+        let sndcnt = if self.prr_out == 0 {
+            sndcnt.max(mss)
+        } else {
+            sndcnt
+        };
+        self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
+    }
+
     /// Mark SACKed segments; true if anything new was SACKed.
-    fn apply_sack(&mut self, seg: &Segment) -> bool {
+    fn apply_sack(&mut self, now: Nanos, seg: &Segment) -> bool {
         let mut changed = false;
         for &(s, e) in &seg.tcp.sack[..seg.tcp.sack_len as usize] {
             if e <= self.snd_una {
                 continue;
             }
             let mut i = self.sb.partition_point(|x| x.start < s);
-            while i < self.sb.len() && self.sb[i].end <= e {
+            while i < self.sb.len() && self.sb[i].end() <= e {
                 let x = &mut self.sb[i];
                 if !x.sacked {
                     x.sacked = true;
@@ -671,8 +1072,12 @@ impl TcpSender {
                         self.retrans_bytes -= l;
                     }
                     self.sacked_bytes += l;
-                    self.high_sacked = self.high_sacked.max(x.end);
+                    self.high_sacked = self.high_sacked.max(x.end());
                     changed = true;
+                    let (t, e, r) = (x.xmit_ts, x.end(), x.retrans);
+                    if self.cfg.rack {
+                        self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
+                    }
                 }
                 i += 1;
             }
@@ -711,7 +1116,29 @@ impl TcpSender {
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
         if self.app_at.is_some_and(|t| t <= now) {
             self.app_at = None;
+            let nxt = self.snd_nxt;
             self.transmit(now, out, st);
+            if self.cfg.rack && self.cfg.sack && self.snd_nxt > nxt {
+                self.arm_tlp(now);
+            }
+        }
+        if self.reo_at.is_some_and(|t| t <= now) {
+            self.reo_at = None;
+            self.rack_detect_loss(now);
+            if !self.in_recovery
+                && self.sb.front().is_some_and(|x| x.lost && !x.retrans)
+                && self.may_enter_recovery()
+            {
+                self.enter_recovery(now, out, st);
+                if self.recovery == Recovery::Sack && self.cfg.prr {
+                    self.prr_ack(0);
+                }
+            }
+            self.transmit(now, out, st);
+        }
+        if self.tlp_at.is_some_and(|t| t <= now) {
+            self.tlp_at = None;
+            self.send_probe(now, out, st);
         }
         if self.rto_at.is_none_or(|t| t > now) {
             return;
@@ -733,6 +1160,7 @@ impl TcpSender {
                         s.tcp.seq = self.snd_nxt;
                         s.tcp.flags = F::ACK | F::PSH;
                         s.tcp.ts_val = ts(now);
+                        s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
                         out.push(s);
                         self.rtt.backoff();
                         self.rto_at = Some(now + self.rtt.rto());
@@ -740,9 +1168,16 @@ impl TcpSender {
                     return;
                 }
                 st.timeouts += 1;
-                let flight = self.snd_nxt - self.snd_una;
-                // RFC 5681 eq. (4) only on the first timeout of this segment.
-                if self.rto_streak == 0 {
+                self.tlp_at = None;
+                self.tlp_end = None;
+                self.reo_at = None;
+                let flight = self.loss_base(self.snd_nxt - self.snd_una);
+                // RFC 5681 eq. (4) only on the first timeout of this segment, and not
+                // when the timer fires during fast recovery: that recovery already cut
+                // ssthresh (Linux `tcp_enter_loss` recomputes it only from the Open or
+                // Disorder states; RFC 5681 asks for "no more than" eq. (4)). FlightSize
+                // then includes everything sent during the recovery and would raise it.
+                if self.rto_streak == 0 && !self.in_recovery {
                     self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
                 }
                 self.rto_streak += 1;

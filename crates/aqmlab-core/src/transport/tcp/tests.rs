@@ -4,7 +4,7 @@
 use super::cc::CcKind;
 use super::receiver::TcpReceiver;
 use super::sender::{ts, TcpSender};
-use super::{Segment, TcpConfig};
+use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags as F, Ecn};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
@@ -75,7 +75,7 @@ fn handshake_then_initial_window_of_mss_segments() {
     assert_eq!(seqs(&out), vec![0, 1000, 2000, 3000]);
     assert!(out
         .iter()
-        .all(|x| x.tcp.payload == 1000 && x.wire_size() == 1040));
+        .all(|x| x.tcp.payload == 1000 && x.wire_size() == 1052));
     assert_eq!(st.rtt.count(), 1);
     assert_eq!(s.rtt.srtt, 100 * MS);
     // RTO = SRTT + 4·RTTVAR = 100 + 200 ms.
@@ -254,9 +254,14 @@ fn reno_leaves_recovery_on_the_first_partial_ack() {
 
 #[test]
 fn sack_recovery_retransmits_every_hole_the_scoreboard_marks_lost() {
+    // RFC 6675's own window (cwnd = ssthresh) and loss marking (IsLost); PRR and RACK
+    // are tested below.
     let (mut s, mut st, mut out) = established(TcpConfig {
         iw: 10,
         sack: true,
+        prr: false,
+        rack: false,
+        ssthresh_from_cwnd: false,
         ..cfg()
     });
     let t = out[0].tcp.ts_val;
@@ -517,6 +522,7 @@ fn established_finite(bytes: u64) -> (TcpSender, FlowStats, Vec<Segment>) {
     let mut s = TcpSender::new(TcpConfig {
         iw: 10,
         sack: true,
+        rack: false, // RFC 6675 NextSeg rules alone
         ..cfg()
     });
     let mut st = FlowStats::default();
@@ -633,4 +639,489 @@ fn sack_rule4_rescue_retransmits_the_highest_unsacked_segment_once_per_recovery(
     s.on_segment(400 * MS, &sack(10_000, &[], t), &mut out, &mut st);
     assert!(!s.in_recovery);
     assert!(out.is_empty());
+}
+
+// ---- Linux rules switched by the profiles (issue 10) ------------------------------------
+
+/// Linux `tcp_xmit_retransmit_queue`: retransmitting the head restarts the RTO. The IW
+/// went out at 100 ms with RTO 300 ms (deadline 400 ms); the fast retransmit at
+/// 200 ms + 2 ns moves the deadline to 500 ms + 2 ns. With `rto_rearm = false` (RFC 6298
+/// §5.3: only new ACKs restart it) it stays at 400 ms.
+#[test]
+fn fast_retransmit_of_the_head_rearms_the_rto() {
+    for (rearm, deadline) in [(true, 500 * MS + 2), (false, 400 * MS)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 10,
+            rto_rearm: rearm,
+            ..cfg()
+        });
+        assert_eq!(s.next_deadline(), Some(400 * MS));
+        let t = out[0].tcp.ts_val;
+        out.clear();
+        for k in 0..3 {
+            s.on_segment(200 * MS + k, &ack(0, t), &mut out, &mut st);
+            if k < 2 {
+                assert_eq!(s.next_deadline(), Some(400 * MS));
+            }
+        }
+        assert_eq!(seqs(&out), vec![0]);
+        assert_eq!(s.next_deadline(), Some(deadline), "rto_rearm = {rearm}");
+    }
+}
+
+/// The timer expiry itself retransmits the head and arms RTO·2 from then on, whatever
+/// `rto_rearm` says (RFC 6298 §5.5–5.6).
+#[test]
+fn rto_expiry_arms_the_backed_off_timer_with_rearm_on() {
+    let (mut s, mut st, mut out) = established(cfg());
+    out.clear();
+    s.on_timer(400 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(s.next_deadline(), Some(1000 * MS));
+}
+
+/// Linux congestion-window validation (`tcp_cwnd_validate`, `tcp_is_cwnd_limited`,
+/// `tcp_cwnd_application_limited`): an application writing 3 segments per RTT (100 ms;
+/// RTO stays 300 ms) with IW 4.
+/// - 100 ms: 3 segments out; slow start with cwnd 4000 < 2·3000 counts as cwnd-limited.
+/// - 200 ms: the ACK grows cwnd to 6000 (+2 MSS, RFC 3465 L = 2). From now on
+///   6000 ≥ 2·3000: not cwnd-limited, no growth; the last cwnd-limited moment was 100 ms.
+/// - 400 ms (an RTO after 100 ms): cwnd = (6000 + max(used 3000, IW 4000))/2 = 5000.
+///   ssthresh = max(ssthresh, ¾·cwnd) stays infinite, so this is still slow start, and
+///   5000 < 2·3000 counts as cwnd-limited again: the 500 ms ACK grows it to 7000.
+/// - 700 ms: (7000 + 4000)/2 = 5500, then 7500; 1000 ms: 5750, then 7750; 1300 ms: 5875.
+///
+/// So cwnd stays below 2 × the data in flight + 2 MSS, where without validation the
+/// same flow gains 2 MSS every RTT without bound.
+#[test]
+fn cwnd_does_not_grow_while_application_limited_and_decays_after_an_rto() {
+    let run = |cwv: bool| {
+        let mut s = TcpSender::new(TcpConfig { cwv, ..cfg() });
+        let (mut st, mut out) = (FlowStats::default(), Vec::new());
+        s.write(0, 3000, false, &mut out, &mut st);
+        s.open(0, &mut out);
+        let mut synack = ack(0, out[0].tcp.ts_val);
+        synack.tcp.flags = F::SYN | F::ACK;
+        out.clear();
+        s.on_segment(100 * MS, &synack, &mut out, &mut st);
+        assert_eq!(seqs(&out), vec![0, 1000, 2000]);
+        let mut cwnds = vec![];
+        for k in 1..=12u64 {
+            let now = 100 * MS * (k + 1);
+            s.on_segment(now, &ack(3000 * k, ts(now - 100 * MS)), &mut out, &mut st);
+            assert_eq!(s.rtt.rto(), 300 * MS);
+            out.clear();
+            s.write(now, 3000, false, &mut out, &mut st);
+            assert_eq!(out.len(), 3);
+            out.clear();
+            cwnds.push(s.w.cwnd);
+        }
+        cwnds
+    };
+    assert_eq!(
+        run(true),
+        vec![6000, 6000, 5000, 7000, 7000, 5500, 7500, 7500, 5750, 7750, 7750, 5875]
+    );
+    let off = run(false);
+    assert_eq!(off[0], 6000);
+    assert!(off.windows(2).all(|w| w[1] == w[0] + 2000), "{off:?}");
+}
+
+/// Restart after idle: a connection that last sent new data at 100 ms writes again at
+/// `100 ms + idle` with nothing in flight (RTO 300 ms, cwnd 64 000, ssthresh 20 000).
+/// Linux `tcp_cwnd_restart`, idle 1 s: ssthresh = max(20 000, ¾·64 000) = 48 000;
+/// cwnd halves while (1000 − k·300 ms) > 0: 32 000, 16 000, 8 000 (k = 1..3); not below
+/// min(IW, cwnd) = 4000. RFC 5681 §4.1: cwnd = min(IW, cwnd) = 4000, ssthresh kept.
+/// An idle time of 250 ms (< RTO) changes nothing.
+#[test]
+fn idle_restart_follows_linux_or_rfc5681() {
+    let run = |mode: IdleRestart, idle: Nanos| {
+        let mut s = TcpSender::new(TcpConfig {
+            idle_restart: mode,
+            cwv: false,
+            ..cfg()
+        });
+        let (mut st, mut out) = (FlowStats::default(), Vec::new());
+        s.write(0, 3000, false, &mut out, &mut st);
+        s.open(0, &mut out);
+        let mut synack = ack(0, out[0].tcp.ts_val);
+        synack.tcp.flags = F::SYN | F::ACK;
+        s.on_segment(100 * MS, &synack, &mut out, &mut st);
+        s.on_segment(200 * MS, &ack(3000, ts(100 * MS)), &mut out, &mut st);
+        assert_eq!(s.rtt.rto(), 300 * MS);
+        s.w.cwnd = 64_000;
+        s.w.ssthresh = 20_000;
+        out.clear();
+        s.write(100 * MS + idle, 3000, false, &mut out, &mut st);
+        assert_eq!(out.len(), 3);
+        (s.w.cwnd, s.w.ssthresh)
+    };
+    assert_eq!(run(IdleRestart::Linux, 1000 * MS), (8000, 48_000));
+    assert_eq!(run(IdleRestart::Rfc5681, 1000 * MS), (4000, 20_000));
+    assert_eq!(run(IdleRestart::Off, 1000 * MS), (64_000, 20_000));
+    for mode in [IdleRestart::Linux, IdleRestart::Rfc5681] {
+        assert_eq!(run(mode, 250 * MS), (64_000, 20_000));
+    }
+}
+
+/// A SACK recovery that ends with the cumulative ACK exactly at RecoveryPoint (12 000),
+/// then the first new segment (12 000) is lost: RFC 6675 §5 (and Linux, which keeps the
+/// `snd_una > recover` guard for non-SACK Reno only) starts a new recovery with a
+/// window cut. Without SACK, RFC 6582 §3.2 step 2 forbids it until the ACK passes 12 000.
+#[test]
+fn a_loss_right_after_sack_recovery_starts_a_new_recovery() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        ssthresh_from_cwnd: false, // RFC 5681 eq. 4 arithmetic
+        ..cfg()
+    });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+    s.on_segment(201 * MS, &sack(0, &[(1000, 3000)], t), &mut out, &mut st);
+    s.on_segment(202 * MS, &sack(0, &[(1000, 4000)], t), &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(s.recover, Some(12_000));
+    assert_eq!(s.w.ssthresh, 6000);
+    out.clear();
+    s.on_segment(300 * MS, &sack(12_000, &[], t), &mut out, &mut st);
+    assert!(!s.in_recovery);
+    assert_eq!(
+        seqs(&out),
+        vec![12_000, 13_000, 14_000, 15_000, 16_000, 17_000]
+    );
+    out.clear();
+    let retransmits = st.retransmits;
+    s.on_segment(
+        400 * MS,
+        &sack(12_000, &[(13_000, 14_000)], t),
+        &mut out,
+        &mut st,
+    );
+    s.on_segment(
+        401 * MS,
+        &sack(12_000, &[(13_000, 15_000)], t),
+        &mut out,
+        &mut st,
+    );
+    s.on_segment(
+        402 * MS,
+        &sack(12_000, &[(13_000, 16_000)], t),
+        &mut out,
+        &mut st,
+    );
+    assert!(s.in_recovery);
+    // The first two SACKs each let one new segment out (18 000, 19 000): FlightSize
+    // 12 000..20 000 = 8000, halved.
+    assert_eq!(s.w.ssthresh, 4000);
+    assert_eq!(st.retransmits, retransmits + 1);
+    assert_eq!(out.iter().filter(|x| x.tcp.seq == 12_000).count(), 1);
+}
+
+#[test]
+fn newreno_does_not_reenter_recovery_until_the_ack_passes_recover() {
+    let (mut s, mut st, mut out) = established(TcpConfig { iw: 10, ..cfg() });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    for k in 0..4 {
+        s.on_segment(200 * MS + k, &ack(0, t), &mut out, &mut st);
+    }
+    assert!(s.in_recovery);
+    let recover = s.recover.unwrap();
+    s.on_segment(300 * MS, &ack(recover, t), &mut out, &mut st);
+    assert!(!s.in_recovery);
+    assert_eq!(s.snd_una, recover);
+    let ssthresh = s.w.ssthresh;
+    for k in 0..4 {
+        s.on_segment(400 * MS + k, &ack(recover, t), &mut out, &mut st);
+    }
+    assert!(!s.in_recovery);
+    assert_eq!(s.w.ssthresh, ssthresh);
+}
+
+/// An RTO during fast recovery keeps the recovery's ssthresh (Linux `tcp_enter_loss`
+/// only recomputes it from the Open/Disorder states): FlightSize now includes the data
+/// sent during recovery, and halving it would raise ssthresh from 5000 to 6500.
+#[test]
+fn rto_during_fast_recovery_keeps_the_recovery_ssthresh() {
+    let (mut s, mut st, mut out) = established(TcpConfig { iw: 10, ..cfg() });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    for k in 0..8 {
+        s.on_segment(200 * MS + k, &ack(0, t), &mut out, &mut st);
+    }
+    assert!(s.in_recovery);
+    assert_eq!(s.w.ssthresh, 5000);
+    assert_eq!(s.snd_nxt, 13_000);
+    let d = s.next_deadline().unwrap();
+    out.clear();
+    s.on_timer(d, &mut out, &mut st);
+    assert_eq!(st.timeouts, 1);
+    assert_eq!((s.w.cwnd, s.w.ssthresh), (1000, 5000));
+    assert_eq!(seqs(&out), vec![0]);
+}
+
+/// SACKs for the segments above `lost_to` of a 20-segment flight, one ACK per segment
+/// from `first` to `last` (cumulative ACK stays at 0): what was sent on each ACK,
+/// as "N" (new), "R" (retransmissions) or "" per ACK.
+fn prr_trace(c: TcpConfig, first: u64, last: u64) -> Vec<String> {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 20,
+        sack: true,
+        ..c
+    });
+    assert_eq!(out.len(), 20);
+    let t = out[0].tcp.ts_val;
+    let mut sent = vec![];
+    for k in first..=last {
+        out.clear();
+        s.on_segment(
+            200 * MS + k,
+            &sack(0, &[(first * MSS, (k + 1) * MSS)], t),
+            &mut out,
+            &mut st,
+        );
+        let r = out.iter().filter(|x| x.tcp.seq < 20 * MSS).count();
+        let n = out.len() - r;
+        sent.push(match (n, r) {
+            (0, 0) => String::new(),
+            (n, 0) => "N".repeat(n),
+            (0, r) => format!("{r}R"),
+            (n, r) => format!("{r}R+{n}N"),
+        });
+    }
+    sent
+}
+
+/// RFC 6937 §3.1, first example: 20 segments in flight, segment 0 lost, ACKs (SACKs)
+/// for 1..19. Limited transmit sends new segments on ACKs 1 and 2; the third starts
+/// recovery with ssthresh = FlightSize/2 = 11 and RecoverFS = 22 (ratio ½, as the
+/// RFC's 10/20). PRR then sends one segment per two ACKs, `sndcnt = ⌈prr_delivered/2⌉
+/// − prr_out`: R on ACK 3, N on 5, 7, 9, 11, 13, 15; on ACK 17 pipe reaches ssthresh
+/// and the reduction bound takes over (`ssthresh − pipe` = 0 on 17, 1 on 18 and 19):
+/// exactly the RFC's "PRR" row (N N R · N · N · N · N · N · N · · N N).
+#[test]
+fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
+    let rfc_base = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ..cfg()
+    };
+    let got = prr_trace(rfc_base, 1, 19);
+    let want = [
+        "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "", "N", "N",
+    ];
+    assert_eq!(got, want);
+    // RFC 6675 (prr = false) on the same ACKs: a half window of silence, then one new
+    // segment per ACK once pipe = 22 − k < cwnd = ssthresh = 11, from ACK 12 (the
+    // RFC's "RFC 6675" row: eight N at the end; both send the same total).
+    let rfc = prr_trace(
+        TcpConfig {
+            prr: false,
+            ..rfc_base
+        },
+        1,
+        19,
+    );
+    let want = [
+        "N", "N", "1R", "", "", "", "", "", "", "", "", "N", "N", "N", "N", "N", "N", "N", "N",
+    ];
+    assert_eq!(rfc, want);
+    // Linux's arithmetic (`ssthresh_from_cwnd`, the default): ssthresh = cwnd/2 = 10,
+    // RecoverFS = prior_cwnd = 20 (the limited-transmit segments not counted). Same ½
+    // ratio, but pipe (22 + sent − k) stays above 10 through ACK 17, which PRR answers
+    // (⌈15/2⌉ − 7 = 1), and on 18 and 19 nothing is left: 7 new segments, not 8.
+    let linux = prr_trace(cfg(), 1, 19);
+    let want = [
+        "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "",
+    ];
+    assert_eq!(linux, want);
+}
+
+/// RFC 6937 §3.1, second example: segments 0..14 lost, ACKs for 15..19 only. Recovery
+/// starts on ACK 17 with pipe = 4 segments, far below ssthresh: PRR-SSRB sends
+/// `max(prr_delivered − prr_out, DeliveredData) + 1` = 2 segments per ACK (the RFC's
+/// "2R 2R 2R", pipe 4, 5, 6), where RFC 6675 fills pipe up to ssthresh at once
+/// (11 with FlightSize 22, 10 with Linux's cwnd/2).
+#[test]
+fn prr_slow_start_reduction_bound_after_a_burst_loss_as_rfc6937_example_2() {
+    let rfc_base = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ..cfg()
+    };
+    assert_eq!(prr_trace(rfc_base, 15, 19), ["N", "N", "2R", "2R", "2R"]);
+    assert_eq!(prr_trace(cfg(), 15, 19), ["N", "N", "2R", "2R", "2R"]);
+    let rfc = prr_trace(
+        TcpConfig {
+            prr: false,
+            ..rfc_base
+        },
+        15,
+        19,
+    );
+    assert_eq!(rfc[..2], ["N", "N"]);
+    assert_eq!(rfc[2], "7R"); // pipe 4 + 7 = ssthresh 11
+    let linux = prr_trace(
+        TcpConfig {
+            prr: false,
+            ..cfg()
+        },
+        15,
+        19,
+    );
+    assert_eq!(linux[2], "6R"); // pipe 4 + 6 = ssthresh 10
+}
+
+/// RACK (RFC 8985 §6.2) with one SACK: the IW (10 segments) left at 100 ms, RTT 100 ms.
+/// At 200 ms segment 1 is SACKed: RACK.rtt = 100 ms, and with fewer than DupThresh
+/// segments SACKed and no recovery the reordering window is min_RTT/4 = 25 ms, so
+/// segment 0 is lost at 100 + 100 + 25 = 225 ms: the reordering timer fires then and
+/// fast recovery starts with its retransmission (without RACK: nothing before the RTO
+/// at 400 ms).
+#[test]
+fn rack_reordering_timer_marks_the_hole_lost_at_rtt_plus_reo_wnd() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        ..cfg()
+    });
+    let t = out[0].tcp.ts_val;
+    out.clear();
+    s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![10_000]); // pipe-based: one segment per SACKed one
+    assert_eq!(s.next_deadline(), Some(225 * MS));
+    out.clear();
+    s.on_timer(225 * MS - 1, &mut out, &mut st);
+    assert!(out.is_empty() && !s.in_recovery);
+    s.on_timer(225 * MS, &mut out, &mut st);
+    assert!(s.in_recovery);
+    assert_eq!(seqs(&out), vec![0]);
+    assert_eq!(st.retransmits, 1);
+
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        iw: 10,
+        sack: true,
+        rack: false,
+        ..cfg()
+    });
+    out.clear();
+    s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+    assert_eq!(s.next_deadline(), Some(400 * MS));
+}
+
+/// RACK finds a lost retransmission. Continuing the trace above: segment 0 was resent
+/// at 225 ms (and is lost again). At 300 ms everything but 0 up to 11 000 is SACKed
+/// (RACK segment: 10 000, sent at 200 ms, before the retransmission: nothing new
+/// lost); PRR sends 11 000.. at 300 ms. At 400 ms 11 000 is SACKed: it was sent after
+/// the retransmission, RACK.rtt = 100 ms, reo_wnd = 0 in recovery, and 225 + 100 ≤ 400:
+/// segment 0 is lost again and resent at once. RFC 6675 alone waits for the RTO.
+#[test]
+fn rack_detects_a_lost_retransmission() {
+    let run = |rack: bool| {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 10,
+            sack: true,
+            rack,
+            ..cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        s.on_segment(200 * MS, &sack(0, &[(1000, 2000)], t), &mut out, &mut st);
+        if rack {
+            s.on_timer(225 * MS, &mut out, &mut st);
+        } else {
+            // Without RACK, the same state by DupThresh: two more SACKs at 225 ms.
+            s.on_segment(225 * MS, &sack(0, &[(1000, 3000)], t), &mut out, &mut st);
+            s.on_segment(225 * MS, &sack(0, &[(1000, 4000)], t), &mut out, &mut st);
+        }
+        assert!(s.in_recovery);
+        assert_eq!(st.retransmits, 1);
+        out.clear();
+        s.on_segment(
+            300 * MS,
+            &sack(0, &[(1000, 11_000)], ts(200 * MS)),
+            &mut out,
+            &mut st,
+        );
+        // The first segment sent at 300 ms (11 000 with RACK; without it 11 000 already
+        // left at 225 ms on the second SACK, so 12 000).
+        let first = out[0].tcp.seq;
+        assert_eq!(first, if rack { 11_000 } else { 12_000 });
+        assert!(out.iter().all(|x| x.tcp.seq != 0));
+        out.clear();
+        let blocks = [(1000, first + 1000)];
+        s.on_segment(400 * MS, &sack(0, &blocks, ts(300 * MS)), &mut out, &mut st);
+        (seqs(&out), st.retransmits)
+    };
+    let (sent, retransmits) = run(true);
+    assert_eq!(sent[0], 0);
+    assert_eq!(retransmits, 2);
+    let (sent, retransmits) = run(false);
+    assert!(!sent.contains(&0));
+    assert_eq!(retransmits, 1);
+}
+
+/// TLP (RFC 8985 §7): IW 4 at 100 ms; the ACK at 200 ms (SRTT 100 ms) opens cwnd to
+/// 6 segments, sent at once; then silence. PTO = 2·SRTT = 200 ms, before the RTO at
+/// 200 + 300 ms: at 400 ms one probe goes out regardless of cwnd — new data (10 000)
+/// for a bulk sender, the last segment again (9000) when there is no new data — and
+/// the RTO is re-armed from the probe (700 ms). No second probe before an ACK.
+#[test]
+fn tlp_probes_at_two_srtt_with_new_data_or_the_last_segment() {
+    for (bytes, probe, retransmits) in [(u64::MAX, 10_000, 0), (10_000, 9000, 1)] {
+        let mut s = TcpSender::new(TcpConfig {
+            iw: 4,
+            sack: true,
+            ..cfg()
+        });
+        let (mut st, mut out) = (FlowStats::default(), Vec::new());
+        s.write(0, bytes, false, &mut out, &mut st);
+        s.open(0, &mut out);
+        let mut synack = ack(0, out[0].tcp.ts_val);
+        synack.tcp.flags = F::SYN | F::ACK;
+        s.on_segment(100 * MS, &synack, &mut out, &mut st);
+        out.clear();
+        s.on_segment(200 * MS, &ack(4000, ts(100 * MS)), &mut out, &mut st);
+        assert_eq!(seqs(&out), vec![4000, 5000, 6000, 7000, 8000, 9000]);
+        assert_eq!(s.next_deadline(), Some(400 * MS));
+        out.clear();
+        s.on_timer(400 * MS, &mut out, &mut st);
+        assert_eq!(seqs(&out), vec![probe]);
+        assert_eq!(st.retransmits, retransmits);
+        assert_eq!(s.next_deadline(), Some(700 * MS));
+        out.clear();
+        s.on_timer(700 * MS, &mut out, &mut st);
+        assert_eq!(st.timeouts, 1);
+        assert_eq!(seqs(&out), vec![4000]);
+    }
+}
+
+/// A probe that retransmitted the last segment and is followed by an ACK beyond it
+/// repaired a loss (RFC 8985 §7.4; no DSACK in this model): one reduction, cwnd =
+/// ssthresh = cwnd/2.
+#[test]
+fn tlp_episode_that_repaired_a_loss_reduces_cwnd_once() {
+    let mut s = TcpSender::new(TcpConfig {
+        iw: 4,
+        sack: true,
+        ..cfg()
+    });
+    let (mut st, mut out) = (FlowStats::default(), Vec::new());
+    s.write(0, 10_000, false, &mut out, &mut st);
+    s.open(0, &mut out);
+    let mut synack = ack(0, out[0].tcp.ts_val);
+    synack.tcp.flags = F::SYN | F::ACK;
+    s.on_segment(100 * MS, &synack, &mut out, &mut st);
+    s.on_segment(200 * MS, &ack(4000, ts(100 * MS)), &mut out, &mut st);
+    s.on_timer(400 * MS, &mut out, &mut st); // probe: 9000 again
+    assert_eq!(s.w.cwnd, 6000);
+    // The probe's ACK covers everything (the original 9000 was lost).
+    s.write(450 * MS, 5000, false, &mut out, &mut st);
+    s.on_segment(500 * MS, &ack(10_000, ts(400 * MS)), &mut out, &mut st);
+    // ACK == TLP.end_seq: not yet beyond it (Linux waits for `after(ack, high_seq)`).
+    assert_eq!(s.w.cwnd, 6000 + 2000);
+    // Beyond it: the ACK first grows cwnd in slow start (8000 < 2 × 5000 outstanding
+    // counts as cwnd-limited) to 10 000, then the reduction halves it (Linux's
+    // `tcp_reno_ssthresh`): cwnd = ssthresh = 5000.
+    s.on_segment(600 * MS, &ack(12_000, ts(500 * MS)), &mut out, &mut st);
+    assert_eq!((s.w.cwnd, s.w.ssthresh), (5000, 5000));
 }

@@ -13,8 +13,14 @@
 //! - Multiplicative decrease (§4.6): `ssthresh = max(β·cwnd, 2 segments)`, β = 0.7.
 //! - Fast convergence (§4.7): if cwnd < W_max at the event, `W_max = cwnd·(1 + β)/2`,
 //!   else `W_max = cwnd`.
-//! - Timeout (§4.8): ssthresh as in §4.6; the next epoch starts from the post-timeout
-//!   window.
+//! - Timeout (§4.8): ssthresh as in §4.6, then `W_max` is forgotten: the first epoch
+//!   after the timeout has K = 0 and W_max = the window at its start (Linux
+//!   `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset` zeroes `last_max_cwnd` likewise).
+//!
+//! - Application-limited periods (RFC 9438 §5.8, Linux `cubictcp_cwnd_event`
+//!   `CA_EVENT_TX_START`): when the sender starts sending again with nothing in flight,
+//!   the epoch start moves forward by the idle time (not past now), so `t` counts only
+//!   time spent sending and the curve does not jump after a pause.
 //!
 //! Slow start is standard (RFC 5681 + byte counting), optionally with HyStart.
 //!
@@ -258,10 +264,18 @@ impl Cubic {
         ((BETA * cwnd * mss) as u64).max(2 * w.mss)
     }
 
+    /// New data after an idle period of `idle` with nothing in flight.
+    pub fn on_tx_start(&mut self, now: Nanos, idle: Nanos) {
+        if let Some(t) = &mut self.epoch_start {
+            *t = (*t + idle).min(now);
+        }
+    }
+
     /// An RTO (Linux `cubictcp_state(TCP_CA_Loss)`): a new epoch, and HyStart starts
     /// afresh (the slow start back to ssthresh may end early again).
     pub fn on_rto(&mut self, _w: &Window, now: Nanos, snd_nxt: u64) {
         self.epoch_start = None;
+        self.w_max = 0.0;
         if let Some(hs) = &mut self.hystart {
             *hs = HyStart::default();
             hs.reset_round(now, snd_nxt);
@@ -317,6 +331,80 @@ mod tests {
     }
 
     const MSS: u64 = 1000;
+
+    /// RFC 9438 §5.8 / Linux `CA_EVENT_TX_START`: 2 s of idle time in the middle of an
+    /// epoch do not count in t — after resuming, the window is where it would have been
+    /// without the pause, not 2 s further along the curve; the shift stops at now.
+    #[test]
+    fn idle_time_does_not_advance_the_epoch() {
+        let mk = || {
+            let mut w = Window {
+                cwnd: 200 * MSS,
+                ssthresh: u64::MAX,
+                mss: MSS,
+            };
+            let mut c = Cubic::new(false);
+            w.ssthresh = c.ssthresh(&w, 0);
+            w.cwnd = w.ssthresh;
+            let a = AckSample {
+                now: NS_PER_S,
+                acked: MSS,
+                srtt: 100 * NS_PER_MS,
+                ..Default::default()
+            };
+            c.on_ack(&mut w, &a);
+            assert_eq!(c.epoch_start, Some(NS_PER_S));
+            (c, w)
+        };
+        let (mut paused, _) = mk();
+        paused.on_tx_start(4 * NS_PER_S, 2 * NS_PER_S);
+        assert_eq!(paused.epoch_start, Some(3 * NS_PER_S));
+        // The shift never moves the epoch past now.
+        let (mut long, _) = mk();
+        long.on_tx_start(2 * NS_PER_S, 5 * NS_PER_S);
+        assert_eq!(long.epoch_start, Some(2 * NS_PER_S));
+        // No epoch yet (slow start): nothing to shift.
+        let mut fresh = Cubic::new(false);
+        fresh.on_tx_start(2 * NS_PER_S, NS_PER_S);
+        assert_eq!(fresh.epoch_start, None);
+    }
+
+    /// RFC 9438 §4.8: after an RTO the first epoch has K = 0 and W_max = cwnd at its
+    /// start, not the W_max of the loss before.
+    #[test]
+    fn rto_forgets_w_max() {
+        let mut w = Window {
+            cwnd: 200 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        let mut c = Cubic::new(false);
+        w.ssthresh = c.ssthresh(&w, 0); // W_max = 200, ssthresh 140
+        assert_eq!(c.w_max, 200.0);
+        c.on_rto(&w, 0, 0);
+        w.cwnd = 140 * MSS; // slow start back up to ssthresh
+        let a = AckSample {
+            now: NS_PER_S,
+            acked: MSS,
+            srtt: 100 * NS_PER_MS,
+            ..Default::default()
+        };
+        c.on_ack(&mut w, &a);
+        assert_eq!(c.k, 0.0);
+        assert_eq!(c.w_max, 140.0);
+        // Without the timeout the same epoch would aim at the old W_max (K = ∛(60/0.4)).
+        let mut d = Cubic::new(false);
+        let mut w2 = Window {
+            cwnd: 200 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        w2.ssthresh = d.ssthresh(&w2, 0);
+        w2.cwnd = 140 * MSS;
+        d.on_ack(&mut w2, &a);
+        assert!((d.k - (60.0f64 / C).cbrt()).abs() < 1e-12);
+        assert_eq!(d.w_max, 200.0);
+    }
 
     /// A HyStart CUBIC in slow start at cwnd = 16 segments, driven by an ACK clock:
     /// each ACK acknowledges 2 segments and the sender keeps `snd_nxt = snd_una + cwnd`.

@@ -118,9 +118,10 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    pub fn new(kind: CcKind) -> AnyCc {
+    /// `per_ack_growth`: the Reno family grows per ACK as ns-3 does (see `reno`).
+    pub fn new(kind: CcKind, per_ack_growth: bool) -> AnyCc {
         match kind {
-            CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::default()),
+            CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::new(per_ack_growth)),
             CcKind::Cubic { hystart } => AnyCc::Cubic(cubic::Cubic::new(hystart)),
             CcKind::Ledbat { target, gain } => AnyCc::Ledbat(ledbat::Ledbat::new(target, gain)),
             CcKind::Compound => AnyCc::Compound(compound::Compound::default()),
@@ -180,6 +181,19 @@ impl AnyCc {
             AnyCc::Compound(c) => c.on_rto(),
             AnyCc::Vegas(c) => c.on_rto(),
             AnyCc::Dctcp(_) => {}
+        }
+    }
+
+    /// The connection sends new data with nothing in flight, `idle` after its previous
+    /// new data (Linux `CA_EVENT_TX_START`).
+    pub fn on_tx_start(&mut self, now: Nanos, idle: Nanos) {
+        match self {
+            AnyCc::Cubic(c) => c.on_tx_start(now, idle),
+            AnyCc::Reno(_)
+            | AnyCc::Ledbat(_)
+            | AnyCc::Compound(_)
+            | AnyCc::Vegas(_)
+            | AnyCc::Dctcp(_) => {}
         }
     }
 

@@ -1,0 +1,119 @@
+"""Cross-validation against ns-3.44: the same dumbbell in both, a side-by-side table.
+
+Kept out of the test suite (it needs ns-3, minutes of CPU, and compares two models
+rather than checking a rule). Run from the repository root with the project's Python
+(`make install` first) after installing ns-3 into its own environment (README.md):
+
+    .venv/bin/python benches/crossval/crossval.py [--duration 120] [--only NAME]
+
+Writes benches/crossval/results.md: per scenario and metric, ns-3, aqmlab with
+`profile = "ns3"` and aqmlab with the default `profile = "linux"`.
+"""
+
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+
+import aqmlab
+import polars as pl
+
+HERE = pathlib.Path(__file__).resolve().parent
+NS3_PY = HERE / ".venv-ns3" / "bin" / "python"
+
+# name, cc (ns-3 type suffix, aqmlab name), flows, rate (ns-3, aqmlab), qdisc, limit
+SCENARIOS = [
+    ("newreno4-2M-pfifo", ("NewReno", "newreno"), 4, ("2Mbps", "2Mbit"), "pfifo", 100),
+    ("newreno4-2M-codel", ("NewReno", "newreno"), 4, ("2Mbps", "2Mbit"), "codel", 1000),
+    ("newreno4-2M-pie", ("NewReno", "newreno"), 4, ("2Mbps", "2Mbit"), "pie", 1000),
+    ("cubic5-5M-pfifo", ("Cubic", "cubic"), 5, ("5Mbps", "5Mbit"), "pfifo", 417),
+    ("cubic5-5M-codel", ("Cubic", "cubic"), 5, ("5Mbps", "5Mbit"), "codel", 1000),
+    ("cubic5-5M-fqcodel", ("Cubic", "cubic"), 5, ("5Mbps", "5Mbit"), "fq_codel", 1000),
+]
+
+METRICS = ["goodput_bps", "utilization", "sojourn_ms_mean", "sojourn_ms_p95", "drop_pct",
+           "retransmits", "timeouts", "jain"]
+
+
+def jain(x):
+    s, s2 = sum(x), sum(v * v for v in x)
+    return s * s / (len(x) * s2) if s2 > 0 else float("nan")
+
+
+def run_ns3(cc, n, rate, qdisc, limit, duration, warmup):
+    out = subprocess.run(
+        [str(NS3_PY), str(HERE / "ns3_dumbbell.py"), "--cc", cc, "--flows", str(n), "--rate", rate,
+         "--qdisc", qdisc, "--limit", str(limit), "--duration", str(duration), "--warmup", str(warmup)],
+        check=True, capture_output=True, text=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    g = r["goodput_bps"]
+    return {"goodput_bps": sum(g), "utilization": r["utilization"],
+            "sojourn_ms_mean": r["sojourn_ms_mean"], "sojourn_ms_p95": r["sojourn_ms_p95"],
+            "drop_pct": 100.0 * r["drops"] / max(r["arrivals"], 1),
+            "retransmits": r["retransmits"], "timeouts": r["timeouts"], "jain": jain(g)}
+
+
+def toml(cc, n, rate, qdisc, limit, duration, warmup, profile):
+    q = {"pfifo": "pfifo", "codel": "codel", "pie": "pie", "fq_codel": "fq_codel"}[qdisc]
+    return f"""
+name = "crossval"
+duration = "{duration}s"
+warmup = "{warmup}s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "{rate}"
+delay = "20ms"
+qdisc = {{ kind = "{q}", limit = "{limit}pkt" }}
+[[topology.hosts]]
+name = "h"
+count = {n}
+left = {{ rate = "100Mbit", delay = "5ms" }}
+right = {{ rate = "100Mbit", delay = "5ms" }}
+[[traffic]]
+kind = "tcp-bulk"
+name = "f"
+hosts = "h"
+cc = "{cc}"
+profile = "{profile}"
+"""
+
+
+def run_aqmlab(cc, n, rate, qdisc, limit, duration, warmup, profile):
+    p = HERE / f".crossval-{profile}.toml"
+    p.write_text(toml(cc, n, rate, qdisc, limit, duration, warmup, profile))
+    res = aqmlab.run(p, seed=1)
+    q = res.queues.filter(pl.col("link") == "L->R").row(0, named=True)
+    f = res.flows
+    g = f["goodput_bps"].to_list()
+    return {"goodput_bps": sum(g), "utilization": q["utilization"],
+            "sojourn_ms_mean": q["sojourn_ms_mean"], "sojourn_ms_p95": q["sojourn_ms_p95"],
+            "drop_pct": 100.0 * q["drops"] / max(q["enqueued"] + q["drops"], 1),
+            "retransmits": float(f["retransmits"].sum()), "timeouts": float(f["timeouts"].sum()),
+            "jain": jain(g)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--duration", type=float, default=120.0)
+    ap.add_argument("--warmup", type=float, default=20.0)
+    ap.add_argument("--only", default=None)
+    a = ap.parse_args()
+    lines = [f"# Cross-validation against ns-3.44 ({a.duration:.0f} s, warm-up {a.warmup:.0f} s, seed 1)", "",
+             "| scenario | metric | ns-3 | aqmlab ns3 | aqmlab linux |", "| --- | --- | --- | --- | --- |"]
+    for name, (ns_cc, cc), n, (ns_rate, rate), qdisc, limit in SCENARIOS:
+        if a.only and a.only not in name:
+            continue
+        print(name, file=sys.stderr)
+        ns3 = run_ns3(ns_cc, n, ns_rate, qdisc, limit, a.duration, a.warmup)
+        aq3 = run_aqmlab(cc, n, rate, qdisc, limit, a.duration, a.warmup, "ns3")
+        aql = run_aqmlab(cc, n, rate, qdisc, limit, a.duration, a.warmup, "linux")
+        for m in METRICS:
+            lines.append(f"| {name} | {m} | {ns3[m]:.4g} | {aq3[m]:.4g} | {aql[m]:.4g} |")
+    (HERE / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
