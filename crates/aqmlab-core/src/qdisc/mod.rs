@@ -25,6 +25,7 @@ pub mod pie;
 pub mod prio;
 pub mod queue;
 pub mod red;
+pub mod rio;
 pub mod sfq;
 pub mod sfq_codel;
 
@@ -232,6 +233,7 @@ registry! {
     FqCodel(fq_codel::FqCodel) => [fq_codel::KIND],
     SfqCodel(sfq_codel::SfqCodel) => [sfq_codel::KIND],
     DocsisPie(docsis_pie::DocsisPie) => [docsis_pie::KIND],
+    Rio(rio::Rio) => [rio::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
