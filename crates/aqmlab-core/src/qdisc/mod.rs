@@ -15,6 +15,7 @@
 
 pub mod ared;
 pub mod child_stats;
+pub mod choke;
 pub mod classify;
 pub mod codel;
 pub mod docsis_pie;
@@ -234,6 +235,7 @@ registry! {
     SfqCodel(sfq_codel::SfqCodel) => [sfq_codel::KIND],
     DocsisPie(docsis_pie::DocsisPie) => [docsis_pie::KIND],
     Rio(rio::Rio) => [rio::KIND],
+    Choke(choke::Choke) => [choke::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
