@@ -14,6 +14,7 @@
 //! reported it dropped: the engine frees it.
 
 pub mod ared;
+pub mod avq;
 pub mod child_stats;
 pub mod choke;
 pub mod classify;
@@ -22,6 +23,7 @@ pub mod docsis_pie;
 pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
+pub mod gk;
 pub mod pie;
 pub mod prio;
 pub mod queue;
@@ -236,6 +238,8 @@ registry! {
     DocsisPie(docsis_pie::DocsisPie) => [docsis_pie::KIND],
     Rio(rio::Rio) => [rio::KIND],
     Choke(choke::Choke) => [choke::KIND],
+    Avq(avq::Avq) => [avq::KIND],
+    Gk(gk::Gk) => [gk::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
