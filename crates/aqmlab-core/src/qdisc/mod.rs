@@ -27,6 +27,8 @@ pub mod gk;
 pub mod pie;
 pub mod prio;
 pub mod queue;
+pub mod rb_red;
+pub mod rb_rio;
 pub mod red;
 pub mod rio;
 pub mod sfq;
@@ -240,6 +242,7 @@ registry! {
     Choke(choke::Choke) => [choke::KIND],
     Avq(avq::Avq) => [avq::KIND],
     Gk(gk::Gk) => [gk::KIND],
+    RbRed(rb_red::RbRed) => [rb_red::KIND, rb_rio::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
