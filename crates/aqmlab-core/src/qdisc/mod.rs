@@ -15,6 +15,7 @@
 
 pub mod ared;
 pub mod avq;
+pub mod avqred;
 pub mod child_stats;
 pub mod choke;
 pub mod classify;
@@ -24,6 +25,7 @@ pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
 pub mod gk;
+pub mod pfavqred;
 pub mod pie;
 pub mod prio;
 pub mod queue;
@@ -243,6 +245,7 @@ registry! {
     Avq(avq::Avq) => [avq::KIND],
     Gk(gk::Gk) => [gk::KIND],
     RbRed(rb_red::RbRed) => [rb_red::KIND, rb_rio::KIND],
+    Avqred(avqred::Avqred) => [avqred::KIND, pfavqred::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
