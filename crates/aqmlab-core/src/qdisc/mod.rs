@@ -35,6 +35,7 @@ pub mod red;
 pub mod rio;
 pub mod sfq;
 pub mod sfq_codel;
+pub mod sred;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -246,6 +247,7 @@ registry! {
     Gk(gk::Gk) => [gk::KIND],
     RbRed(rb_red::RbRed) => [rb_red::KIND, rb_rio::KIND],
     Avqred(avqred::Avqred) => [avqred::KIND, pfavqred::KIND],
+    Sred(sred::Sred) => [sred::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
