@@ -157,7 +157,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!((r.curve.min_th, r.curve.max_th), (5.0, 15.0));
-        assert!((r.average.wq - 0.003_992_010_656).abs() < 1e-12, "{}", r.average.wq);
+        assert!(
+            (r.average.wq - 0.003_992_010_656).abs() < 1e-12,
+            "{}",
+            r.average.wq
+        );
         assert!(r.curve.gentle);
         // 100 Mbit/s: C = 12500 pkt/s; 0.010·12500/2 = 62.5 -> (62.5, 187.5);
         // w_q = 1 − e^(−0.00008) = 0.00008 − 3.2e-9 = 7.99968e-5.
@@ -167,7 +171,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!((r.curve.min_th, r.curve.max_th), (62.5, 187.5));
-        assert!((r.average.wq - 7.999_68e-5).abs() < 1e-12, "{}", r.average.wq);
+        assert!(
+            (r.average.wq - 7.999_68e-5).abs() < 1e-12,
+            "{}",
+            r.average.wq
+        );
         // Byte mode: the same thresholds in bytes.
         let r = build(
             json!({"target": "10ms", "mean_pkt_size": "1000B", "bytemode": true}),
@@ -200,7 +208,11 @@ mod tests {
         let expect_up = [0.025, 0.03125, 0.0390625, 0.048828125, 0.058828125];
         for (i, e) in expect_up.iter().enumerate() {
             tick(&mut r, &mut h, (i as Nanos + 1) * 500 * MS);
-            assert!((r.curve.max_p - e).abs() < 1e-15, "step {i}: {}", r.curve.max_p);
+            assert!(
+                (r.curve.max_p - e).abs() < 1e-15,
+                "step {i}: {}",
+                r.curve.max_p
+            );
         }
         // Inside the band (avg 10): no change.
         r.set_avg_for_test(10.0);

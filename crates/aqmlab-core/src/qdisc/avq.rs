@@ -94,7 +94,12 @@ pub struct Avq {
 }
 
 /// Read a fraction in (lo, 1] (lo excluded unless `zero_ok`).
-pub(crate) fn fraction(p: &mut Params, name: &'static str, default: f64, zero_ok: bool) -> Result<f64> {
+pub(crate) fn fraction(
+    p: &mut Params,
+    name: &'static str,
+    default: f64,
+    zero_ok: bool,
+) -> Result<f64> {
     let v = p.f64_or(name, default, 0.0, 1.0)?;
     if v == 0.0 && !zero_ok {
         return Err(p.error(name, "0: expected a number in (0, 1]"));
@@ -228,8 +233,8 @@ mod tests {
     fn worked_trace_virtual_queue_and_capacity() {
         let mut h = Harness::new();
         h.rate_bps = 8_000_000;
-        let mut q = build(json!({"limit": "2500B", "ecnlim": 0.5, "gamma": 1.0, "alpha": 0.1}))
-            .unwrap();
+        let mut q =
+            build(json!({"limit": "2500B", "ecnlim": 0.5, "gamma": 1.0, "alpha": 0.1})).unwrap();
         assert!(arrive(&mut q, &mut h, 0, Ecn::NotEct).1);
         assert_eq!(q.virtual_queue(), 1000.0);
         assert!((q.ctilde - 499_900.0).abs() < 1e-9);

@@ -283,8 +283,11 @@ pub(crate) mod tests {
     #[test]
     fn worked_trace_virtual_red() {
         let mut h = Harness::new();
-        let mut q = build(json!({"min": 2.0, "max": 4.0, "mean_pkt_size": "1000B", "action": "mark"}), None)
-            .unwrap();
+        let mut q = build(
+            json!({"min": 2.0, "max": 4.0, "mean_pkt_size": "1000B", "action": "mark"}),
+            None,
+        )
+        .unwrap();
         let send = |q: &mut Avqred, h: &mut Harness, at: Nanos| {
             let p = h.packet(1, 1000);
             h.packets[p].ecn = Ecn::Ect0;

@@ -36,7 +36,8 @@ use crate::scenario::units::Limit;
 
 pub const DOC: KindDoc = KindDoc {
     kind: "choke",
-    summary: "CHOKe: RED plus a random queued packet compared with each arrival; same flow → drop both",
+    summary:
+        "CHOKe: RED plus a random queued packet compared with each arrival; same flow → drop both",
     source: "Pan, Prabhakar & Psounis, INFOCOM 2000; Linux sch_choke.c (tc choke names)",
     params: &[
         red::LIMIT_DOC,
@@ -220,8 +221,8 @@ mod tests {
     #[test]
     fn worked_trace_match_drops_both() {
         let mut h = Harness::new();
-        let mut q = build(json!({"min": 2.0, "max": 100.0, "probability": 0.0, "wq": 1.0}))
-            .unwrap();
+        let mut q =
+            build(json!({"min": 2.0, "max": 100.0, "probability": 0.0, "wq": 1.0})).unwrap();
         let (a1, _) = arrive(&mut q, &mut h, 1);
         arrive(&mut q, &mut h, 2);
         assert!(h.events.is_empty());
@@ -249,8 +250,8 @@ mod tests {
         // queue (avg 0, 1, 2); the 4th sees avg 3 → pair dropped, queue 2; the 5th
         // sees avg 2 < 3 → queued (3); the 6th sees 3 → pair dropped (2); ...
         let mut h = Harness::new();
-        let mut q = build(json!({"min": 3.0, "max": 100.0, "probability": 0.0, "wq": 1.0}))
-            .unwrap();
+        let mut q =
+            build(json!({"min": 3.0, "max": 100.0, "probability": 0.0, "wq": 1.0})).unwrap();
         let mut kept = Vec::new();
         for _ in 0..9 {
             kept.push(arrive(&mut q, &mut h, 7).1);
@@ -268,8 +269,7 @@ mod tests {
     fn different_flows_never_match_and_red_applies() {
         let mut h = Harness::new();
         // min 1, max 3, wq 1: distinct flows; the 4th arrival sees avg 3 ≥ max → forced.
-        let mut q = build(json!({"min": 1.0, "max": 3.0, "probability": 0.0, "wq": 1.0}))
-            .unwrap();
+        let mut q = build(json!({"min": 1.0, "max": 3.0, "probability": 0.0, "wq": 1.0})).unwrap();
         for f in 0..3 {
             assert!(arrive(&mut q, &mut h, f).1);
         }
@@ -277,8 +277,9 @@ mod tests {
         assert!(!ok);
         assert_eq!(h.dropped(), vec![(p, DropReason::Forced)]);
         // With ecn the forced ECT arrival is marked instead (no harddrop).
-        let mut q = build(json!({"min": 1.0, "max": 3.0, "probability": 0.0, "wq": 1.0, "ecn": true}))
-            .unwrap();
+        let mut q =
+            build(json!({"min": 1.0, "max": 3.0, "probability": 0.0, "wq": 1.0, "ecn": true}))
+                .unwrap();
         for f in 0..3 {
             arrive(&mut q, &mut h, f);
         }

@@ -175,7 +175,11 @@ mod tests {
     fn a_young_flow_is_never_dropped_early_but_a_heavy_one_is() {
         let mut h = Harness::new();
         // Virtual queue held in the probabilistic region: min 0, max 1000 packets.
-        let mut q = build(json!({"min": 0.0, "max": 1000.0, "mean_pkt_size": "1000B"}), None).unwrap();
+        let mut q = build(
+            json!({"min": 0.0, "max": 1000.0, "mean_pkt_size": "1000B"}),
+            None,
+        )
+        .unwrap();
         q.per_flow = Some(per_flow(json!({})));
         // A new flow within its first 100 ms: weight 0 → p = 0 whatever the queue.
         for i in 0..50 {

@@ -51,7 +51,11 @@ impl TswRate {
         let x = dt / kf;
         let keep = (-x).exp();
         // (1 − e^(−Δ/K))/Δ in 1/ns, and its limit 1/K as Δ → 0.
-        let gain = if dt > 0.0 { -(-x).exp_m1() / dt } else { 1.0 / kf };
+        let gain = if dt > 0.0 {
+            -(-x).exp_m1() / dt
+        } else {
+            1.0 / kf
+        };
         self.rate = gain * bits * 1e9 + keep * self.rate;
         self.last = now;
         self.rate
@@ -178,7 +182,9 @@ impl RbRed {
             Limit::Packets(n) => n as f64,
             Limit::Bytes(n) => n as f64 / mean as f64,
         };
-        let target = target_raw.map(to_packets).unwrap_or(to_packets(limit) / 2.0);
+        let target = target_raw
+            .map(to_packets)
+            .unwrap_or(to_packets(limit) / 2.0);
         if target <= 0.0 {
             return Err(p.error("target", "expected a target greater than zero"));
         }
@@ -369,7 +375,11 @@ pub(crate) mod tests {
         assert_eq!(q.last_pa, 0.0);
         let p = h.packet(1, 1250);
         q.enqueue(p, &mut h.ctx(MS / 2));
-        assert!((q.rates()[2] - 1.393_469_3e7).abs() < 10.0, "{}", q.rates()[2]);
+        assert!(
+            (q.rates()[2] - 1.393_469_3e7).abs() < 10.0,
+            "{}",
+            q.rates()[2]
+        );
         assert!((q.last_pa - 0.141_183_9).abs() < 1e-6, "{}", q.last_pa);
     }
 

@@ -99,13 +99,7 @@ impl Action {
     /// true (the caller keeps it); otherwise report it dropped with `reason` and return
     /// false (the caller must forget it).
     #[inline]
-    pub fn signal(
-        self,
-        p: PacketId,
-        reason: DropReason,
-        at: Stage,
-        ctx: &mut QdiscCtx,
-    ) -> bool {
+    pub fn signal(self, p: PacketId, reason: DropReason, at: Stage, ctx: &mut QdiscCtx) -> bool {
         if self == Action::Mark && ctx.mark(p, at) {
             return true;
         }
@@ -814,7 +808,11 @@ pub(crate) mod tests {
         q.average.avg = 15.0;
         q.curve.count = -1;
         arrive(&mut q, &mut h, 2, 500, Ecn::NotEct);
-        assert!((q.curve.last_pa - 0.100_12).abs() < 1e-9, "{}", q.curve.last_pa);
+        assert!(
+            (q.curve.last_pa - 0.100_12).abs() < 1e-9,
+            "{}",
+            q.curve.last_pa
+        );
         for _ in 0..20 {
             q.queue.push_back(h.packet(1, 500), &h.packets);
         }
@@ -843,7 +841,11 @@ pub(crate) mod tests {
         // pa = pb·size/mean = 0.05·250/500 = 0.025.
         arrive(&mut q, &mut h, 0, 250, Ecn::NotEct);
         assert!((q.avg() - 5000.0).abs() < 1e-9);
-        assert!((q.curve.last_pa - 0.025).abs() < 1e-12, "{}", q.curve.last_pa);
+        assert!(
+            (q.curve.last_pa - 0.025).abs() < 1e-12,
+            "{}",
+            q.curve.last_pa
+        );
         // A 1000 B packet with count 0 -> 1: pb = 0.05·1000/500 = 0.1,
         // pa = 0.1/(1 − 1·0.1) = 0.111...
         q.curve.count = 0;
@@ -852,7 +854,11 @@ pub(crate) mod tests {
             q.queue.pop_back(&h.packets);
         }
         arrive(&mut q, &mut h, 1, 1000, Ecn::NotEct);
-        assert!((q.curve.last_pa - 0.1 / 0.9).abs() < 1e-12, "{}", q.curve.last_pa);
+        assert!(
+            (q.curve.last_pa - 0.1 / 0.9).abs() < 1e-12,
+            "{}",
+            q.curve.last_pa
+        );
     }
 
     #[test]

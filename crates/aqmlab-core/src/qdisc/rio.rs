@@ -184,9 +184,7 @@ impl Discipline for Rio {
             (pk.size, pk.class >= self.in_class)
         };
         let s = red::tx_time(self.mean_pkt_size, ctx.link_rate_bps);
-        let total = self
-            .avg_total
-            .update(self.queue.len() as f64, ctx.now, s);
+        let total = self.avg_total.update(self.queue.len() as f64, ctx.now, s);
         let decision = if is_in {
             let avg_in = self.avg_in.update(self.in_len as f64, ctx.now, s);
             self.in_curve.decide(avg_in, 1.0, ctx.rng)
@@ -380,7 +378,10 @@ mod tests {
     fn invalid_params_are_rejected_with_their_path() {
         for (bad, field) in [
             (json!({"in_thresh": 30.0}), "q.in_thresh"),
-            (json!({"out_thresh": 20.0, "out_maxthresh": 10.0}), "q.out_thresh"),
+            (
+                json!({"out_thresh": 20.0, "out_maxthresh": 10.0}),
+                "q.out_thresh",
+            ),
             (json!({"in_linterm": 0.5}), "q.in_linterm"),
             (json!({"q_weight": 0.0}), "q.q_weight"),
             (json!({"in_class": 300}), "q.in_class"),

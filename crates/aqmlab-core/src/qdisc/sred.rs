@@ -307,7 +307,10 @@ mod tests {
             let est = 1.0 / q.hit_frequency();
             // M = 1000, α = 0.25/1000: the EWMA's relative sd is about
             // √(α/2·(1−P)/P) = 4.9 % at N = 20 (1.9 % at N = 4); allow 3 sd.
-            assert!((est - n as f64).abs() <= 0.15 * n as f64, "{n} flows: {est}");
+            assert!(
+                (est - n as f64).abs() <= 0.15 * n as f64,
+                "{n} flows: {est}"
+            );
         }
     }
 
