@@ -48,21 +48,20 @@ impl TswRate {
     pub fn update(&mut self, bits: f64, now: Nanos, k: Nanos) -> f64 {
         let dt = now.saturating_sub(self.last) as f64;
         let kf = k as f64;
-        let x = dt / kf;
-        let keep = (-x).exp();
+        // One transcendental: e^(−Δ/K) − 1, accurate for small Δ/K.
+        let em1 = (-dt / kf).exp_m1();
         // (1 − e^(−Δ/K))/Δ in 1/ns, and its limit 1/K as Δ → 0.
-        let gain = if dt > 0.0 {
-            -(-x).exp_m1() / dt
-        } else {
-            1.0 / kf
-        };
-        self.rate = gain * bits * 1e9 + keep * self.rate;
+        let gain = if dt > 0.0 { -em1 / dt } else { 1.0 / kf };
+        self.rate = gain * bits * 1e9 + (1.0 + em1) * self.rate;
         self.last = now;
         self.rate
     }
 
-    /// The estimate decayed to `now` without an arrival (for reporting).
+    /// The estimate decayed to `now` without an arrival.
     pub fn at(&self, now: Nanos, k: Nanos) -> f64 {
+        if self.rate == 0.0 || now == self.last {
+            return self.rate;
+        }
         let dt = now.saturating_sub(self.last) as f64;
         self.rate * (-dt / k as f64).exp()
     }

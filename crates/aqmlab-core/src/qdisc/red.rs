@@ -887,6 +887,25 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn action_mark_and_legacy_ecn_both_select_marking() {
+        for v in [
+            json!({"action": "mark"}),
+            json!({"ecn": true}),
+            json!({"ecn": true, "action": "mark"}),
+        ] {
+            let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+            assert_eq!(
+                Red::from_params(&mut p).unwrap().action,
+                Action::Mark,
+                "{v}"
+            );
+        }
+        let empty = serde_json::Map::new();
+        let mut p = Params::new("q", &empty, &[]);
+        assert_eq!(Red::from_params(&mut p).unwrap().action, Action::Drop);
+    }
+
+    #[test]
     fn limit_overflow_is_a_tail_drop() {
         let mut h = Harness::new();
         let mut q = Red::new();
@@ -910,6 +929,8 @@ pub(crate) mod tests {
             (json!({"mean_pkt_size": "0B"}), "q.mean_pkt_size"),
             (json!({"limit": "0pkt"}), "q.limit"),
             (json!({"gentle": 1}), "q.gentle"),
+            (json!({"action": "ecn"}), "q.action"),
+            (json!({"ecn": true, "action": "drop"}), "q.ecn"),
         ] {
             let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
             let e = Red::from_params(&mut p).unwrap_err();
