@@ -74,7 +74,10 @@ impl Gk {
         let ecnlim = super::avq::fraction(p, "ecnlim", 0.95, false)?;
         let mean = p.size_or("mean_pkt_size", 1000)?;
         if mean == 0 || mean > u32::MAX as u64 {
-            return Err(p.error("mean_pkt_size", "expected a size greater than zero"));
+            return Err(p.error(
+                "mean_pkt_size",
+                format!("\"{mean}B\": expected a size greater than zero"),
+            ));
         }
         let packets = match limit {
             Limit::Packets(n) => n as f64,
@@ -221,6 +224,7 @@ mod tests {
             (json!({"ecnlim": 1.5}), "q.ecnlim"),
             (json!({"action": 1}), "q.action"),
             (json!({"limit": "0pkt"}), "q.limit"),
+            (json!({"mean_pkt_size": "0B"}), "q.mean_pkt_size"),
         ] {
             assert_eq!(build(bad).unwrap_err().path, field);
         }
