@@ -309,12 +309,11 @@ mod tests {
         assert_eq!(q.averages(), (0.5, 2.125));
         assert_eq!(h.dropped(), vec![(p4, DropReason::Forced)]);
         assert_eq!((q.len_packets(), q.in_len), (3, 2));
-        let (_, ok5) = arrive(&mut q, &mut h, 4, 1, Ecn::NotEct);
+        arrive(&mut q, &mut h, 4, 1, Ecn::NotEct);
         assert_eq!(q.averages(), (1.25, 0.5 * 2.125 + 0.5 * 3.0));
         assert!((q.in_curve.last_pa - 0.0625).abs() < 1e-15);
         // count is 0 whether the draw dropped it (reset) or not (−1 → 0).
         assert_eq!(q.in_curve.count, 0);
-        let _ = ok5;
         // OUT decisions use the total average, which IN packets raise: an OUT packet
         // is forced out while IN packets still pass at avg_in 1.25 < 3.
         let (p6, ok) = arrive(&mut q, &mut h, 5, 0, Ecn::NotEct);
