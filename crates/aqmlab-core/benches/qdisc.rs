@@ -6,7 +6,9 @@
 //! 1000-packet limit), so every discipline does its real work (sojourn tests,
 //! probabilities, drops, timers). One iteration = one packet time: 1.1 arrivals on
 //! average, the qdisc timer when due, and one dequeue. Packets come from a preallocated
-//! arena and are recycled through a free list, so the loop does not allocate.
+//! arena and are recycled through a free list, so the loop does not allocate. Arrivals
+//! cycle over 8 flows (flow id and hash) and classes 1, 2, 3, so the flow-aware (CHOKe,
+//! SRED, PFAVQRED) and class-based (RIO, Rb-RIO) disciplines see several of each.
 
 use aqmlab_core::net::packet::{PacketArena, PacketId};
 use aqmlab_core::qdisc::{self, Discipline, LinkInfo, Qdisc, QdiscCtx, QdiscEvent, Verdict};
@@ -28,6 +30,7 @@ struct Bench {
     free: Vec<PacketId>,
     now: Nanos,
     credit: f64,
+    arrivals: u32,
 }
 
 impl Bench {
@@ -47,6 +50,7 @@ impl Bench {
             free,
             now: 1_000_000_000,
             credit: 0.0,
+            arrivals: 0,
         };
         for _ in 0..STANDING {
             b.arrive();
@@ -64,7 +68,11 @@ impl Bench {
 
     fn arrive(&mut self) {
         let Some(p) = self.free.pop() else { return };
+        self.arrivals = self.arrivals.wrapping_add(1);
         let pk = &mut self.packets[p];
+        pk.flow = self.arrivals % 8;
+        pk.hash = pk.flow;
+        pk.class = (1 + self.arrivals % 3) as u8;
         pk.size = SIZE;
         pk.enqueued = self.now;
         pk.ecn = Default::default();
@@ -123,6 +131,27 @@ fn benches(c: &mut Criterion) {
             json!({"kind": "pie", "dq_rate_estimator": true, "derandomize": true}),
         ),
         ("docsis_pie", json!({"kind": "docsis_pie"})),
+        ("rio", json!({"kind": "rio"})),
+        ("rb_red", json!({"kind": "rb_red", "limit": "300pkt"})),
+        ("rb_rio", json!({"kind": "rb_rio", "limit": "300pkt"})),
+        ("avq", json!({"kind": "avq"})),
+        (
+            "gk",
+            json!({"kind": "gk", "limit": "300pkt", "mean_pkt_size": "1500B"}),
+        ),
+        (
+            "avqred",
+            json!({"kind": "avqred", "mean_pkt_size": "1500B", "min": 30, "max": 90}),
+        ),
+        (
+            "pfavqred",
+            json!({"kind": "pfavqred", "mean_pkt_size": "1500B", "min": 30, "max": 90}),
+        ),
+        ("sred", json!({"kind": "sred", "limit": "300pkt"})),
+        (
+            "choke",
+            json!({"kind": "choke", "min": 30, "max": 90, "probability": 0.1}),
+        ),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {

@@ -30,6 +30,15 @@ fn random_scenario(r: &mut Rng) -> String {
             "sfq",
             "sfq_codel",
             "prio",
+            "rio",
+            "rb_red",
+            "rb_rio",
+            "avq",
+            "gk",
+            "avqred",
+            "pfavqred",
+            "sred",
+            "choke",
         ];
         match pick(r, &kinds) {
             "bfifo" => format!("{{ kind = \"bfifo\", limit = \"{}B\" }}", 1500 + r.below(30_000)),

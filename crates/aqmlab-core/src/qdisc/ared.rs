@@ -68,6 +68,7 @@ pub const DOC: KindDoc = KindDoc {
             default: "0.02",
             doc: "initial max_p, in [0.01, 0.5]",
         },
+        red::ACTION_DOC,
         red::ECN_DOC,
         red::HARDDROP_DOC,
         red::BYTEMODE_DOC,
@@ -103,17 +104,17 @@ pub fn from_params(p: &mut Params, link: &LinkInfo) -> Result<Red> {
         return Err(p.error("rate", "0: expected a rate greater than zero"));
     }
     let interval = p.positive_duration_or("interval", 500 * NS_PER_MS)?;
-    r.max_p = p.f64_or("probability", 0.02, MAX_P_BOTTOM, MAX_P_TOP)?;
+    r.curve.max_p = p.f64_or("probability", 0.02, MAX_P_BOTTOM, MAX_P_TOP)?;
     let (min_th, max_th, wq) = auto_params(rate, r.mean_pkt_size, target);
     let unit = if r.bytemode {
         r.mean_pkt_size as f64
     } else {
         1.0
     };
-    r.min_th = min_th * unit;
-    r.max_th = max_th * unit;
-    r.wq = wq;
-    r.gentle = true;
+    r.curve.min_th = min_th * unit;
+    r.curve.max_th = max_th * unit;
+    r.average.wq = wq;
+    r.curve.gentle = true;
     r.adapt = Some(Adapt {
         interval,
         next: interval,
@@ -155,9 +156,13 @@ mod tests {
             1,
         )
         .unwrap();
-        assert_eq!((r.min_th, r.max_th), (5.0, 15.0));
-        assert!((r.wq - 0.003_992_010_656).abs() < 1e-12, "{}", r.wq);
-        assert!(r.gentle);
+        assert_eq!((r.curve.min_th, r.curve.max_th), (5.0, 15.0));
+        assert!(
+            (r.average.wq - 0.003_992_010_656).abs() < 1e-12,
+            "{}",
+            r.average.wq
+        );
+        assert!(r.curve.gentle);
         // 100 Mbit/s: C = 12500 pkt/s; 0.010·12500/2 = 62.5 -> (62.5, 187.5);
         // w_q = 1 − e^(−0.00008) = 0.00008 − 3.2e-9 = 7.99968e-5.
         let r = build(
@@ -165,15 +170,19 @@ mod tests {
             100_000_000,
         )
         .unwrap();
-        assert_eq!((r.min_th, r.max_th), (62.5, 187.5));
-        assert!((r.wq - 7.999_68e-5).abs() < 1e-12, "{}", r.wq);
+        assert_eq!((r.curve.min_th, r.curve.max_th), (62.5, 187.5));
+        assert!(
+            (r.average.wq - 7.999_68e-5).abs() < 1e-12,
+            "{}",
+            r.average.wq
+        );
         // Byte mode: the same thresholds in bytes.
         let r = build(
             json!({"target": "10ms", "mean_pkt_size": "1000B", "bytemode": true}),
             100_000_000,
         )
         .unwrap();
-        assert_eq!((r.min_th, r.max_th), (62_500.0, 187_500.0));
+        assert_eq!((r.curve.min_th, r.curve.max_th), (62_500.0, 187_500.0));
     }
 
     /// Hold the average at `avg` and run the adaptation timer once at `now`.
@@ -199,18 +208,22 @@ mod tests {
         let expect_up = [0.025, 0.03125, 0.0390625, 0.048828125, 0.058828125];
         for (i, e) in expect_up.iter().enumerate() {
             tick(&mut r, &mut h, (i as Nanos + 1) * 500 * MS);
-            assert!((r.max_p - e).abs() < 1e-15, "step {i}: {}", r.max_p);
+            assert!(
+                (r.curve.max_p - e).abs() < 1e-15,
+                "step {i}: {}",
+                r.curve.max_p
+            );
         }
         // Inside the band (avg 10): no change.
         r.set_avg_for_test(10.0);
         tick(&mut r, &mut h, 3000 * MS);
-        assert!((r.max_p - 0.058828125).abs() < 1e-15);
+        assert!((r.curve.max_p - 0.058828125).abs() < 1e-15);
         // Below (avg 8 < 9): ×0.9 -> 0.0529453125, 0.04765078125.
         r.set_avg_for_test(8.0);
         tick(&mut r, &mut h, 3500 * MS);
-        assert!((r.max_p - 0.052_945_312_5).abs() < 1e-15);
+        assert!((r.curve.max_p - 0.052_945_312_5).abs() < 1e-15);
         tick(&mut r, &mut h, 4000 * MS);
-        assert!((r.max_p - 0.047_650_781_25).abs() < 1e-15);
+        assert!((r.curve.max_p - 0.047_650_781_25).abs() < 1e-15);
         assert_eq!(r.next_timer(), Some(4500 * MS));
     }
 
@@ -226,14 +239,14 @@ mod tests {
         r.set_avg_for_test(14.0);
         // 0.5 ≤ 0.5 so the paper adds min(0.01, 0.125) = 0.01 -> 0.51; clamped to 0.5.
         tick(&mut r, &mut h, 500 * MS);
-        assert_eq!(r.max_p, 0.5);
+        assert_eq!(r.curve.max_p, 0.5);
         // Down to the floor: 0.0105·0.9 = 0.00945 -> 0.01; at 0.01 (≥ 0.01) 0.009 -> 0.01.
-        r.max_p = 0.0105;
+        r.curve.max_p = 0.0105;
         r.set_avg_for_test(6.0);
         tick(&mut r, &mut h, 1000 * MS);
-        assert_eq!(r.max_p, 0.01);
+        assert_eq!(r.curve.max_p, 0.01);
         tick(&mut r, &mut h, 1500 * MS);
-        assert_eq!(r.max_p, 0.01);
+        assert_eq!(r.curve.max_p, 0.01);
     }
 
     #[test]
@@ -246,14 +259,14 @@ mod tests {
         .unwrap();
         arrive(&mut r, &mut h, 0, 1000, Ecn::NotEct);
         r.set_avg_for_test(12.0);
-        r.wq = 0.002;
+        r.average.wq = 0.002;
         r.dequeue(&mut h.ctx(100 * MS));
         assert_eq!(r.dequeue(&mut h.ctx(100 * MS)), None); // idle from 100 ms
                                                            // At 500 ms: idle 400 ms, s = 1000·8/10e6 = 0.8 ms -> m = 500;
                                                            // avg = 12·0.998^500 = 12·e^(500·ln 0.998) = 12·e^(−1.001001) = 12·0.36751 = 4.41
                                                            // < 9 -> max_p·0.9 = 0.09, although the stored average is still 12.
         tick(&mut r, &mut h, 500 * MS);
-        assert!((r.max_p - 0.09).abs() < 1e-15);
+        assert!((r.curve.max_p - 0.09).abs() < 1e-15);
         assert_eq!(r.avg(), 12.0);
     }
 

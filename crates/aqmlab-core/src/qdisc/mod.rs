@@ -14,19 +14,28 @@
 //! reported it dropped: the engine frees it.
 
 pub mod ared;
+pub mod avq;
+pub mod avqred;
 pub mod child_stats;
+pub mod choke;
 pub mod classify;
 pub mod codel;
 pub mod docsis_pie;
 pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
+pub mod gk;
+pub mod pfavqred;
 pub mod pie;
 pub mod prio;
 pub mod queue;
+pub mod rb_red;
+pub mod rb_rio;
 pub mod red;
+pub mod rio;
 pub mod sfq;
 pub mod sfq_codel;
+pub mod sred;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -232,6 +241,13 @@ registry! {
     FqCodel(fq_codel::FqCodel) => [fq_codel::KIND],
     SfqCodel(sfq_codel::SfqCodel) => [sfq_codel::KIND],
     DocsisPie(docsis_pie::DocsisPie) => [docsis_pie::KIND],
+    Rio(rio::Rio) => [rio::KIND],
+    Choke(choke::Choke) => [choke::KIND],
+    Avq(avq::Avq) => [avq::KIND],
+    Gk(gk::Gk) => [gk::KIND],
+    RbRed(rb_red::RbRed) => [rb_red::KIND, rb_rio::KIND],
+    Avqred(avqred::Avqred) => [avqred::KIND, pfavqred::KIND],
+    Sred(sred::Sred) => [sred::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).

@@ -40,6 +40,11 @@
 //!   in the other unit than the mode is converted with `mean_pkt_size`.
 //! - `drop_prob()` reports `pb` at the current average (before the count correction):
 //!   0 below `min`, 1 in the forced region.
+//!
+//! The pieces other disciplines reuse live here: `Curve` (thresholds, `max_p`, gentle
+//! region and the count-spaced decision: RIO, CHOKe, AVQRED), `Average` (the idle-aware
+//! EWMA: RIO, CHOKe, Rb-RED) and `Action` (the common `action = "drop" | "mark"`
+//! parameter of the RED family and the virtual queues).
 
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -47,6 +52,7 @@ use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::scenario::units::Limit;
+use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
 
 /// Adaptive RED's max_p controller (Floyd, Gummadi & Shenker 2001), run on a timer.
@@ -63,38 +69,227 @@ pub const MAX_P_TOP: f64 = 0.5;
 pub const MAX_P_BOTTOM: f64 = 0.01;
 pub const ADAPT_BETA: f64 = 0.9;
 
+/// How a discipline signals congestion: the common `action` parameter of the RED family
+/// (red, ared, rio, rb_red, rb_rio) and the virtual queues (avq, gk, avqred, pfavqred).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Drop the packet.
+    Drop,
+    /// Set CE on an ECN-capable packet; a packet that is not ECN-capable is dropped.
+    Mark,
+}
+
+pub(super) const ACTION_DOC: ParamDoc = ParamDoc {
+    name: "action",
+    ty: "string",
+    default: "drop",
+    doc: "\"drop\", or \"mark\": set CE on ECN-capable packets (ECT(0)/ECT(1)) and drop the others",
+};
+
+impl Action {
+    /// Read `action` (`"drop"` or `"mark"`).
+    pub(crate) fn from_params(p: &mut Params) -> Result<Action> {
+        Ok(match p.choice_or("action", "drop", &["drop", "mark"])? {
+            "mark" => Action::Mark,
+            _ => Action::Drop,
+        })
+    }
+
+    /// Signal congestion on `p`: with `Mark` CE-mark it if it is ECN-capable and return
+    /// true (the caller keeps it); otherwise report it dropped with `reason` and return
+    /// false (the caller must forget it).
+    #[inline]
+    pub fn signal(self, p: PacketId, reason: DropReason, at: Stage, ctx: &mut QdiscCtx) -> bool {
+        if self == Action::Mark && ctx.mark(p, at) {
+            return true;
+        }
+        ctx.drop(p, reason, at);
+        false
+    }
+}
+
+/// The outcome of RED's test for one arrival.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Accept,
+    Early,
+    Forced,
+}
+
+impl Decision {
+    /// The drop reason for a congestion decision (`Accept` has none).
+    pub fn reason(self) -> Option<DropReason> {
+        match self {
+            Decision::Accept => None,
+            Decision::Early => Some(DropReason::Early),
+            Decision::Forced => Some(DropReason::Forced),
+        }
+    }
+}
+
+/// One RED drop curve with its count (paper §4, Fig. 2; gentle region Floyd 2000).
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// Thresholds in the unit of the average they are compared with.
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub gentle: bool,
+    /// Arrivals since the last drop/mark while the average is in the probabilistic
+    /// region; −1 when it is below min.
+    pub(crate) count: i64,
+    /// The `pa` used for the last decision (for tests).
+    pub(crate) last_pa: f64,
+}
+
+impl Curve {
+    pub fn new(min_th: f64, max_th: f64, max_p: f64, gentle: bool) -> Self {
+        Curve {
+            min_th,
+            max_th,
+            max_p,
+            gentle,
+            count: -1,
+            last_pa: 0.0,
+        }
+    }
+
+    /// `pb` at average `avg` (before byte scaling and the count correction); 1 in the
+    /// forced region.
+    pub fn base_prob(&self, avg: f64) -> f64 {
+        if avg < self.min_th {
+            0.0
+        } else if avg < self.max_th {
+            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        } else if self.gentle && avg < 2.0 * self.max_th {
+            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
+        } else {
+            1.0
+        }
+    }
+
+    /// Where the forced region starts: `max`, or `2·max` in gentle mode.
+    pub fn forced_at(&self) -> f64 {
+        if self.gentle {
+            2.0 * self.max_th
+        } else {
+            self.max_th
+        }
+    }
+
+    /// Decide one arrival at average `avg`: below min accept (`count = −1`); in the
+    /// forced region `Forced` (`count = 0`); in between `count++`, `pb·scale` (byte mode:
+    /// `size/mean_pkt_size`, else 1) spaced by the count, drawn from `rng`.
+    pub fn decide(&mut self, avg: f64, scale: f64, rng: &mut Rng) -> Decision {
+        if avg < self.min_th {
+            self.count = -1;
+            self.last_pa = 0.0;
+            return Decision::Accept;
+        }
+        if avg >= self.forced_at() {
+            self.count = 0;
+            self.last_pa = 1.0;
+            return Decision::Forced;
+        }
+        self.count += 1;
+        let pb = (self.base_prob(avg) * scale).min(1.0);
+        self.decide_with(pb, rng)
+    }
+
+    /// The count-spaced draw for a probability `pb` already computed by the caller
+    /// (AVQRED's `pb` without `max_p`, Rb-RED's rate-based `P`); `count` must already be
+    /// incremented for this arrival.
+    pub fn decide_with(&mut self, pb: f64, rng: &mut Rng) -> Decision {
+        let pa = Red::spaced_prob(pb, self.count);
+        self.last_pa = pa;
+        if rng.uniform() < pa {
+            self.count = 0;
+            Decision::Early
+        } else {
+            Decision::Accept
+        }
+    }
+}
+
+/// RED's average queue: an EWMA updated on arrivals, decayed over idle periods as
+/// `(1−wq)^m`, `m = idle_time / s` (paper §4; `s` the time to send a mean-size packet).
+#[derive(Clone, Debug)]
+pub struct Average {
+    pub avg: f64,
+    pub wq: f64,
+    pub(crate) idle: bool,
+    idle_since: Nanos,
+}
+
+impl Average {
+    /// A new average, idle since time 0.
+    pub fn new(wq: f64) -> Self {
+        Average {
+            avg: 0.0,
+            wq,
+            idle: true,
+            idle_since: 0,
+        }
+    }
+
+    /// The average decayed over the idle period up to `now` (the average itself if
+    /// busy); `s` is the mean packet transmission time in ns.
+    pub fn decayed(&self, now: Nanos, s: f64) -> f64 {
+        if !self.idle {
+            return self.avg;
+        }
+        let m = now.saturating_sub(self.idle_since) as f64 / s;
+        self.avg * (1.0 - self.wq).powf(m)
+    }
+
+    /// The arrival-time update with `q` the queue before the arrival: the idle decay for
+    /// the first arrival after an idle period, an EWMA step otherwise. Returns the new
+    /// average.
+    pub fn update(&mut self, q: f64, now: Nanos, s: f64) -> f64 {
+        if self.idle {
+            self.avg = self.decayed(now, s);
+            self.idle = false;
+        } else {
+            self.avg = (1.0 - self.wq) * self.avg + self.wq * q;
+        }
+        self.avg
+    }
+
+    /// The queue this average follows became empty at `now`: an idle period starts.
+    pub fn go_idle(&mut self, now: Nanos) {
+        if !self.idle {
+            self.idle = true;
+            self.idle_since = now;
+        }
+    }
+}
+
+/// Time in ns to send `size` bytes at `rate_bps`: the paper's `s` in `m = idle/s`.
+pub fn tx_time(size: u32, rate_bps: u64) -> f64 {
+    size as f64 * 8.0 * NS_PER_S as f64 / rate_bps.max(1) as f64
+}
+
 #[derive(Debug)]
 pub struct Red {
     pub limit: Limit,
     /// Thresholds in packets, or in bytes in byte mode.
-    pub min_th: f64,
-    pub max_th: f64,
-    pub max_p: f64,
-    pub wq: f64,
-    pub gentle: bool,
-    pub ecn: bool,
+    pub curve: Curve,
+    pub average: Average,
+    pub action: Action,
     pub harddrop: bool,
     pub bytemode: bool,
     pub mean_pkt_size: u32,
     /// Some for Adaptive RED.
     pub adapt: Option<Adapt>,
-    avg: f64,
-    /// Arrivals since the last drop/mark while avg is in the probabilistic region; −1
-    /// when it is below min.
-    count: i64,
-    idle: bool,
-    idle_since: Nanos,
-    /// The `pa` used for the last arrival (for tests).
-    last_pa: f64,
     queue: PacketQueue,
 }
 
-/// Shared with `ared`.
+/// Shared with `ared`: the legacy spelling of `action = "mark"`.
 pub(super) const ECN_DOC: ParamDoc = ParamDoc {
     name: "ecn",
     ty: "bool",
     default: "false",
-    doc: "CE-mark ECN-capable packets instead of dropping them",
+    doc: "same as action = \"mark\" (CE-mark ECN-capable packets instead of dropping them)",
 };
 
 /// Shared with `ared`.
@@ -102,7 +297,7 @@ pub(super) const HARDDROP_DOC: ParamDoc = ParamDoc {
     name: "harddrop",
     ty: "bool",
     default: "false",
-    doc: "with ecn: still drop (not mark) in the forced region",
+    doc: "when marking: still drop (not mark) in the forced region",
 };
 
 /// Shared with `ared`.
@@ -113,17 +308,36 @@ pub(super) const BYTEMODE_DOC: ParamDoc = ParamDoc {
     doc: "queue and thresholds in bytes; probability scaled by size/mean_pkt_size",
 };
 
+/// Shared by the RED family.
+pub(super) const MEAN_PKT_SIZE_DOC: ParamDoc = ParamDoc {
+    name: "mean_pkt_size",
+    ty: "size",
+    default: "500B",
+    doc: "mean packet size: idle-time decay, byte-mode scaling, threshold conversion",
+};
+
+/// Shared by the RED family.
+pub(super) const LIMIT_DOC: ParamDoc = ParamDoc {
+    name: "limit",
+    ty: "limit",
+    default: "1000pkt",
+    doc: "hard buffer limit (packets or bytes); beyond it tail drop",
+};
+
+/// Shared by the RED family.
+pub(super) const WQ_DOC: ParamDoc = ParamDoc {
+    name: "wq",
+    ty: "float",
+    default: "0.002",
+    doc: "EWMA weight of the instantaneous queue, in (0, 1]",
+};
+
 pub const DOC: KindDoc = KindDoc {
     kind: "red",
     summary: "Random Early Detection: drop/mark arrivals by the EWMA queue length",
     source: "Floyd & Jacobson 1993 (IEEE/ACM ToN 1(4)); gentle: Floyd 2000; ns-3 red-queue-disc.cc; Linux red.h",
     params: &[
-        ParamDoc {
-            name: "limit",
-            ty: "limit",
-            default: "1000pkt",
-            doc: "hard buffer limit (packets or bytes); beyond it tail drop",
-        },
+        LIMIT_DOC,
         ParamDoc {
             name: "min",
             ty: "limit",
@@ -142,27 +356,18 @@ pub const DOC: KindDoc = KindDoc {
             default: "0.02",
             doc: "max_p, the drop probability at max_th, in [0, 1]",
         },
-        ParamDoc {
-            name: "wq",
-            ty: "float",
-            default: "0.002",
-            doc: "EWMA weight of the instantaneous queue, in (0, 1]",
-        },
+        WQ_DOC,
         ParamDoc {
             name: "gentle",
             ty: "bool",
             default: "false",
             doc: "probability rises from max_p to 1 between max and 2·max instead of jumping to 1",
         },
+        ACTION_DOC,
         ECN_DOC,
         HARDDROP_DOC,
         BYTEMODE_DOC,
-        ParamDoc {
-            name: "mean_pkt_size",
-            ty: "size",
-            default: "500B",
-            doc: "mean packet size: idle-time decay, byte-mode scaling, threshold conversion",
-        },
+        MEAN_PKT_SIZE_DOC,
     ],
 };
 
@@ -171,12 +376,46 @@ pub const KIND: Kind = Kind {
     build: |p, _| Ok(Red::from_params(p)?.into()),
 };
 
-/// The outcome of RED's test for one arrival.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Decision {
-    Accept,
-    Early,
-    Forced,
+/// Read the hard buffer `limit` (greater than zero).
+pub(crate) fn limit_from(p: &mut Params, default: Limit) -> Result<Limit> {
+    let limit = p.limit_or("limit", default)?;
+    if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
+        return Err(p.error(
+            "limit",
+            format!("\"{limit}\": expected a limit greater than zero"),
+        ));
+    }
+    Ok(limit)
+}
+
+/// Read `mean_pkt_size` (greater than zero).
+pub(crate) fn mean_pkt_size_from(p: &mut Params) -> Result<u32> {
+    let mean = p.size_or("mean_pkt_size", 500)?;
+    if mean == 0 || mean > u32::MAX as u64 {
+        return Err(p.error(
+            "mean_pkt_size",
+            format!("\"{mean}B\": expected a size greater than zero"),
+        ));
+    }
+    Ok(mean as u32)
+}
+
+/// Read `wq` in (0, 1].
+pub(crate) fn wq_from(p: &mut Params, default: f64) -> Result<f64> {
+    let wq = p.f64_or("wq", default, 0.0, 1.0)?;
+    if wq == 0.0 {
+        return Err(p.error("wq", "0: expected a weight in (0, 1]"));
+    }
+    Ok(wq)
+}
+
+/// True if a packet of `size` bytes fits in `queue` under `limit`.
+#[inline]
+pub(crate) fn fits(limit: Limit, queue: &PacketQueue, size: u32) -> bool {
+    match limit {
+        Limit::Packets(n) => (queue.len() as u64) < n,
+        Limit::Bytes(n) => queue.bytes() + size as u64 <= n,
+    }
 }
 
 impl Red {
@@ -185,21 +424,13 @@ impl Red {
     pub fn new() -> Self {
         Red {
             limit: Limit::Packets(1000),
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.02,
-            wq: 0.002,
-            gentle: false,
-            ecn: false,
+            curve: Curve::new(5.0, 15.0, 0.02, false),
+            average: Average::new(0.002),
+            action: Action::Drop,
             harddrop: false,
             bytemode: false,
             mean_pkt_size: 500,
             adapt: None,
-            avg: 0.0,
-            count: -1,
-            idle: true,
-            idle_since: 0,
-            last_pa: 0.0,
             queue: PacketQueue::new(),
         }
     }
@@ -222,75 +453,77 @@ impl Red {
         Ok(v)
     }
 
-    /// The options RED and ARED share: limit, ecn, harddrop, bytemode, mean_pkt_size.
+    /// Read `min`/`max` thresholds named `min`/`max` (defaults in packets) and check
+    /// min < max.
+    pub(crate) fn thresholds(
+        p: &mut Params,
+        names: (&'static str, &'static str),
+        defaults: (f64, f64),
+        bytemode: bool,
+        mean: u32,
+    ) -> Result<(f64, f64)> {
+        let min = Self::threshold(p, names.0, defaults.0, bytemode, mean)?;
+        let max = Self::threshold(p, names.1, defaults.1, bytemode, mean)?;
+        if min >= max {
+            return Err(p.error(
+                names.0,
+                format!("{min} is not below {} ({max}): expected min < max", names.1),
+            ));
+        }
+        Ok((min, max))
+    }
+
+    /// `action`, and `ecn = true` as its legacy spelling of `action = "mark"`.
+    fn action_from(p: &mut Params) -> Result<Action> {
+        let action = Action::from_params(p)?;
+        let ecn = p.bool_or("ecn", false)?;
+        if ecn && action == Action::Drop && p.raw("action").is_some() {
+            return Err(p.error(
+                "ecn",
+                "true contradicts action = \"drop\": expected one of them",
+            ));
+        }
+        Ok(if ecn { Action::Mark } else { action })
+    }
+
+    /// The options RED and ARED share: limit, action/ecn, harddrop, bytemode,
+    /// mean_pkt_size.
     pub(crate) fn common_from(p: &mut Params) -> Result<Red> {
         tc_names(p)?;
         let mut r = Red::new();
-        r.limit = p.limit_or("limit", r.limit)?;
-        if matches!(r.limit, Limit::Packets(0) | Limit::Bytes(0)) {
-            return Err(p.error(
-                "limit",
-                format!("\"{}\": expected a limit greater than zero", r.limit),
-            ));
-        }
-        r.ecn = p.bool_or("ecn", false)?;
+        r.limit = limit_from(p, r.limit)?;
+        r.action = Self::action_from(p)?;
         r.harddrop = p.bool_or("harddrop", false)?;
         r.bytemode = p.bool_or("bytemode", false)?;
-        let mean = p.size_or("mean_pkt_size", 500)?;
-        if mean == 0 || mean > u32::MAX as u64 {
-            return Err(p.error(
-                "mean_pkt_size",
-                format!("\"{mean}B\": expected a size greater than zero"),
-            ));
-        }
-        r.mean_pkt_size = mean as u32;
+        r.mean_pkt_size = mean_pkt_size_from(p)?;
         Ok(r)
     }
 
     pub fn from_params(p: &mut Params) -> Result<Self> {
         let mut r = Self::common_from(p)?;
-        r.min_th = Self::threshold(p, "min", 5.0, r.bytemode, r.mean_pkt_size)?;
-        r.max_th = Self::threshold(p, "max", 15.0, r.bytemode, r.mean_pkt_size)?;
-        if r.min_th >= r.max_th {
-            return Err(p.error(
-                "min",
-                format!(
-                    "{} is not below max ({}): expected min < max",
-                    r.min_th, r.max_th
-                ),
-            ));
-        }
-        r.max_p = p.f64_or("probability", 0.02, 0.0, 1.0)?;
-        r.wq = p.f64_or("wq", 0.002, 0.0, 1.0)?;
-        if r.wq == 0.0 {
-            return Err(p.error("wq", "0: expected a weight in (0, 1]"));
-        }
-        r.gentle = p.bool_or("gentle", false)?;
+        let (min, max) =
+            Self::thresholds(p, ("min", "max"), (5.0, 15.0), r.bytemode, r.mean_pkt_size)?;
+        r.curve.min_th = min;
+        r.curve.max_th = max;
+        r.curve.max_p = p.f64_or("probability", 0.02, 0.0, 1.0)?;
+        r.average.wq = wq_from(p, 0.002)?;
+        r.curve.gentle = p.bool_or("gentle", false)?;
         Ok(r)
     }
 
     #[cfg(test)]
     pub(crate) fn set_avg_for_test(&mut self, avg: f64) {
-        self.avg = avg;
+        self.average.avg = avg;
     }
 
     /// The current average queue (packets, or bytes in byte mode).
     pub fn avg(&self) -> f64 {
-        self.avg
+        self.average.avg
     }
 
-    /// `pb` at average `avg` (before byte scaling and the count correction); 1 in the
-    /// forced region.
+    /// `pb` at average `avg`; see `Curve::base_prob`.
     pub fn base_prob(&self, avg: f64) -> f64 {
-        if avg < self.min_th {
-            0.0
-        } else if avg < self.max_th {
-            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
-        } else if self.gentle && avg < 2.0 * self.max_th {
-            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
-        } else {
-            1.0
-        }
+        self.curve.base_prob(avg)
     }
 
     /// The paper's count correction: `pa = pb/(1 − count·pb)`, 1 once `count·pb ≥ 1`.
@@ -303,20 +536,6 @@ impl Red {
         }
     }
 
-    /// Time to send a mean-size packet at `rate_bps`: the paper's `s` in `m = idle/s`.
-    fn mean_tx_time(&self, rate_bps: u64) -> f64 {
-        self.mean_pkt_size as f64 * 8.0 * NS_PER_S as f64 / rate_bps.max(1) as f64
-    }
-
-    /// The average decayed over the idle period up to `now` (the average itself if busy).
-    fn idle_decayed(&self, now: Nanos, rate_bps: u64) -> f64 {
-        if !self.idle {
-            return self.avg;
-        }
-        let m = now.saturating_sub(self.idle_since) as f64 / self.mean_tx_time(rate_bps);
-        self.avg * (1.0 - self.wq).powf(m)
-    }
-
     fn qlen(&self) -> f64 {
         if self.bytemode {
             self.queue.bytes() as f64
@@ -327,48 +546,14 @@ impl Red {
 
     /// Update the average for an arrival of `size` bytes and decide its fate.
     fn decide(&mut self, size: u32, ctx: &mut QdiscCtx) -> Decision {
-        if self.idle {
-            self.avg = self.idle_decayed(ctx.now, ctx.link_rate_bps);
-            self.idle = false;
+        let s = tx_time(self.mean_pkt_size, ctx.link_rate_bps);
+        let avg = self.average.update(self.qlen(), ctx.now, s);
+        let scale = if self.bytemode {
+            size as f64 / self.mean_pkt_size as f64
         } else {
-            self.avg = (1.0 - self.wq) * self.avg + self.wq * self.qlen();
-        }
-        let avg = self.avg;
-        if avg < self.min_th {
-            self.count = -1;
-            self.last_pa = 0.0;
-            return Decision::Accept;
-        }
-        let forced_at = if self.gentle {
-            2.0 * self.max_th
-        } else {
-            self.max_th
+            1.0
         };
-        if avg >= forced_at {
-            self.count = 0;
-            self.last_pa = 1.0;
-            return Decision::Forced;
-        }
-        self.count += 1;
-        let mut pb = self.base_prob(avg);
-        if self.bytemode {
-            pb = (pb * size as f64 / self.mean_pkt_size as f64).min(1.0);
-        }
-        let pa = Self::spaced_prob(pb, self.count);
-        self.last_pa = pa;
-        if ctx.rng.uniform() < pa {
-            self.count = 0;
-            Decision::Early
-        } else {
-            Decision::Accept
-        }
-    }
-
-    fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
-        }
+        self.curve.decide(avg, scale, ctx.rng)
     }
 }
 
@@ -376,12 +561,11 @@ impl Discipline for Red {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let size = ctx.packets[p].size;
         let decision = self.decide(size, ctx);
+        let may_mark = self.action == Action::Mark && ctx.packets[p].ecn.is_capable();
         let mark = match decision {
             Decision::Accept => false,
-            Decision::Early if self.ecn && ctx.packets[p].ecn.is_capable() => true,
-            Decision::Forced if self.ecn && !self.harddrop && ctx.packets[p].ecn.is_capable() => {
-                true
-            }
+            Decision::Early if may_mark => true,
+            Decision::Forced if may_mark && !self.harddrop => true,
             Decision::Early => {
                 ctx.drop(p, DropReason::Early, Stage::Enqueue);
                 return false;
@@ -391,7 +575,7 @@ impl Discipline for Red {
                 return false;
             }
         };
-        if !self.fits(size) {
+        if !fits(self.limit, &self.queue, size) {
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
             return false;
         }
@@ -404,10 +588,9 @@ impl Discipline for Red {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let p = self.queue.pop_front(ctx.packets);
-        if p.is_none() && !self.idle {
+        if p.is_none() {
             // The link found nothing to send: an idle period starts now.
-            self.idle = true;
-            self.idle_since = ctx.now;
+            self.average.go_idle(ctx.now);
         }
         p
     }
@@ -421,7 +604,7 @@ impl Discipline for Red {
     }
 
     fn drop_prob(&self) -> Option<f64> {
-        Some(self.base_prob(self.avg))
+        Some(self.base_prob(self.average.avg))
     }
 
     fn next_timer(&self) -> Option<Nanos> {
@@ -438,15 +621,18 @@ impl Discipline for Red {
         if ctx.now < a.next {
             return;
         }
-        let avg = self.idle_decayed(ctx.now, ctx.link_rate_bps);
-        let delta = self.max_th - self.min_th;
-        let (low, high) = (self.min_th + 0.4 * delta, self.min_th + 0.6 * delta);
-        if avg > high && self.max_p <= MAX_P_TOP {
-            self.max_p += (self.max_p / 4.0).min(0.01);
-        } else if avg < low && self.max_p >= MAX_P_BOTTOM {
-            self.max_p *= ADAPT_BETA;
+        let avg = self
+            .average
+            .decayed(ctx.now, tx_time(self.mean_pkt_size, ctx.link_rate_bps));
+        let c = &mut self.curve;
+        let delta = c.max_th - c.min_th;
+        let (low, high) = (c.min_th + 0.4 * delta, c.min_th + 0.6 * delta);
+        if avg > high && c.max_p <= MAX_P_TOP {
+            c.max_p += (c.max_p / 4.0).min(0.01);
+        } else if avg < low && c.max_p >= MAX_P_BOTTOM {
+            c.max_p *= ADAPT_BETA;
         }
-        self.max_p = self.max_p.clamp(MAX_P_BOTTOM, MAX_P_TOP);
+        c.max_p = c.max_p.clamp(MAX_P_BOTTOM, MAX_P_TOP);
         while a.next <= ctx.now {
             a.next += a.interval;
         }
@@ -513,9 +699,9 @@ pub(crate) mod tests {
 
     fn red(min: f64, max: f64, max_p: f64) -> Red {
         let mut r = Red::new();
-        r.min_th = min;
-        r.max_th = max;
-        r.max_p = max_p;
+        r.curve.min_th = min;
+        r.curve.max_th = max;
+        r.curve.max_p = max_p;
         r
     }
 
@@ -538,8 +724,8 @@ pub(crate) mod tests {
     fn idle_decay_uses_mean_packet_transmission_time() {
         let mut h = Harness::new(); // 10 Mbit/s
         let mut q = red(5.0, 15.0, 0.02);
-        q.avg = 10.0;
-        q.idle = false;
+        q.average.avg = 10.0;
+        q.average.idle = false;
         let t1 = 5 * MS;
         assert_eq!(q.dequeue(&mut h.ctx(t1)), None); // link goes idle at t1
                                                      // s = 500 B · 8 / 10 Mbit/s = 400 µs. Arrival 4 ms later: m = 10,
@@ -560,7 +746,7 @@ pub(crate) mod tests {
         assert!((q.base_prob(10.0) - 0.05).abs() < 1e-15);
         // Not gentle: at and above max_th pb = 1 (forced).
         assert_eq!(q.base_prob(15.0), 1.0);
-        q.gentle = true;
+        q.curve.gentle = true;
         // Gentle, avg 20: pb = 0.1 + 0.9·(20−15)/15 = 0.1 + 0.3 = 0.4.
         assert!((q.base_prob(20.0) - 0.4).abs() < 1e-15);
         // avg 15 exactly: max_p (continuous at max_th).
@@ -582,21 +768,21 @@ pub(crate) mod tests {
     /// Hold avg at `avg` with a queue of exactly `avg` packets and offer `n` arrivals.
     /// Returns the gaps (in arrivals) between drops and checks every `pa` used.
     fn gaps_at_fixed_avg(q: &mut Red, h: &mut Harness, n: usize) -> Vec<usize> {
-        let level = q.avg as usize;
+        let level = q.average.avg as usize;
         for _ in 0..level {
             q.queue.push_back(h.packet(1, 500), &h.packets);
         }
-        q.idle = false;
-        let pb = q.base_prob(q.avg);
+        q.average.idle = false;
+        let pb = q.base_prob(q.average.avg);
         let mut gaps = Vec::new();
         let mut since = 0;
-        let mut expect_count = q.count;
+        let mut expect_count = q.curve.count;
         for i in 0..n {
-            q.avg = level as f64;
+            q.average.avg = level as f64;
             let (_, ok) = arrive(q, h, i as Nanos, 500, Ecn::NotEct);
             expect_count += 1;
             // count goes −1 -> 0 on entering the region, then 1, 2, ... until a drop.
-            assert!((q.last_pa - Red::spaced_prob(pb, expect_count)).abs() < 1e-12);
+            assert!((q.curve.last_pa - Red::spaced_prob(pb, expect_count)).abs() < 1e-12);
             since += 1;
             if ok {
                 q.queue.pop_front(&h.packets);
@@ -604,7 +790,7 @@ pub(crate) mod tests {
                 gaps.push(since);
                 since = 0;
                 expect_count = 0;
-                assert_eq!(q.count, 0);
+                assert_eq!(q.curve.count, 0);
             }
         }
         gaps
@@ -620,7 +806,7 @@ pub(crate) mod tests {
         //            = ((1 − k·pb)/(1 − pb)) · pb/(1 − k·pb) = pb/(1 − pb) = 1/9,
         // for k = 1..9 (count 9: pa = 0.1/(1 − 0.9) = 1). Uniform on 1..9, mean 5.
         let mut q = red(5.0, 15.0, 0.2);
-        q.avg = 10.0;
+        q.average.avg = 10.0;
         let gaps = gaps_at_fixed_avg(&mut q, &mut h, 20_000);
         assert!(gaps[1..].iter().all(|&g| (1..=9).contains(&g)), "{gaps:?}");
         let mean = gaps[1..].iter().sum::<usize>() as f64 / (gaps.len() - 1) as f64;
@@ -636,27 +822,31 @@ pub(crate) mod tests {
         for _ in 0..16 {
             q.queue.push_back(h.packet(1, 500), &h.packets);
         }
-        q.idle = false;
-        q.avg = 15.0;
+        q.average.idle = false;
+        q.average.avg = 15.0;
         let (p, ok) = arrive(&mut q, &mut h, 1, 500, Ecn::NotEct);
         // avg = 0.998·15 + 0.002·16 = 14.97 + 0.032 = 15.002 ≥ max 15 -> forced.
         assert!(!ok);
         assert_eq!(h.dropped(), vec![(p, DropReason::Forced)]);
-        assert_eq!(q.count, 0);
+        assert_eq!(q.curve.count, 0);
         assert_eq!(q.drop_prob(), Some(1.0));
 
         // Gentle: the same 15.002 is in the gentle region. From count −1 (count 0 after
         // the increment) pa = pb = 0.1 + 0.9·(15.002 − 15)/15 = 0.1 + 0.00012 = 0.10012.
-        q.gentle = true;
-        q.avg = 15.0;
-        q.count = -1;
+        q.curve.gentle = true;
+        q.average.avg = 15.0;
+        q.curve.count = -1;
         arrive(&mut q, &mut h, 2, 500, Ecn::NotEct);
-        assert!((q.last_pa - 0.100_12).abs() < 1e-9, "{}", q.last_pa);
+        assert!(
+            (q.curve.last_pa - 0.100_12).abs() < 1e-9,
+            "{}",
+            q.curve.last_pa
+        );
         for _ in 0..20 {
             q.queue.push_back(h.packet(1, 500), &h.packets);
         }
         h.events.clear();
-        q.avg = 30.0;
+        q.average.avg = 30.0;
         let (p, _) = arrive(&mut q, &mut h, 3, 500, Ecn::NotEct);
         // q ≥ 36 packets: avg = 0.998·30 + 0.002·q ≥ 29.94 + 0.072 = 30.012 ≥ 2·max -> forced.
         assert_eq!(h.dropped(), vec![(p, DropReason::Forced)]);
@@ -669,39 +859,47 @@ pub(crate) mod tests {
         let mut p = Params::new("q", v.as_object().unwrap(), &[]);
         let mut q = Red::from_params(&mut p).unwrap();
         // Thresholds converted with mean 500 B: 2500 B and 7500 B.
-        assert_eq!((q.min_th, q.max_th), (2500.0, 7500.0));
+        assert_eq!((q.curve.min_th, q.curve.max_th), (2500.0, 7500.0));
         // Hold the average at the midpoint 5000 B with 5000 B queued: pb = 0.05.
         for _ in 0..10 {
             q.queue.push_back(h.packet(1, 500), &h.packets);
         }
-        q.idle = false;
-        q.avg = 5000.0;
+        q.average.idle = false;
+        q.average.avg = 5000.0;
         // A 250 B packet, first in the region (count −1 -> 0):
         // pa = pb·size/mean = 0.05·250/500 = 0.025.
         arrive(&mut q, &mut h, 0, 250, Ecn::NotEct);
         assert!((q.avg() - 5000.0).abs() < 1e-9);
-        assert!((q.last_pa - 0.025).abs() < 1e-12, "{}", q.last_pa);
+        assert!(
+            (q.curve.last_pa - 0.025).abs() < 1e-12,
+            "{}",
+            q.curve.last_pa
+        );
         // A 1000 B packet with count 0 -> 1: pb = 0.05·1000/500 = 0.1,
         // pa = 0.1/(1 − 1·0.1) = 0.111...
-        q.count = 0;
-        q.avg = 5000.0;
+        q.curve.count = 0;
+        q.average.avg = 5000.0;
         while q.queue.bytes() > 5000 {
             q.queue.pop_back(&h.packets);
         }
         arrive(&mut q, &mut h, 1, 1000, Ecn::NotEct);
-        assert!((q.last_pa - 0.1 / 0.9).abs() < 1e-12, "{}", q.last_pa);
+        assert!(
+            (q.curve.last_pa - 0.1 / 0.9).abs() < 1e-12,
+            "{}",
+            q.curve.last_pa
+        );
     }
 
     #[test]
     fn ecn_marks_early_and_forced_unless_harddrop() {
         let mut h = Harness::new();
         let mut q = red(5.0, 15.0, 0.1);
-        q.ecn = true;
+        q.action = Action::Mark;
         for _ in 0..20 {
             q.queue.push_back(h.packet(1, 500), &h.packets);
         }
-        q.idle = false;
-        q.avg = 20.0;
+        q.average.idle = false;
+        q.average.avg = 20.0;
         let (p, ok) = arrive(&mut q, &mut h, 0, 500, Ecn::Ect0);
         assert!(ok);
         assert_eq!(h.marked(), vec![p]);
@@ -715,6 +913,25 @@ pub(crate) mod tests {
         let (p, ok) = arrive(&mut q, &mut h, 2, 500, Ecn::Ect0);
         assert!(!ok);
         assert_eq!(h.dropped()[1], (p, DropReason::Forced));
+    }
+
+    #[test]
+    fn action_mark_and_legacy_ecn_both_select_marking() {
+        for v in [
+            json!({"action": "mark"}),
+            json!({"ecn": true}),
+            json!({"ecn": true, "action": "mark"}),
+        ] {
+            let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+            assert_eq!(
+                Red::from_params(&mut p).unwrap().action,
+                Action::Mark,
+                "{v}"
+            );
+        }
+        let empty = serde_json::Map::new();
+        let mut p = Params::new("q", &empty, &[]);
+        assert_eq!(Red::from_params(&mut p).unwrap().action, Action::Drop);
     }
 
     #[test]
@@ -741,6 +958,8 @@ pub(crate) mod tests {
             (json!({"mean_pkt_size": "0B"}), "q.mean_pkt_size"),
             (json!({"limit": "0pkt"}), "q.limit"),
             (json!({"gentle": 1}), "q.gentle"),
+            (json!({"action": "ecn"}), "q.action"),
+            (json!({"ecn": true, "action": "drop"}), "q.ecn"),
         ] {
             let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
             let e = Red::from_params(&mut p).unwrap_err();
