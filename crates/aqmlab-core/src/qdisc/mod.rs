@@ -14,6 +14,7 @@
 //! reported it dropped: the engine frees it.
 
 pub mod ared;
+pub mod blue;
 pub mod child_stats;
 pub mod classify;
 pub mod codel;
@@ -21,10 +22,13 @@ pub mod docsis_pie;
 pub mod drr;
 pub mod fifo;
 pub mod fq_codel;
+pub mod pi;
+pub mod pi2;
 pub mod pie;
 pub mod prio;
 pub mod queue;
 pub mod red;
+pub mod rem;
 pub mod sfq;
 pub mod sfq_codel;
 
@@ -232,6 +236,10 @@ registry! {
     FqCodel(fq_codel::FqCodel) => [fq_codel::KIND],
     SfqCodel(sfq_codel::SfqCodel) => [sfq_codel::KIND],
     DocsisPie(docsis_pie::DocsisPie) => [docsis_pie::KIND],
+    Pi(pi::Pi) => [pi::KIND],
+    Pi2(pi2::Pi2) => [pi2::KIND],
+    Rem(rem::Rem) => [rem::KIND],
+    Blue(blue::Blue) => [blue::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
