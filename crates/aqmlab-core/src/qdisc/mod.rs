@@ -20,6 +20,7 @@ pub mod classify;
 pub mod codel;
 pub mod docsis_pie;
 pub mod drr;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod pi;
@@ -240,6 +241,7 @@ registry! {
     Pi2(pi2::Pi2) => [pi2::KIND],
     Rem(rem::Rem) => [rem::KIND],
     Blue(blue::Blue) => [blue::KIND],
+    DualPi2(dualpi2::DualPi2) => [dualpi2::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
