@@ -123,6 +123,11 @@ fn benches(c: &mut Criterion) {
             json!({"kind": "pie", "dq_rate_estimator": true, "derandomize": true}),
         ),
         ("docsis_pie", json!({"kind": "docsis_pie"})),
+        ("pi", json!({"kind": "pi", "qref": 100})),
+        ("pi2", json!({"kind": "pi2"})),
+        ("rem", json!({"kind": "rem", "b_ref": 100, "mean_pktsize": "1500B"})),
+        ("blue", json!({"kind": "blue", "limit": "300pkt"})),
+        ("dualpi2", json!({"kind": "dualpi2"})),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {
