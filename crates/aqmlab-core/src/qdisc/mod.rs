@@ -17,6 +17,7 @@ pub mod ared;
 pub mod blue;
 pub mod child_stats;
 pub mod classify;
+pub mod cobalt;
 pub mod codel;
 pub mod docsis_pie;
 pub mod drr;
@@ -242,6 +243,7 @@ registry! {
     Rem(rem::Rem) => [rem::KIND],
     Blue(blue::Blue) => [blue::KIND],
     DualPi2(dualpi2::DualPi2) => [dualpi2::KIND],
+    Cobalt(cobalt::Cobalt) => [cobalt::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
