@@ -128,6 +128,7 @@ fn benches(c: &mut Criterion) {
         ("rem", json!({"kind": "rem", "b_ref": 100, "mean_pktsize": "1500B"})),
         ("blue", json!({"kind": "blue", "limit": "300pkt"})),
         ("dualpi2", json!({"kind": "dualpi2"})),
+        ("cobalt", json!({"kind": "cobalt"})),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {

@@ -135,3 +135,37 @@ fn without_dualpi2_the_l4s_flow_shares_the_classic_queue() {
     let owd = common::flows(&r, "owd_ms_mean");
     assert!(owd[0] - BASE_OWD_MS > 20.0, "{owd:?}");
 }
+
+#[test]
+fn cobalt_keeps_the_median_sojourn_near_its_5ms_target() {
+    let r = five_newreno("kind = \"cobalt\", ecn = false, limit = \"1000pkt\"", false);
+    let s = q(&r, "sojourn_ms_p50");
+    assert!(s <= 10.0, "{s}");
+    assert!(q(&r, "utilization") >= 0.9, "{}", q(&r, "utilization"));
+}
+
+/// Two Poisson UDP sources at `rate` each into 10 Mbit/s, 100-packet buffer, 30 s.
+fn udp_flood(qdisc: &str, rate: &str) -> Results {
+    let text = common::example("dumbbell-udp.toml")
+        .replace("duration = \"600s\"", "duration = \"30s\"")
+        .replace(
+            "qdisc = { kind = \"pfifo\", limit = \"100pkt\" }",
+            &format!("qdisc = {{ {qdisc}, limit = \"100pkt\" }}"),
+        )
+        .replace("rate = \"5.2Mbit\"", &format!("rate = \"{rate}\""));
+    common::run(&text, 1)
+}
+
+#[test]
+fn cobalt_blue_part_contains_an_unresponsive_flood_that_codel_cannot() {
+    // 2 × 10 Mbit/s into 10 Mbit/s: CoDel's drop rate grows only as √count per interval
+    // and the buffer stays full; COBALT's BLUE raises p_drop on every overflow (spaced
+    // by target) and drops at dequeue, which keeps the queue short.
+    let codel = udp_flood("kind = \"codel\"", "10Mbit");
+    let cobalt = udp_flood("kind = \"cobalt\"", "10Mbit");
+    let (sc, sb) = (q(&codel, "sojourn_ms_mean"), q(&cobalt, "sojourn_ms_mean"));
+    // Measured: CoDel 49 ms, COBALT 7 ms.
+    assert!(sc > 25.0, "codel {sc}"); // 5× its target: not controlled
+    assert!(sb < 0.5 * sc, "cobalt {sb} vs codel {sc}");
+    assert!(q(&cobalt, "drops_forced") > 0.0);
+}
