@@ -21,9 +21,11 @@ pub mod cobalt;
 pub mod codel;
 pub mod docsis_pie;
 pub mod drr;
+pub mod drr_lists;
 pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pi;
 pub mod pi2;
 pub mod pie;
@@ -244,6 +246,7 @@ registry! {
     Blue(blue::Blue) => [blue::KIND],
     DualPi2(dualpi2::DualPi2) => [dualpi2::KIND],
     Cobalt(cobalt::Cobalt) => [cobalt::KIND],
+    FqPie(fq_pie::FqPie) => [fq_pie::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
