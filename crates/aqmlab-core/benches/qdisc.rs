@@ -129,6 +129,7 @@ fn benches(c: &mut Criterion) {
         ("blue", json!({"kind": "blue", "limit": "300pkt"})),
         ("dualpi2", json!({"kind": "dualpi2"})),
         ("cobalt", json!({"kind": "cobalt"})),
+        ("fq_pie", json!({"kind": "fq_pie"})),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {

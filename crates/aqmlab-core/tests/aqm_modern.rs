@@ -169,3 +169,30 @@ fn cobalt_blue_part_contains_an_unresponsive_flood_that_codel_cannot() {
     assert!(sb < 0.5 * sc, "cobalt {sb} vs codel {sc}");
     assert!(q(&cobalt, "drops_forced") > 0.0);
 }
+
+/// `examples/fq-isolation.toml` (five bulk NewReno uploads and a 64 kbit/s voice flow,
+/// 5 Mbit/s, 30 s) under `qdisc`; returns the voice flow's median and p99 one-way delay
+/// minus its 30.28 ms of propagation and transmission.
+fn voice_queueing(qdisc: &str) -> (f64, f64) {
+    let text = common::example("fq-isolation.toml").replace(
+        "qdisc = { kind = \"fq_codel\", limit = \"1000pkt\" }",
+        &format!("qdisc = {{ {qdisc}, limit = \"1000pkt\" }}"),
+    );
+    let r = common::run(&text, 1);
+    let app = r.table("flows").strs("app");
+    let i = app.iter().position(|a| a == "voice").expect("voice flow");
+    let p50 = r.table("flows").f64s("owd_ms_p50")[i] - 30.28;
+    let p99 = r.table("flows").f64s("owd_ms_p99")[i] - 30.28;
+    (p50, p99)
+}
+
+#[test]
+fn fq_pie_isolates_a_sparse_flow_from_the_bulk_flows_delay() {
+    // PIE alone holds the shared queue near its 15 ms target, so the voice flow waits
+    // that long; with a PIE per flow and DRR++ the sparse flow bypasses the bulk queues.
+    let (pie50, _) = voice_queueing("kind = \"pie\"");
+    let (fq50, fq99) = voice_queueing("kind = \"fq_pie\"");
+    assert!(pie50 > 5.0, "pie voice p50 {pie50}");
+    assert!(fq50 < 3.0, "fq_pie voice p50 {fq50}");
+    assert!(fq99 < 15.0, "fq_pie voice p99 {fq99}");
+}
