@@ -130,6 +130,7 @@ fn benches(c: &mut Criterion) {
         ("dualpi2", json!({"kind": "dualpi2"})),
         ("cobalt", json!({"kind": "cobalt"})),
         ("fq_pie", json!({"kind": "fq_pie"})),
+        ("cake", json!({"kind": "cake"})),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {

@@ -176,7 +176,7 @@ fn cobalt_blue_part_contains_an_unresponsive_flood_that_codel_cannot() {
 fn voice_queueing(qdisc: &str) -> (f64, f64) {
     let text = common::example("fq-isolation.toml").replace(
         "qdisc = { kind = \"fq_codel\", limit = \"1000pkt\" }",
-        &format!("qdisc = {{ {qdisc}, limit = \"1000pkt\" }}"),
+        &format!("qdisc = {{ {qdisc} }}"),
     );
     let r = common::run(&text, 1);
     let app = r.table("flows").strs("app");
@@ -190,9 +190,26 @@ fn voice_queueing(qdisc: &str) -> (f64, f64) {
 fn fq_pie_isolates_a_sparse_flow_from_the_bulk_flows_delay() {
     // PIE alone holds the shared queue near its 15 ms target, so the voice flow waits
     // that long; with a PIE per flow and DRR++ the sparse flow bypasses the bulk queues.
-    let (pie50, _) = voice_queueing("kind = \"pie\"");
-    let (fq50, fq99) = voice_queueing("kind = \"fq_pie\"");
+    let (pie50, _) = voice_queueing("kind = \"pie\", limit = \"1000pkt\"");
+    let (fq50, fq99) = voice_queueing("kind = \"fq_pie\", limit = \"1000pkt\"");
     assert!(pie50 > 5.0, "pie voice p50 {pie50}");
     assert!(fq50 < 3.0, "fq_pie voice p50 {fq50}");
     assert!(fq99 < 15.0, "fq_pie voice p99 {fq99}");
+}
+
+#[test]
+fn cake_shapes_to_its_bandwidth_and_keeps_the_queue_at_the_shaper_short() {
+    // 10 Mbit/s link shaped to 5 Mbit/s by CAKE: the link is busy half the time, the
+    // flows get 5 Mbit/s between them, and COBALT holds the median sojourn near 5 ms.
+    let r = five_newreno("kind = \"cake\", bandwidth = \"5Mbit\"", false);
+    let util = q(&r, "utilization");
+    assert!(util > 0.45 && util <= 0.5 + 1e-9, "{util}");
+    let s = q(&r, "sojourn_ms_p50");
+    assert!(s < 15.0, "{s}");
+}
+
+#[test]
+fn cake_isolates_a_sparse_flow() {
+    let (p50, p99) = voice_queueing("kind = \"cake\"");
+    assert!(p50 < 3.0 && p99 < 15.0, "voice {p50} / {p99} ms");
 }

@@ -15,6 +15,7 @@
 
 pub mod ared;
 pub mod blue;
+pub mod cake;
 pub mod child_stats;
 pub mod classify;
 pub mod cobalt;
@@ -247,6 +248,7 @@ registry! {
     DualPi2(dualpi2::DualPi2) => [dualpi2::KIND],
     Cobalt(cobalt::Cobalt) => [cobalt::KIND],
     FqPie(fq_pie::FqPie) => [fq_pie::KIND],
+    Cake(cake::Cake) => [cake::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
