@@ -34,7 +34,7 @@ def qdisc_spec(doc: dict) -> dict:
     spec = {"kind": doc["kind"]}
     names = {p["name"] for p in doc["params"]}
     if "limit" in names:
-        types = {p["name"]: p["ty"] for p in doc["params"]}
+        types = {p["name"]: p["type"] for p in doc["params"]}
         spec["limit"] = "1000pkt" if "bytes" not in types["limit"] else "1500000B"
     return spec
 
@@ -72,7 +72,7 @@ def main() -> None:
         ax.plot(t, d, lw=0.6)
         ax.set_yscale("symlog", linthresh=10)
         ax.set_ylim(0, 2000)
-        ax.set_title(f"{doc['kind']}  (mean {mean:.0f} ms, util {util:.2f})", fontsize=9)
+        ax.set_title(f"{doc['kind']}  (sample mean {mean:.0f} ms, util {util:.2f})", fontsize=9)
         ax.grid(True, alpha=0.3)
         print(f"{doc['kind']:>16}: mean sojourn {mean:7.1f} ms, utilization {util:.3f}")
     for ax in axes.flat[len(docs):]:
