@@ -131,6 +131,7 @@ fn benches(c: &mut Criterion) {
         ("cobalt", json!({"kind": "cobalt"})),
         ("fq_pie", json!({"kind": "fq_pie"})),
         ("cake", json!({"kind": "cake"})),
+        ("sfb", json!({"kind": "sfb"})),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {

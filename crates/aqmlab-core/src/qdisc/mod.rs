@@ -34,6 +34,7 @@ pub mod prio;
 pub mod queue;
 pub mod red;
 pub mod rem;
+pub mod sfb;
 pub mod sfq;
 pub mod sfq_codel;
 
@@ -249,6 +250,7 @@ registry! {
     Cobalt(cobalt::Cobalt) => [cobalt::KIND],
     FqPie(fq_pie::FqPie) => [fq_pie::KIND],
     Cake(cake::Cake) => [cake::KIND],
+    Sfb(sfb::Sfb) => [sfb::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).
