@@ -42,7 +42,7 @@ impl BlueProb {
     }
 
     fn may_update(&self, now: Nanos, freeze: Nanos) -> bool {
-        self.last_update.map_or(true, |t| now - t > freeze)
+        self.last_update.is_none_or(|t| now - t > freeze)
     }
 
     /// Overflow (or other congestion) event.

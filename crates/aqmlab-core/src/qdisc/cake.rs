@@ -199,7 +199,7 @@ impl Discipline for Cake {
         };
         let mt = mtu_time(ctx.mtu, rate);
         loop {
-            let pick = self.lists.next()?;
+            let pick = self.lists.pick_next()?;
             let f = &mut self.flows[pick.flow as usize];
             let Some(p) = f.q.pop_front(ctx.packets) else {
                 f.cvars.queue_empty(&self.params, ctx.now);

@@ -23,7 +23,7 @@ pub struct DrrLists {
     quantum: i64,
 }
 
-/// The flow `next()` chose and the list it came from.
+/// The flow `pick_next()` chose and the list it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pick {
     pub flow: u32,
@@ -58,7 +58,7 @@ impl DrrLists {
     /// The flow to serve next: the head of new flows, else of old flows, after moving
     /// heads whose deficit is spent to the tail of the old list with a new quantum.
     #[inline]
-    pub fn next(&mut self) -> Option<Pick> {
+    pub fn pick_next(&mut self) -> Option<Pick> {
         loop {
             let (from_new, flow) = match self.new_flows.front() {
                 Some(&f) => (true, f),
@@ -115,7 +115,7 @@ mod tests {
         let mut d = DrrLists::new(4, 1000);
         assert!(d.activate(0));
         assert!(!d.activate(0));
-        let p = d.next().unwrap();
+        let p = d.pick_next().unwrap();
         assert_eq!(
             p,
             Pick {
@@ -126,7 +126,7 @@ mod tests {
         d.charge(0, 1500); // deficit −500
                            // Next: flow 0's deficit ≤ 0 → +1000 = 500, moved to old; served from old.
         assert_eq!(
-            d.next().unwrap(),
+            d.pick_next().unwrap(),
             Pick {
                 flow: 0,
                 from_new: false
@@ -135,7 +135,7 @@ mod tests {
         assert!(d.activate(1));
         // Flow 1 is new: it goes before old flow 0.
         assert_eq!(
-            d.next().unwrap(),
+            d.pick_next().unwrap(),
             Pick {
                 flow: 1,
                 from_new: true
@@ -147,7 +147,7 @@ mod tests {
             from_new: true,
         });
         assert_eq!(
-            d.next().unwrap(),
+            d.pick_next().unwrap(),
             Pick {
                 flow: 0,
                 from_new: false
@@ -155,7 +155,7 @@ mod tests {
         );
         d.charge(0, 600); // 500 − 600 = −100 → rotated: +1000 = 900, behind flow 1
         assert_eq!(
-            d.next().unwrap(),
+            d.pick_next().unwrap(),
             Pick {
                 flow: 1,
                 from_new: false
@@ -166,7 +166,7 @@ mod tests {
             from_new: false,
         }); // leaves the lists
         assert_eq!(
-            d.next().unwrap(),
+            d.pick_next().unwrap(),
             Pick {
                 flow: 0,
                 from_new: false

@@ -220,7 +220,7 @@ impl Discipline for FqPie {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         loop {
-            let pick = self.lists.next()?;
+            let pick = self.lists.pick_next()?;
             let f = &mut self.flows[pick.flow as usize];
             let Some(p) = f.q.pop_front(ctx.packets) else {
                 self.lists.emptied(pick);

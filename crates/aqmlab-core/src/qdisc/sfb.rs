@@ -53,7 +53,8 @@ pub struct Sfb {
     pub increment: f64,
     pub decrement: f64,
     classifier: Classifier,
-    bins: [[Bin; BINS]; LEVELS],
+    /// Boxed: 2 KB inline would make every `AnyQdisc` that large.
+    bins: Box<[[Bin; BINS]; LEVELS]>,
     queue: PacketQueue,
 }
 
@@ -91,7 +92,7 @@ impl Sfb {
             increment: 0.0005,
             decrement: 0.00005,
             classifier,
-            bins: [[Bin::default(); BINS]; LEVELS],
+            bins: Box::new([[Bin::default(); BINS]; LEVELS]),
             queue: PacketQueue::new(),
         }
     }
