@@ -125,7 +125,10 @@ fn benches(c: &mut Criterion) {
         ("docsis_pie", json!({"kind": "docsis_pie"})),
         ("pi", json!({"kind": "pi", "qref": 100})),
         ("pi2", json!({"kind": "pi2"})),
-        ("rem", json!({"kind": "rem", "b_ref": 100, "mean_pktsize": "1500B"})),
+        (
+            "rem",
+            json!({"kind": "rem", "b_ref": 100, "mean_pktsize": "1500B"}),
+        ),
         ("blue", json!({"kind": "blue", "limit": "300pkt"})),
         ("dualpi2", json!({"kind": "dualpi2"})),
         ("cobalt", json!({"kind": "cobalt"})),
