@@ -152,6 +152,18 @@ fn benches(c: &mut Criterion) {
             "choke",
             json!({"kind": "choke", "min": 30, "max": 90, "probability": 0.1}),
         ),
+        ("pi", json!({"kind": "pi", "qref": 100})),
+        ("pi2", json!({"kind": "pi2"})),
+        (
+            "rem",
+            json!({"kind": "rem", "b_ref": 100, "mean_pktsize": "1500B"}),
+        ),
+        ("blue", json!({"kind": "blue", "limit": "300pkt"})),
+        ("dualpi2", json!({"kind": "dualpi2"})),
+        ("cobalt", json!({"kind": "cobalt"})),
+        ("fq_pie", json!({"kind": "fq_pie"})),
+        ("cake", json!({"kind": "cake"})),
+        ("sfb", json!({"kind": "sfb"})),
     ];
     let mut g = c.benchmark_group("qdisc_enqueue_dequeue");
     for (name, spec) in kinds {

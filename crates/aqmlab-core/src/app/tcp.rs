@@ -118,6 +118,12 @@ macro_rules! tcp_params {
                 "ECN (RFC 3168): ECT(0) data, ECE/CWR",
             ),
             p(
+                "l4s",
+                "bool",
+                "false",
+                "send data as ECT(1), the L4S identifier (RFC 9331); implies ecn",
+            ),
+            p(
                 "min_rto",
                 "duration",
                 "200ms (profile)",
@@ -466,12 +472,14 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     if !(64..=65_495).contains(&mss) {
         return Err(p.error("mss", format!("{mss}B: expected 64B to 65495B")));
     }
+    let l4s = p.bool_or("l4s", d.l4s)?;
     let cfg = TcpConfig {
         cc,
         mss: mss as u32,
         iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
         sack: p.bool_or("sack", d.sack)?,
-        ecn: p.bool_or("ecn", d.ecn)? || matches!(cc, CcKind::Dctcp { .. }),
+        ecn: p.bool_or("ecn", d.ecn)? || matches!(cc, CcKind::Dctcp { .. }) || l4s,
+        l4s,
         min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
         max_rto: p.positive_duration_or("max_rto", d.max_rto)?,

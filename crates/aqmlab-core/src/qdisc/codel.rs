@@ -95,6 +95,13 @@ impl CodelParams {
     }
 }
 
+/// CoDel's control law `t + interval/sqrt(count)` (count 0 counts as 1), truncated to
+/// whole nanoseconds; shared with COBALT.
+#[inline]
+pub fn control_law(t: Nanos, interval: Nanos, count: u32) -> Nanos {
+    t + (interval as f64 / (count.max(1) as f64).sqrt()) as Nanos
+}
+
 /// Linux keeps `rec_inv_sqrt` in the top 16 bits of a Q0.32 number.
 const REC_INV_SQRT_BITS: u32 = 16;
 const REC_INV_SQRT_SHIFT: u32 = 32 - REC_INV_SQRT_BITS;
@@ -142,7 +149,7 @@ impl CodelVars {
     /// `t + interval/sqrt(count)`.
     fn control_law(&self, t: Nanos, p: &CodelParams) -> Nanos {
         match p.sqrt {
-            InvSqrt::Exact => t + (p.interval as f64 / (self.count.max(1) as f64).sqrt()) as Nanos,
+            InvSqrt::Exact => control_law(t, p.interval, self.count),
             // Linux reciprocal_scale(interval, rec_inv_sqrt << SHIFT).
             InvSqrt::Newton => {
                 let scale = (self.rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT;

@@ -16,23 +16,33 @@
 pub mod ared;
 pub mod avq;
 pub mod avqred;
+pub mod blue;
+pub mod cake;
 pub mod child_stats;
 pub mod choke;
 pub mod classify;
+pub mod cobalt;
 pub mod codel;
 pub mod docsis_pie;
 pub mod drr;
+pub mod drr_lists;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod gk;
 pub mod pfavqred;
+pub mod pi;
+pub mod pi2;
 pub mod pie;
 pub mod prio;
 pub mod queue;
 pub mod rb_red;
 pub mod rb_rio;
 pub mod red;
+pub mod rem;
 pub mod rio;
+pub mod sfb;
 pub mod sfq;
 pub mod sfq_codel;
 pub mod sred;
@@ -248,6 +258,15 @@ registry! {
     RbRed(rb_red::RbRed) => [rb_red::KIND, rb_rio::KIND],
     Avqred(avqred::Avqred) => [avqred::KIND, pfavqred::KIND],
     Sred(sred::Sred) => [sred::KIND],
+    Pi(pi::Pi) => [pi::KIND],
+    Pi2(pi2::Pi2) => [pi2::KIND],
+    Rem(rem::Rem) => [rem::KIND],
+    Blue(blue::Blue) => [blue::KIND],
+    DualPi2(dualpi2::DualPi2) => [dualpi2::KIND],
+    Cobalt(cobalt::Cobalt) => [cobalt::KIND],
+    FqPie(fq_pie::FqPie) => [fq_pie::KIND],
+    Cake(cake::Cake) => [cake::KIND],
+    Sfb(sfb::Sfb) => [sfb::KIND],
 }
 
 /// A built discipline and the kind name it was built as (the `queues` table's `qdisc`).

@@ -305,23 +305,58 @@ impl Pie {
     /// RFC 8033 `calculate_drop_prob()` (§4.2, §4.4, §5.5).
     fn update(&mut self) {
         let qdelay = self.current_qdelay();
+        let law = PieLaw {
+            target: self.target,
+            tupdate: self.tupdate,
+            alpha: self.alpha,
+            beta: self.beta,
+            max_burst: self.max_burst,
+        };
+        law.step(
+            qdelay,
+            &mut self.drop_prob,
+            &mut self.qdelay_old,
+            &mut self.burst_allowance,
+        );
+    }
+}
+
+/// PIE's probability update, shared with FQ-PIE (which runs it per flow).
+#[derive(Clone, Copy, Debug)]
+pub struct PieLaw {
+    pub target: Nanos,
+    pub tupdate: Nanos,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst: Nanos,
+}
+
+impl PieLaw {
+    /// One RFC 8033 `calculate_drop_prob()` with the measured `qdelay`.
+    pub fn step(
+        &self,
+        qdelay: Nanos,
+        drop_prob: &mut f64,
+        qdelay_old: &mut Nanos,
+        burst_allowance: &mut Nanos,
+    ) {
         // Signed: the delay is often below target.
         let mut p = self.alpha * (secs(qdelay) - secs(self.target))
-            + self.beta * (secs(qdelay) - secs(self.qdelay_old));
-        p *= auto_scale(self.drop_prob);
-        if self.drop_prob >= 0.1 && p > 0.02 {
+            + self.beta * (secs(qdelay) - secs(*qdelay_old));
+        p *= auto_scale(*drop_prob);
+        if *drop_prob >= 0.1 && p > 0.02 {
             p = 0.02;
         }
-        self.drop_prob += p;
-        if qdelay == 0 && self.qdelay_old == 0 {
-            self.drop_prob *= 0.98;
+        *drop_prob += p;
+        if qdelay == 0 && *qdelay_old == 0 {
+            *drop_prob *= 0.98;
         }
-        self.drop_prob = self.drop_prob.clamp(0.0, 1.0);
-        let was_old = self.qdelay_old;
-        self.qdelay_old = qdelay;
-        self.burst_allowance = self.burst_allowance.saturating_sub(self.tupdate);
-        if qdelay < self.target / 2 && was_old < self.target / 2 && self.drop_prob == 0.0 {
-            self.burst_allowance = self.max_burst;
+        *drop_prob = drop_prob.clamp(0.0, 1.0);
+        let was_old = *qdelay_old;
+        *qdelay_old = qdelay;
+        *burst_allowance = burst_allowance.saturating_sub(self.tupdate);
+        if qdelay < self.target / 2 && was_old < self.target / 2 && *drop_prob == 0.0 {
+            *burst_allowance = self.max_burst;
         }
     }
 }

@@ -67,3 +67,25 @@ impl PacketQueue {
         Some(p)
     }
 }
+
+impl PacketQueue {
+    /// Whether one more packet of `size` bytes stays within `limit` (tail-drop test).
+    #[inline]
+    pub fn fits(&self, limit: crate::scenario::units::Limit, size: u32) -> bool {
+        match limit {
+            crate::scenario::units::Limit::Packets(n) => (self.len() as u64) < n,
+            crate::scenario::units::Limit::Bytes(n) => self.bytes + size as u64 <= n,
+        }
+    }
+}
+
+/// An early (AQM) verdict on an arriving packet: mark it if `ecn` allows and the packet
+/// is ECN-capable, otherwise drop it. Returns true if the packet survives (was marked).
+#[inline]
+pub fn mark_or_drop(ecn: bool, p: PacketId, ctx: &mut super::QdiscCtx, at: super::Stage) -> bool {
+    if ecn && ctx.mark(p, at) {
+        return true;
+    }
+    ctx.drop(p, super::DropReason::Early, at);
+    false
+}

@@ -112,6 +112,8 @@ pub struct TcpConfig {
     pub iw: u32,
     pub sack: bool,
     pub ecn: bool,
+    /// Send data as ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
+    pub l4s: bool,
     pub min_rto: Nanos,
     pub initial_rto: Nanos,
     pub max_rto: Nanos,
@@ -195,6 +197,7 @@ impl TcpProfile {
             iw: 10,
             sack: true,
             ecn: false,
+            l4s: false,
             min_rto: 200 * NS_PER_MS,
             initial_rto: NS_PER_S,
             max_rto: 60 * NS_PER_S,

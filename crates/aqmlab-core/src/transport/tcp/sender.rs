@@ -342,7 +342,7 @@ impl TcpSender {
             s.tcp.flags |= F::FIN | F::PSH;
         }
         if self.cfg.ecn && !retrans {
-            s.ecn = Ecn::Ect0;
+            s.ecn = if self.cfg.l4s { Ecn::Ect1 } else { Ecn::Ect0 };
             if self.cwr_pending {
                 s.tcp.flags |= F::CWR;
                 self.cwr_pending = false;

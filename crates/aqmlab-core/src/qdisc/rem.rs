@@ -1,0 +1,254 @@
+//! REM, Random Exponential Marking: Athuraliya, Li, Low, Yin, "REM: Active Queue
+//! Management", IEEE Network 15(3), 2001 (eqs. 1–2), as in the ns-2 `REM` queue
+//! (Athuraliya) and its ns-3 port (`rem-queue-disc.cc`).
+//!
+//! Every `update` interval the link "price" integrates the backlog mismatch and the
+//! rate mismatch:
+//!
+//! ```text
+//! price = max(0, price + gamma·(alpha·(b − b_ref) + x − c))
+//! p     = 1 − phi^(−price)
+//! ```
+//!
+//! with `b` the queue length in packets at the update, `x` the packets that arrived
+//! during the interval and `c` the packets the link can send in it
+//! (`rate·update/(8·mean_pktsize)`, the link's current rate). Each arrival is tail-
+//! dropped at `limit`, otherwise dropped — or, with `ecn`, marked if ECN-capable, REM's
+//! intended use — with probability `p`.
+//!
+//! Parameter names are the paper's (γ, φ, α, b*); ns-2 calls them `gamma_`, `phi_`,
+//! `inw_`, `pbo_`, with `pupdtime_` for `update`. Defaults are ns-2's (γ = 0.001,
+//! φ = 1.001, α = 1, b* = 20 packets, 2 ms, 1000 B). ns-2 smooths the arrival count with
+//! an EWMA; the paper and we use the raw count per interval.
+
+use super::pi::nonzero_limit;
+use super::queue::{mark_or_drop, PacketQueue};
+use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
+use crate::net::packet::PacketId;
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::scenario::units::Limit;
+use crate::sim::time::{Nanos, NS_PER_MS};
+
+#[derive(Debug)]
+pub struct Rem {
+    pub limit: Limit,
+    pub gamma: f64,
+    pub phi: f64,
+    pub alpha: f64,
+    /// Target backlog b*, packets.
+    pub b_ref: f64,
+    pub update: Nanos,
+    pub mean_pktsize: u64,
+    pub ecn: bool,
+    price: f64,
+    prob: f64,
+    arrivals: u64,
+    next_update: Nanos,
+    queue: PacketQueue,
+}
+
+pub const DOC: KindDoc = KindDoc {
+    kind: "rem",
+    summary: "REM: a link price integrates backlog and rate mismatch; p = 1 − phi^(−price)",
+    source: "Athuraliya, Li, Low, Yin, IEEE Network 2001; ns-2 REM queue / ns-3 rem-queue-disc.cc",
+    params: &[
+        ParamDoc {
+            name: "limit",
+            ty: "limit",
+            default: "1000pkt",
+            doc: "hard limit; beyond it tail drop",
+        },
+        ParamDoc {
+            name: "gamma",
+            ty: "float",
+            default: "0.001",
+            doc: "γ, step size of the price update",
+        },
+        ParamDoc {
+            name: "phi",
+            ty: "float",
+            default: "1.001",
+            doc: "φ > 1, base of the exponential marking",
+        },
+        ParamDoc {
+            name: "alpha",
+            ty: "float",
+            default: "1",
+            doc: "α, weight of the backlog mismatch (ns-2 inw_)",
+        },
+        ParamDoc {
+            name: "b_ref",
+            ty: "int",
+            default: "20",
+            doc: "b*, target backlog in packets (ns-2 pbo_)",
+        },
+        ParamDoc {
+            name: "update",
+            ty: "duration",
+            default: "2ms",
+            doc: "price update interval (ns-2 pupdtime_)",
+        },
+        ParamDoc {
+            name: "mean_pktsize",
+            ty: "size",
+            default: "1000B",
+            doc: "packet size converting the link rate to packets",
+        },
+        ParamDoc {
+            name: "ecn",
+            ty: "bool",
+            default: "false",
+            doc: "mark ECN-capable packets instead of dropping",
+        },
+    ],
+};
+
+pub const KIND: Kind = Kind {
+    doc: DOC,
+    build: |p, _| Ok(Rem::from_params(p)?.into()),
+};
+
+impl Rem {
+    pub fn new() -> Self {
+        Rem {
+            limit: Limit::Packets(1000),
+            gamma: 0.001,
+            phi: 1.001,
+            alpha: 1.0,
+            b_ref: 20.0,
+            update: 2 * NS_PER_MS,
+            mean_pktsize: 1000,
+            ecn: false,
+            price: 0.0,
+            prob: 0.0,
+            arrivals: 0,
+            next_update: 2 * NS_PER_MS,
+            queue: PacketQueue::new(),
+        }
+    }
+
+    pub fn from_params(p: &mut Params) -> Result<Self> {
+        let mut q = Rem::new();
+        q.limit = p.limit_or("limit", q.limit)?;
+        q.limit = nonzero_limit(p, q.limit)?;
+        q.gamma = p.f64_or("gamma", q.gamma, 0.0, 1e6)?;
+        q.phi = p.f64_or("phi", q.phi, 1.0 + 1e-12, 1e6)?;
+        q.alpha = p.f64_or("alpha", q.alpha, 0.0, 1e6)?;
+        q.b_ref = p.u64_or("b_ref", 20, 0, 1 << 32)? as f64;
+        q.update = p.positive_duration_or("update", q.update)?;
+        q.mean_pktsize = p.size_or("mean_pktsize", q.mean_pktsize)?;
+        if q.mean_pktsize == 0 {
+            return Err(p.error("mean_pktsize", "\"0B\": expected a size greater than zero"));
+        }
+        q.ecn = p.bool_or("ecn", false)?;
+        q.next_update = q.update;
+        Ok(q)
+    }
+
+    /// Eq. (1)–(2) with link capacity `rate_bps`.
+    fn update_price(&mut self, rate_bps: u64) {
+        let c = rate_bps as f64 * self.update as f64 * 1e-9 / (8.0 * self.mean_pktsize as f64);
+        let b = self.queue.len() as f64;
+        let x = self.arrivals as f64;
+        self.price = (self.price + self.gamma * (self.alpha * (b - self.b_ref) + x - c)).max(0.0);
+        self.prob = 1.0 - self.phi.powf(-self.price);
+        self.arrivals = 0;
+    }
+}
+
+impl Default for Rem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Discipline for Rem {
+    fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        self.arrivals += 1;
+        if !self.queue.fits(self.limit, ctx.packets[p].size) {
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        }
+        if self.prob > 0.0
+            && ctx.rng.uniform() < self.prob
+            && !mark_or_drop(self.ecn, p, ctx, Stage::Enqueue)
+        {
+            return false;
+        }
+        self.queue.push_back(p, ctx.packets);
+        true
+    }
+
+    fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        self.queue.pop_front(ctx.packets)
+    }
+
+    fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.queue.bytes()
+    }
+
+    fn drop_prob(&self) -> Option<f64> {
+        Some(self.prob)
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        Some(self.next_update)
+    }
+
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        if ctx.now < self.next_update {
+            return;
+        }
+        self.update_price(ctx.link_rate_bps);
+        while self.next_update <= ctx.now {
+            self.next_update += self.update;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::Harness;
+    use super::*;
+
+    const MS: Nanos = NS_PER_MS;
+
+    #[test]
+    fn price_and_probability_over_three_intervals() {
+        let mut h = Harness::new();
+        h.rate_bps = 4_000_000; // c = 4e6·0.002/(8·1000) = 1 packet per interval
+        let mut q = Rem::new();
+        q.gamma = 0.5;
+        q.phi = 2.0;
+        q.b_ref = 2.0;
+        // Interval 1: 5 arrivals, none sent: b = 5, x = 5:
+        //   price = 0 + 0.5·(1·(5 − 2) + 5 − 1) = 0.5·7 = 3.5; p = 1 − 2^−3.5 = 0.911611652…
+        // (with p = 0 during the interval every arrival is admitted)
+        for _ in 0..5 {
+            let p = h.packet(1, 1000);
+            assert!(q.enqueue(p, &mut h.ctx(0)));
+        }
+        q.on_timer(&mut h.ctx(2 * MS));
+        assert!((q.price - 3.5).abs() < 1e-12);
+        assert!((q.prob - (1.0 - 2f64.powf(-3.5))).abs() < 1e-12);
+        // Interval 2: 4 dequeued, no arrivals: b = 1, x = 0:
+        //   price = 3.5 + 0.5·((1 − 2) + 0 − 1) = 3.5 − 1 = 2.5; p = 1 − 2^−2.5
+        for _ in 0..4 {
+            q.dequeue(&mut h.ctx(3 * MS));
+        }
+        q.on_timer(&mut h.ctx(4 * MS));
+        assert!((q.price - 2.5).abs() < 1e-12);
+        assert!((q.prob - (1.0 - 2f64.powf(-2.5))).abs() < 1e-12);
+        // Interval 3: b = 1, x = 0 three times over: 2.5 − 1 − 1 − 1 < 0 → 0, p = 0.
+        for t in [6, 8, 10] {
+            q.on_timer(&mut h.ctx(t * MS));
+        }
+        assert_eq!(q.price, 0.0);
+        assert_eq!(q.prob, 0.0);
+    }
+}
