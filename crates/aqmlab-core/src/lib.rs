@@ -26,7 +26,7 @@ pub fn run_scenario(
     opts: &RunOptions,
 ) -> Result<Results, RunError> {
     let mut sim = Simulation::new(spec, seed, opts)?;
-    sim.run();
+    sim.run().map_err(RunError::Stopped)?;
     sim.flush_outputs().map_err(RunError::Io)?;
     Ok(results::collect(&sim))
 }
@@ -36,6 +36,8 @@ pub fn run_scenario(
 pub enum RunError {
     Scenario(ScenarioError),
     Io(std::io::Error),
+    /// The run stopped early (time not advancing, memory).
+    Stopped(engine::RunFailure),
 }
 
 impl From<ScenarioError> for RunError {
@@ -49,6 +51,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Scenario(e) => write!(f, "{e}"),
             RunError::Io(e) => write!(f, "I/O error: {e}"),
+            RunError::Stopped(e) => write!(f, "{e}"),
         }
     }
 }

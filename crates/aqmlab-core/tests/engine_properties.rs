@@ -160,7 +160,7 @@ fn traffic(r: &mut Rng, place: &str) -> String {
 fn check_conservation(text: &str, seed: u64) {
     let spec = ScenarioSpec::from_toml_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let mut sim = Simulation::new(&spec, Some(seed), &RunOptions::default()).unwrap();
-    sim.run();
+    sim.run().unwrap();
     let created = sim.packets.created();
     let live = sim.packets.live() as u64;
     assert_eq!(
@@ -543,7 +543,7 @@ fn run_scenario_matches_stepwise_runs() {
     let whole = without_wall(run_scenario(&spec, Some(9), &RunOptions::default()).unwrap());
     let mut sim = Simulation::new(&spec, Some(9), &RunOptions::default()).unwrap();
     for k in 1..=7 {
-        sim.run_until(sim.end * k / 7);
+        sim.run_until(sim.end * k / 7).unwrap();
     }
     let stepped = without_wall(aqmlab_core::results::collect(&sim));
     assert_eq!(whole, stepped);
@@ -579,4 +579,54 @@ size = "1000B"
     );
     assert_eq!(common::cell(&r, "flows", "app", "cbr", "loss_rate"), 0.1);
     assert_eq!(common::cell(&r, "apps", "app", "cbr", "loss_rate"), 0.1);
+}
+
+#[test]
+fn start_jitter_makes_seeds_of_a_deterministic_scenario_differ() {
+    // Bulk TCP into a pfifo has no randomness: every seed gives the same tables, unless
+    // the flows start at random times.
+    let base = r#"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "5Mbit"
+delay = "10ms"
+qdisc = { kind = "pfifo", limit = "50pkt" }
+[[topology.hosts]]
+name = "a"
+count = 3
+[[traffic]]
+kind = "tcp-bulk"
+hosts = "a"
+"#;
+    let tables = |text: &str, seed| {
+        let mut r = common::run(text, seed);
+        r.tables[0].columns.retain(|(n, _)| n != "seed");
+        without_wall(r)
+    };
+    let same = |text: &str| tables(text, 1) == tables(text, 2);
+    assert!(same(base));
+    let jittered = base.replace("hosts = \"a\"\n", "hosts = \"a\"\nstart_jitter = \"1s\"\n");
+    assert!(!same(&jittered));
+    // Each flow's first packet leaves in [0, 1 s]: no flow delivers before its start,
+    // and the three starts differ.
+    let spec = common::spec(&base.replace(
+        "[topology]",
+        "output = { tcp_timeseries = \"1ms\" }\n[topology]",
+    ).replace("hosts = \"a\"\n", "hosts = \"a\"\nstart_jitter = \"1s\"\n"));
+    let r = run_scenario(&spec, Some(3), &RunOptions::default()).unwrap();
+    let tcp = r.table("tcp");
+    let (time, flow) = (tcp.f64s("time_ns"), tcp.f64s("flow"));
+    let first: Vec<f64> = (0..3)
+        .map(|f| {
+            time.iter()
+                .zip(&flow)
+                .find(|(_, &x)| x == f as f64)
+                .map(|(t, _)| *t)
+                .unwrap()
+        })
+        .collect();
+    assert!(first.iter().all(|&t| t <= 1.001e9), "{first:?}");
+    assert!(first[0] != first[1] && first[1] != first[2], "{first:?}");
 }

@@ -266,13 +266,13 @@ fn an_outside_window_limit_throttles_the_sender() {
     );
     let spec = common::spec(&text);
     let mut sim = aqmlab_core::Simulation::new(&spec, Some(1), &Default::default()).unwrap();
-    sim.run_until(10_000_000_000);
+    sim.run_until(10_000_000_000).unwrap();
     let before = sim.flows[0].stats.bytes_delivered;
     assert!(sim.set_tcp_window_limit(0, Some(16_000)));
-    sim.run_until(20_000_000_000);
+    sim.run_until(20_000_000_000).unwrap();
     let mid = sim.flows[0].stats.bytes_delivered;
     assert!(sim.set_tcp_window_limit(0, None));
-    sim.run();
+    sim.run().unwrap();
     let end = sim.flows[0].stats.bytes_delivered;
     let rate_limited = (mid - before) as f64 * 8.0 / 10.0;
     let rate_free = (end - mid) as f64 * 8.0 / 10.0;

@@ -124,13 +124,13 @@ impl Simulation {
     /// Simulate up to `t_ns` (capped at the end).
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
         let sim = &mut self.inner;
-        guarded(py, || sim.run_until(t_ns))
+        guarded(py, || sim.run_until(t_ns))?.map_err(|e| simulation_error(e.to_string()))
     }
 
     /// Simulate to the end.
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let sim = &mut self.inner;
-        guarded(py, || sim.run())
+        guarded(py, || sim.run())?.map_err(|e| simulation_error(e.to_string()))
     }
 
     #[getter]

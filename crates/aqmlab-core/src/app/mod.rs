@@ -286,6 +286,12 @@ const COMMON: &[ParamDoc] = &[
         doc: "when the source starts",
     },
     ParamDoc {
+        name: "start_jitter",
+        ty: "duration",
+        default: "0s",
+        doc: "each flow (user) starts at start + U[0, start_jitter], drawn from its own stream, so seeds differ even for deterministic sources",
+    },
+    ParamDoc {
         name: "stop",
         ty: "duration",
         default: "duration",
@@ -396,6 +402,8 @@ pub struct EntryBuild<'a> {
     /// (src, dst) per flow set, `count` times per host pair.
     pub pairs: Vec<(u32, u32)>,
     pub start: Nanos,
+    /// Flows start at `start + U[0, start_jitter]` (see `start_for`).
+    pub start_jitter: Nanos,
     pub stop: Nanos,
     /// The run's duration.
     pub duration: Nanos,
@@ -447,6 +455,17 @@ impl EntryBuild<'_> {
         self.traffic.routes.push((self.entry, src, dst, both_ways));
     }
 
+    /// The start time of the flow (or user) named `key`: `start`, plus a uniform draw
+    /// from [0, start_jitter] on a stream of its own (none without jitter, so other
+    /// streams and jitter-free runs are unchanged).
+    pub fn start_for(&self, key: &str) -> Nanos {
+        if self.start_jitter == 0 {
+            return self.start;
+        }
+        let mut r = self.rng(&format!("start.{key}"));
+        self.start + r.below(self.start_jitter + 1)
+    }
+
     /// A random stream named after this entry (`traffic[NAME].SUFFIX`), so inserting
     /// another entry does not change it.
     pub fn rng(&self, suffix: &str) -> Rng {
@@ -496,6 +515,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
         }
         let pairs = placements(&mut p, topo)?;
         let start = p.duration_or("start", 0)?;
+        let start_jitter = p.duration_or("start_jitter", 0)?;
         let stop = p.duration_or("stop", duration)?;
         if stop <= start {
             return Err(p.error("stop", "must be later than `start`"));
@@ -507,6 +527,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
             name: &name,
             pairs,
             start,
+            start_jitter,
             stop,
             duration,
             seed,
@@ -582,6 +603,7 @@ mod tests {
                     name: "x",
                     pairs,
                     start: 0,
+                    start_jitter: 0,
                     stop: 1_000_000_000,
                     duration: 1_000_000_000,
                     seed: 1,

@@ -331,7 +331,7 @@ fn build(kind: &str, p: &mut Params, e: &mut EntryBuild) -> Result<()> {
                 cfg,
                 src,
                 dst,
-                start: e.start,
+                start: e.start_for(&format!("flow[{k}].user[{u}]")),
                 stop: e.stop,
                 wake_at_stop: e.stop < e.duration,
                 flow: None,

@@ -83,7 +83,8 @@ fn build(poisson: bool, p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let flow = e.next_flow();
         let rng = e.rng(&format!("flow[{k}]"));
-        let s = UdpSource::new(flow, pattern, rate, size as u32, dist, e.start, e.stop, rng);
+        let start = e.start_for(&format!("flow[{k}]"));
+        let s = UdpSource::new(flow, pattern, rate, size as u32, dist, start, e.stop, rng);
         let app = e.add_app(s);
         e.add_flow(src, dst, FlowKind::Udp, None, app);
     }

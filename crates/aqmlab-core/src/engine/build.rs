@@ -113,7 +113,15 @@ impl Simulation {
             seg_buf: Vec::with_capacity(64),
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,
+            guard: guard::Guard {
+                max_memory: spec
+                    .max_memory
+                    .map_or_else(guard::default_max_memory, |m| m.0),
+                ..Default::default()
+            },
+            failure: None,
         };
+        sim.check_series_estimate()?;
         // First in the queue, so the counters restart before anything else happens at
         // that instant: a packet counts when it is created or arrives at or after it.
         if sim.warmup > 0 {

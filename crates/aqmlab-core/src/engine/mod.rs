@@ -14,11 +14,13 @@
 
 mod apps;
 mod build;
+mod guard;
 mod link;
 mod record;
 mod tcp;
 
 pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
+pub use guard::RunFailure;
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
@@ -98,6 +100,9 @@ pub struct Simulation {
     seg_buf: Vec<Segment>,
     qevents: Vec<QdiscEvent>,
     wall: std::time::Duration,
+    guard: guard::Guard,
+    /// Why the run stopped early, if it did.
+    pub failure: Option<RunFailure>,
 }
 
 /// Flow hash over the 5-tuple (src, dst, ports from the flow id, protocol).
@@ -128,22 +133,49 @@ impl Simulation {
     }
 
     /// Process every event up to and including `until` (capped at the end time).
-    pub fn run_until(&mut self, until: Nanos) {
+    ///
+    /// Stops with an error when simulated time stops advancing (a source so fast that
+    /// its gaps round to 0 ns) or when the run's state outgrows `max_memory`.
+    pub fn run_until(&mut self, until: Nanos) -> std::result::Result<(), RunFailure> {
+        if let Some(f) = &self.failure {
+            return Err(f.clone());
+        }
         let started = std::time::Instant::now();
         let until = until.min(self.end);
+        let mut result = Ok(());
         while let Some(t) = self.events.peek_time() {
             if t > until {
                 break;
             }
             let (_, ev) = self.events.pop().expect("peeked");
             self.handle(ev);
+            if t == self.guard.last_time {
+                self.guard.same_time += 1;
+                if self.guard.same_time > guard::MAX_EVENTS_AT_ONE_INSTANT {
+                    result = Err(RunFailure::Stalled { at: t });
+                    break;
+                }
+            } else {
+                self.guard.last_time = t;
+                self.guard.same_time = 0;
+            }
+            if self.events.popped() % guard::MEMORY_CHECK_EVERY == 0 {
+                if let Err(e) = self.check_memory() {
+                    result = Err(e);
+                    break;
+                }
+            }
         }
         self.wall += started.elapsed();
+        if let Err(e) = &result {
+            self.failure = Some(e.clone());
+        }
+        result
     }
 
     /// Run to the end.
-    pub fn run(&mut self) {
-        self.run_until(self.end);
+    pub fn run(&mut self) -> std::result::Result<(), RunFailure> {
+        self.run_until(self.end)
     }
 
     pub fn wall_time(&self) -> std::time::Duration {

@@ -60,6 +60,10 @@ pub struct ScenarioSpec {
     pub traffic: Vec<Value>,
     #[serde(default)]
     pub output: OutputSpec,
+    /// Stop the run with an error when its state would exceed this (default: half the
+    /// machine's memory).
+    #[serde(default)]
+    pub max_memory: Option<Size>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
