@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $(STAMP)
 
 $(VENV)/.build-stamp: $(STAMP) $(RUST_SOURCES)
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q --features test-hooks
 	touch $@
 
 install: $(VENV)/.build-stamp

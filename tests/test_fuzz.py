@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
 import fuzz  # noqa: E402
 
+
 def test_fuzz_short_set_finds_no_new_failure():
     bases, docs = fuzz.base_scenarios(), fuzz.component_docs()
     cases = [fuzz.make_case(fuzz.SHORT_SEED, i, bases, docs) for i in range(fuzz.SHORT_CASES)]

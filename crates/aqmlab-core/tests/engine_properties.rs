@@ -611,10 +611,14 @@ hosts = "a"
     assert!(!same(&jittered));
     // Each flow's first packet leaves in [0, 1 s]: no flow delivers before its start,
     // and the three starts differ.
-    let spec = common::spec(&base.replace(
-        "[topology]",
-        "output = { tcp_timeseries = \"1ms\" }\n[topology]",
-    ).replace("hosts = \"a\"\n", "hosts = \"a\"\nstart_jitter = \"1s\"\n"));
+    let spec = common::spec(
+        &base
+            .replace(
+                "[topology]",
+                "output = { tcp_timeseries = \"1ms\" }\n[topology]",
+            )
+            .replace("hosts = \"a\"\n", "hosts = \"a\"\nstart_jitter = \"1s\"\n"),
+    );
     let r = run_scenario(&spec, Some(3), &RunOptions::default()).unwrap();
     let tcp = r.table("tcp");
     let (time, flow) = (tcp.f64s("time_ns"), tcp.f64s("flow"));

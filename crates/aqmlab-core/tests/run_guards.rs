@@ -54,7 +54,10 @@ fn an_overloaded_huge_queue_stops_at_max_memory() {
 
 #[test]
 fn a_time_series_too_big_for_memory_is_refused_before_running() {
-    let mut spec = scenario("max_memory = \"1GB\"", "kind = \"udp-cbr\"\nrate = \"1Mbit\"");
+    let mut spec = scenario(
+        "max_memory = \"1GB\"",
+        "kind = \"udp-cbr\"\nrate = \"1Mbit\"",
+    );
     spec.output.timeseries = ScenarioSpec::from_toml_str(
         "duration = \"1s\"\noutput = { timeseries = \"1ns\" }\n[topology]\nkind = \"dumbbell\"",
     )

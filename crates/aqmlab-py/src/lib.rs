@@ -216,6 +216,8 @@ fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 }
 
 /// Test hook: panic inside the core, to prove a panic becomes a Python exception.
+/// Only in builds with the `test-hooks` feature (the Makefile's), not in wheels.
+#[cfg(feature = "test-hooks")]
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
     guarded(py, || panic!("deliberate panic (test hook)"))
@@ -231,6 +233,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_kinds, m)?)?;
+    #[cfg(feature = "test-hooks")]
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }

@@ -202,7 +202,6 @@ registry! {
 pub enum FlowKind {
     Tcp,
     Udp,
-    Rtp,
 }
 
 impl FlowKind {
@@ -210,14 +209,13 @@ impl FlowKind {
         match self {
             FlowKind::Tcp => "tcp",
             FlowKind::Udp => "udp",
-            FlowKind::Rtp => "rtp",
         }
     }
     /// IP protocol number (for the flow hash).
     pub fn protocol(self) -> u8 {
         match self {
             FlowKind::Tcp => 6,
-            FlowKind::Udp | FlowKind::Rtp => 17,
+            FlowKind::Udp => 17,
         }
     }
 }

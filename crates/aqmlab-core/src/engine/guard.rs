@@ -22,8 +22,14 @@ pub struct Guard {
 /// Why a run stopped before its end.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunFailure {
-    Stalled { at: Nanos },
-    Memory { bytes: u64, limit: u64, what: &'static str },
+    Stalled {
+        at: Nanos,
+    },
+    Memory {
+        bytes: u64,
+        limit: u64,
+        what: &'static str,
+    },
 }
 
 impl std::fmt::Display for RunFailure {
@@ -70,7 +76,9 @@ impl Simulation {
             ("TCP endpoints", rows::<TcpEndpoint>(self.tcp.len())),
             (
                 "time-series rows",
-                self.series.as_ref().map_or(0, |s| rows::<SampleRow>(s.rows.len())),
+                self.series
+                    .as_ref()
+                    .map_or(0, |s| rows::<SampleRow>(s.rows.len())),
             ),
             (
                 "TCP time-series rows",
@@ -80,7 +88,9 @@ impl Simulation {
             ),
             (
                 "drop-log rows",
-                self.drop_log.as_ref().map_or(0, |l| rows::<DropRecord>(l.len())),
+                self.drop_log
+                    .as_ref()
+                    .map_or(0, |l| rows::<DropRecord>(l.len())),
             ),
             ("pending events", self.events.len() as u64 * 32),
         ];

@@ -19,8 +19,8 @@ mod link;
 mod record;
 mod tcp;
 
-pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
 pub use guard::RunFailure;
+pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};

@@ -43,8 +43,6 @@ pub enum PacketKind {
     #[default]
     Udp,
     Tcp,
-    Rtp,
-    Rtcp,
 }
 
 /// TCP header flags (RFC 793 / RFC 3168 bit positions).

@@ -92,7 +92,7 @@ pub fn auto_params(rate_bps: u64, mean_pkt_size: u32, target: Nanos) -> (f64, f6
     let c = rate_bps as f64 / (8.0 * mean_pkt_size as f64);
     let target_s = target as f64 / 1e9;
     let min_th = (target_s * c / 2.0).max(5.0);
-    (min_th, 3.0 * min_th, 1.0 - (-1.0 / c).exp())
+    (min_th, 3.0 * min_th, 1.0 - libm::exp(-1.0 / c))
 }
 
 /// Build an Adaptive RED queue.

@@ -386,10 +386,7 @@ impl Codel {
 
 impl Discipline for Codel {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        let fits = match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(n) => self.queue.bytes() + ctx.packets[p].size as u64 <= n,
-        };
+        let fits = self.queue.fits(self.limit, ctx.packets[p].size);
         if !fits {
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
             return false;

@@ -118,10 +118,11 @@ impl DualPi2 {
     }
 
     fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            Limit::Packets(n) => ((self.lq.len() + self.cq.len()) as u64) < n,
-            Limit::Bytes(n) => self.lq.bytes() + self.cq.bytes() + size as u64 <= n,
-        }
+        self.limit.admits(
+            self.lq.len() + self.cq.len(),
+            self.lq.bytes() + self.cq.bytes(),
+            size,
+        )
     }
 
     /// The time-shifted FIFO: serve L4S unless the Classic head has waited `tshift` longer.

@@ -112,10 +112,8 @@ impl Fifo {
     }
 
     fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
-        }
+        self.limit
+            .admits(self.queue.len(), self.queue.bytes(), size)
     }
 }
 

@@ -115,7 +115,7 @@ impl PerFlow {
             return 0.0;
         }
         let fair = v_cap / self.n_active.max(1) as f64;
-        (rate / fair).powi(2)
+        (rate / fair) * (rate / fair)
     }
 
     /// Recount the active flows exactly.

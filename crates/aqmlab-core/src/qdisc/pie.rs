@@ -364,10 +364,7 @@ impl PieLaw {
 impl Discipline for Pie {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let size = ctx.packets[p].size;
-        let fits = match self.limit {
-            Limit::Packets(n) => (self.queue.len() as u64) < n,
-            Limit::Bytes(n) => self.queue.bytes() + size as u64 <= n,
-        };
+        let fits = self.queue.fits(self.limit, size);
         if !fits {
             self.accu_prob = 0.0;
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);

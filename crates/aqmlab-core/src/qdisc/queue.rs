@@ -72,10 +72,7 @@ impl PacketQueue {
     /// Whether one more packet of `size` bytes stays within `limit` (tail-drop test).
     #[inline]
     pub fn fits(&self, limit: crate::scenario::units::Limit, size: u32) -> bool {
-        match limit {
-            crate::scenario::units::Limit::Packets(n) => (self.len() as u64) < n,
-            crate::scenario::units::Limit::Bytes(n) => self.bytes + size as u64 <= n,
-        }
+        limit.admits(self.len(), self.bytes, size)
     }
 }
 

@@ -49,7 +49,7 @@ impl TswRate {
         let dt = now.saturating_sub(self.last) as f64;
         let kf = k as f64;
         // One transcendental: e^(−Δ/K) − 1, accurate for small Δ/K.
-        let em1 = (-dt / kf).exp_m1();
+        let em1 = libm::expm1(-dt / kf);
         // (1 − e^(−Δ/K))/Δ in 1/ns, and its limit 1/K as Δ → 0.
         let gain = if dt > 0.0 { -em1 / dt } else { 1.0 / kf };
         self.rate = gain * bits * 1e9 + (1.0 + em1) * self.rate;
@@ -63,7 +63,7 @@ impl TswRate {
             return self.rate;
         }
         let dt = now.saturating_sub(self.last) as f64;
-        self.rate * (-dt / k as f64).exp()
+        self.rate * libm::exp(-dt / k as f64)
     }
 }
 
@@ -232,7 +232,7 @@ impl RbRed {
                 Decision::Forced
             }
             Some(Some(p)) => {
-                let scaled = (p * (avg / self.target).powf(self.aggressiveness)).min(1.0);
+                let scaled = (p * libm::pow(avg / self.target, self.aggressiveness)).min(1.0);
                 self.spaced(c, scaled, ctx.rng)
             }
         }

@@ -239,7 +239,7 @@ impl Average {
             return self.avg;
         }
         let m = now.saturating_sub(self.idle_since) as f64 / s;
-        self.avg * (1.0 - self.wq).powf(m)
+        self.avg * libm::pow(1.0 - self.wq, m)
     }
 
     /// The arrival-time update with `q` the queue before the arrival: the idle decay for
@@ -412,10 +412,7 @@ pub(crate) fn wq_from(p: &mut Params, default: f64) -> Result<f64> {
 /// True if a packet of `size` bytes fits in `queue` under `limit`.
 #[inline]
 pub(crate) fn fits(limit: Limit, queue: &PacketQueue, size: u32) -> bool {
-    match limit {
-        Limit::Packets(n) => (queue.len() as u64) < n,
-        Limit::Bytes(n) => queue.bytes() + size as u64 <= n,
-    }
+    queue.fits(limit, size)
 }
 
 impl Red {

@@ -152,7 +152,7 @@ impl Rem {
         let b = self.queue.len() as f64;
         let x = self.arrivals as f64;
         self.price = (self.price + self.gamma * (self.alpha * (b - self.b_ref) + x - c)).max(0.0);
-        self.prob = 1.0 - self.phi.powf(-self.price);
+        self.prob = 1.0 - libm::pow(self.phi, -self.price);
         self.arrivals = 0;
     }
 }

@@ -172,7 +172,8 @@ impl Sred {
 
     /// Step 4: p_zap from p_sred, P and Hit.
     fn p_zap(&self, p_sred: f64, hit: bool) -> f64 {
-        let flows = (1.0 / (HIT_SCALE * self.p_hit).powi(2)).min(1.0);
+        let h = HIT_SCALE * self.p_hit;
+        let flows = (1.0 / (h * h)).min(1.0);
         let mut p = p_sred * flows;
         if self.full && hit {
             p *= 1.0 + 1.0 / self.p_hit;

@@ -18,6 +18,20 @@ pub enum Limit {
     Bytes(u64),
 }
 
+impl Limit {
+    /// Whether a queue holding `packets` packets and `bytes` bytes admits one more of
+    /// `size` bytes: a packet limit admits while fewer than `limit` are queued, a byte
+    /// limit while the backlog after adding stays within it (Linux `sch_fifo.c`). The
+    /// one place every discipline checks its buffer.
+    #[inline]
+    pub fn admits(self, packets: usize, bytes: u64, size: u32) -> bool {
+        match self {
+            Limit::Packets(n) => (packets as u64) < n,
+            Limit::Bytes(n) => bytes + size as u64 <= n,
+        }
+    }
+}
+
 impl std::fmt::Display for Limit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

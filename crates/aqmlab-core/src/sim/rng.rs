@@ -83,7 +83,7 @@ impl Rng {
     #[inline]
     pub fn exponential(&mut self, mean: f64) -> f64 {
         // 1 - U lies in (0, 1], so the log is finite.
-        -mean * (1.0 - self.uniform()).ln()
+        -mean * libm::log(1.0 - self.uniform())
     }
 
     /// Bernoulli(p).
@@ -125,5 +125,18 @@ mod tests {
             seen[r.below(5) as usize] += 1;
         }
         assert!(seen.iter().all(|&c| c > 1800 && c < 2200), "{seen:?}");
+    }
+
+    /// Results are the same bits on every machine: the transcendental functions come
+    /// from the pinned pure-Rust `libm`, not the platform's libc (glibc's exp(1) differs
+    /// from these in the last bit).
+    #[test]
+    fn pinned_transcendental_functions_give_known_bits() {
+        assert_eq!(libm::log(2.0).to_bits(), 0x3fe6_2e42_fefa_39ef);
+        assert_eq!(libm::exp(1.0).to_bits(), 0x4005_bf0a_8b14_576a);
+        assert_eq!(libm::pow(2.0, 0.5).to_bits(), 0x3ff6_a09e_667f_3bcd);
+        assert_eq!(libm::cbrt(10.0).to_bits(), 0x4001_3c48_4138_704f);
+        assert_eq!(libm::expm1(-0.25).to_bits(), 0xbfcc_5041_854d_f7d4);
+        assert_eq!(libm::log(0.3).to_bits(), 0xbff3_4378_fcbd_a721);
     }
 }

@@ -92,7 +92,7 @@ impl Compound {
             let rtt = self.min_rtt_round as f64;
             let diff = win * (1.0 - self.base_rtt as f64 / rtt);
             if diff < GAMMA {
-                self.dwnd += (ALPHA * win.powf(K) - 1.0).max(0.0);
+                self.dwnd += (ALPHA * libm::pow(win, K) - 1.0).max(0.0);
             } else {
                 self.dwnd = (self.dwnd - ZETA * diff).max(0.0);
             }

@@ -200,7 +200,8 @@ impl Cubic {
 
     /// `W_cubic(t)` in segments for t seconds into the epoch.
     pub fn w_cubic(&self, t: f64) -> f64 {
-        C * (t - self.k).powi(3) + self.w_max
+        let d = t - self.k;
+        C * d * d * d + self.w_max
     }
 
     pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
@@ -223,7 +224,7 @@ impl Cubic {
                 self.epoch_start = Some(a.now);
                 self.cwnd_epoch = cwnd;
                 if cwnd < self.w_max {
-                    self.k = ((self.w_max - cwnd) / C).cbrt();
+                    self.k = libm::cbrt((self.w_max - cwnd) / C);
                 } else {
                     self.k = 0.0;
                     self.w_max = cwnd;
