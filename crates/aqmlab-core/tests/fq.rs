@@ -344,3 +344,24 @@ fn a_bad_class_names_its_path() {
     };
     assert_eq!(e.path, "traffic[0].class");
 }
+
+#[test]
+fn child_queue_rows_add_up_to_the_link_row_for_every_scheduler_under_overflow() {
+    // Small limits so every scheduler drops on overflow (tail, head and fat-flow drops).
+    for q in [
+        r#"{ kind = "sfq", limit = "20pkt", depth = "8pkt", child_stats = true }"#,
+        r#"{ kind = "sfq", limit = "20pkt", depth = "8pkt", headdrop = true, child_stats = true }"#,
+        r#"{ kind = "fq_codel", limit = "20pkt", child_stats = true }"#,
+        r#"{ kind = "drr", limit = "20pkt", child_stats = true }"#,
+        r#"{ kind = "sfq_codel", limit = "20pkt", child_stats = true }"#,
+    ] {
+        let r = common::run(&mixed(q), 3);
+        let t = r.table("child_queues");
+        let sum = |c: &str| t.f64s(c).iter().sum::<f64>();
+        for c in ["enqueued", "dequeued", "drops"] {
+            let link = common::cell(&r, "queues", "link", "L->R", c);
+            assert!(link > 0.0 || c == "enqueued", "{q}: no {c}");
+            assert_eq!(sum(c), link, "{q}: {c}");
+        }
+    }
+}

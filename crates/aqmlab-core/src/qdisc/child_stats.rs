@@ -61,6 +61,16 @@ impl ChildStatsTable {
         }
     }
 
+    /// Take back an `enqueued` for a packet that was dropped before the scheduler
+    /// returned (it was the overflow victim itself): the link does not count it as
+    /// accepted either, so the rows still add up to the link's.
+    #[inline]
+    pub fn refused(&mut self, q: u32) {
+        if let Some(r) = &mut self.rows {
+            r[q as usize].enqueued -= 1;
+        }
+    }
+
     #[inline]
     pub fn dequeued(&mut self, q: u32, size: u32, sojourn: Nanos) {
         if let Some(r) = &mut self.rows {

@@ -256,7 +256,11 @@ impl Discipline for Drr {
             ctx.drop(victim, DropReason::Overflow, Stage::Enqueue);
         }
         // `p` was the tail of its queue: it is gone if all packets up to it were dropped.
-        dropped_from_mine < position
+        if dropped_from_mine >= position {
+            self.stats.refused(q);
+            return false;
+        }
+        true
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {

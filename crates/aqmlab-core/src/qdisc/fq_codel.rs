@@ -301,7 +301,11 @@ impl Discipline for FqCodel {
             self.drop_overmemory += dropped;
         }
         // Drops are from the head, so `p` (the tail) went only if its queue emptied.
-        !(fat == idx && self.flows[idx as usize].q.is_empty())
+        if fat == idx && self.flows[idx as usize].q.is_empty() {
+            self.stats.refused(idx);
+            return false;
+        }
+        true
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {

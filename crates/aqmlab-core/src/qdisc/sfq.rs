@@ -391,7 +391,11 @@ impl Discipline for Sfq {
         if self.packets <= self.limit {
             return true;
         }
-        self.drop_from_longest(ctx) != p
+        if self.drop_from_longest(ctx) == p {
+            self.stats.refused(bucket);
+            return false;
+        }
+        true
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
