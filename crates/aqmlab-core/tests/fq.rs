@@ -365,3 +365,60 @@ fn child_queue_rows_add_up_to_the_link_row_for_every_scheduler_under_overflow() 
         }
     }
 }
+
+const RANDOM_CLASS: &str = r#"
+duration = "10s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbit"
+delay = "1ms"
+qdisc = { kind = "prio", bands = 4, child_stats = true }
+[[topology.hosts]]
+name = "a"
+[[traffic]]
+kind = "udp-cbr"
+name = "marked"
+hosts = "a"
+rate = "2Mbit"
+class = CLASS
+"#;
+
+#[test]
+fn random_class_marking_draws_each_packets_class_with_the_given_odds() {
+    // 2 Mbit/s of 1000 B = 2500 packets; classes 3 and 2 at 7:3. prio's default map
+    // puts class 3 in band 0 and class 2 in band 1: the bands' counts are binomial,
+    // 1750 ± 23 (1 sd) in band 0.
+    let r = common::run(&RANDOM_CLASS.replace("CLASS", "{ 3 = 0.7, 2 = 0.3 }"), 1);
+    let t = r.table("child_queues");
+    let (queue, enq) = (t.f64s("queue"), t.f64s("enqueued"));
+    assert_eq!(queue, vec![0.0, 1.0]);
+    assert_eq!(enq[0] + enq[1], 2500.0);
+    assert!(
+        (enq[0] - 1750.0).abs() < 4.0 * 23.0,
+        "band 0 got {}",
+        enq[0]
+    );
+    // Another seed draws other classes; a fixed class draws nothing.
+    let r2 = common::run(&RANDOM_CLASS.replace("CLASS", "{ 3 = 0.7, 2 = 0.3 }"), 2);
+    assert_ne!(r2.table("child_queues").f64s("enqueued"), enq);
+    let fixed = common::run(&RANDOM_CLASS.replace("CLASS", "2"), 1);
+    assert_eq!(fixed.table("child_queues").f64s("queue"), vec![1.0]);
+}
+
+#[test]
+fn random_class_odds_must_be_probabilities_summing_to_one() {
+    for (class, path, needle) in [
+        ("{ 3 = 0.7, 2 = 0.2 }", "traffic[0].class", "sum to"),
+        ("{ 3 = 1.5 }", "traffic[0].class.3", "probability"),
+        ("{ x = 1.0 }", "traffic[0].class.x", "class number"),
+    ] {
+        let spec = ScenarioSpec::from_toml_str(&RANDOM_CLASS.replace("CLASS", class)).unwrap();
+        let e = match run_scenario(&spec, None, &RunOptions::default()) {
+            Err(aqmlab_core::RunError::Scenario(e)) => e,
+            other => panic!("{class}: expected an error, got {:?}", other.map(|_| ())),
+        };
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.message.contains(needle), "{e}");
+    }
+}

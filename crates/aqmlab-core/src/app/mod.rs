@@ -220,12 +220,83 @@ impl FlowKind {
     }
 }
 
+/// The priority class (`Packet::class`) of an entry's packets.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClassSpec {
+    /// Every packet gets this class.
+    Fixed(u8),
+    /// Each packet draws its class: (class, cumulative probability), the last at 1.
+    Random(Vec<(u8, f64)>),
+}
+
+impl ClassSpec {
+    /// Read `class`: a number 0-255, or a table of class → probability summing to 1,
+    /// like `{ 3 = 0.7, 2 = 0.3 }` (the RIO study's random in/out marking).
+    fn read(p: &mut Params) -> Result<ClassSpec> {
+        let Some(v) = p.raw("class") else {
+            return Ok(ClassSpec::Fixed(0));
+        };
+        let table = match v {
+            Value::Object(t) => t,
+            _ => return Ok(ClassSpec::Fixed(p.u64_or("class", 0, 0, 255)? as u8)),
+        };
+        let mut cum = Vec::with_capacity(table.len());
+        let mut total = 0.0;
+        for (k, prob) in table {
+            let class = k.parse::<u8>().map_err(|_| {
+                p.error(
+                    &format!("class.{k}"),
+                    format!("\"{k}\": expected a class number from 0 to 255"),
+                )
+            })?;
+            let x = prob
+                .as_f64()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| {
+                    p.error(
+                        &format!("class.{k}"),
+                        format!(
+                            "{}: expected a probability from 0 to 1",
+                            crate::scenario::params::show_value(prob)
+                        ),
+                    )
+                })?;
+            total += x;
+            cum.push((class, total));
+        }
+        if cum.is_empty() || (total - 1.0).abs() > 1e-9 {
+            return Err(p.error(
+                "class",
+                format!("probabilities sum to {total}: expected 1, like {{ 3 = 0.7, 2 = 0.3 }}"),
+            ));
+        }
+        if let Some(last) = cum.last_mut() {
+            last.1 = 1.0;
+        }
+        Ok(ClassSpec::Random(cum))
+    }
+
+    /// The class of the next packet (`rng` is only drawn from for a random class).
+    #[inline]
+    pub fn draw(&self, rng: &mut Rng) -> u8 {
+        match self {
+            ClassSpec::Fixed(c) => *c,
+            ClassSpec::Random(cum) => {
+                let u = rng.uniform();
+                cum.iter()
+                    .find(|(_, c)| u < *c)
+                    .map_or(cum[cum.len() - 1].0, |x| x.0)
+            }
+        }
+    }
+}
+
 /// One `[[traffic]]` entry, for the `apps` table.
 pub struct AppEntry {
     pub name: String,
     pub kind: &'static str,
-    /// Priority class stamped on every packet of its flows (`Packet::class`).
-    pub class: u8,
+    /// Priority class of its packets (`Packet::class`).
+    pub class: ClassSpec,
 }
 
 /// A flow to create at build time: who sends to whom, under which entry.
@@ -297,9 +368,9 @@ const COMMON: &[ParamDoc] = &[
     },
     ParamDoc {
         name: "class",
-        ty: "int",
+        ty: "int or table",
         default: "0",
-        doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers",
+        doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers; or a table of class = probability, like { 3 = 0.7, 2 = 0.3 }, drawn per packet",
     },
 ];
 
@@ -518,7 +589,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
         if stop <= start {
             return Err(p.error("stop", "must be later than `start`"));
         }
-        let class = p.u64_or("class", 0, 0, 255)? as u8;
+        let class = ClassSpec::read(&mut p)?;
         let entry = t.entries.len() as u32;
         let mut e = EntryBuild {
             entry,

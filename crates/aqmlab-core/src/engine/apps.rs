@@ -96,8 +96,25 @@ impl Simulation {
             stats: FlowStats::default(),
             tcp: None,
             app,
-            class: self.entries.get(entry as usize).map_or(0, |e| e.class),
+            class: self
+                .entries
+                .get(entry as usize)
+                .map_or(crate::app::ClassSpec::Fixed(0), |e| e.class.clone()),
+            class_rng: None,
         });
+        if let Some(n) = self.entry_flows.get_mut(entry as usize) {
+            *n += 1;
+        }
+        if let Some(e) = self.entries.get(entry as usize) {
+            if matches!(e.class, crate::app::ClassSpec::Random(_)) {
+                // Numbered within the entry, so other entries do not move the stream.
+                let k = self.entry_flows[entry as usize] - 1;
+                self.flows[i as usize].class_rng = Some(crate::sim::rng::Rng::stream(
+                    self.seed,
+                    &format!("traffic[{}].class.flow[{k}]", e.name),
+                ));
+            }
+        }
         i
     }
 

@@ -95,6 +95,7 @@ impl Simulation {
             apps: traffic.apps,
             app_entry: traffic.app_entry,
             app_io: AppIo::new(0),
+            entry_flows: vec![0; traffic.entries.len()],
             entries: traffic.entries,
             drop_log: spec.output.drops.then(Vec::new),
             series,

@@ -24,7 +24,11 @@ impl Simulation {
         pk.size = size;
         pk.kind = kind;
         pk.hash = f.hash;
-        pk.class = f.class;
+        pk.class = match (&f.class, &mut f.class_rng) {
+            (crate::app::ClassSpec::Fixed(c), _) => *c,
+            (spec, Some(rng)) => spec.draw(rng),
+            (_, None) => 0,
+        };
         pk.created = now;
         if !reverse {
             f.stats.packets_sent += 1;

@@ -53,8 +53,10 @@ pub struct Flow {
     pub tcp: Option<(u32, u32)>,
     /// The app that owns the flow.
     pub app: u32,
-    /// Priority class of its packets (the traffic entry's `class`).
-    pub class: u8,
+    /// Priority class of its packets: the entry's `class`, fixed or drawn per packet
+    /// from `class_rng` (the entry's `class.flow[k]` stream).
+    pub class: crate::app::ClassSpec,
+    pub class_rng: Option<crate::sim::rng::Rng>,
 }
 
 /// Options that are not part of the scenario.
@@ -81,6 +83,8 @@ pub struct Simulation {
     /// The reusable action buffer apps write into.
     app_io: AppIo,
     pub entries: Vec<AppEntry>,
+    /// Flows created so far per entry (names the per-flow class streams).
+    entry_flows: Vec<u32>,
     pub drop_log: Option<Vec<DropRecord>>,
     pub series: Option<Series>,
     /// Packets handed to their destination.
