@@ -20,7 +20,7 @@
 pub mod tcp;
 pub mod udp;
 
-use crate::net::packet::PacketKind;
+use crate::net::packet::{AppTag, Ecn, PacketKind};
 use crate::net::topology::Topology;
 use crate::output::table::Val;
 use crate::scenario::error::{Result, ScenarioError};
@@ -49,13 +49,31 @@ pub enum Action {
     Connect { flow: u32 },
     /// The application writes no more on the flow.
     StopWriting { flow: u32 },
-    /// Send one datagram of `size` IP bytes on the flow.
+    /// Send one datagram of `size` IP bytes on the flow (`reverse`: from the flow's
+    /// destination back to its source, like RTCP receiver reports), with an app tag.
     Send {
         flow: u32,
         size: u32,
         seq: u64,
         kind: PacketKind,
+        reverse: bool,
+        tag: AppTag,
     },
+}
+
+/// A datagram delivered to the end of one of an app's flows (`Application::on_datagram`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Arrival {
+    pub flow: u32,
+    /// True if it came back from the flow's destination to its source.
+    pub reverse: bool,
+    pub seq: u64,
+    /// IP bytes.
+    pub size: u32,
+    /// When its sender created it (one-way delay = arrival time - this).
+    pub sent_at: Nanos,
+    pub tag: AppTag,
+    pub ecn: Ecn,
 }
 
 /// The action buffer an application writes into.
@@ -108,6 +126,20 @@ impl AppIo {
             size,
             seq,
             kind,
+            reverse: false,
+            tag: AppTag::default(),
+        });
+    }
+
+    /// Send a UDP datagram with an app tag, forward or back (`reverse`) on the flow.
+    pub fn send_tagged(&mut self, flow: u32, reverse: bool, size: u32, seq: u64, tag: AppTag) {
+        self.actions.push(Action::Send {
+            flow,
+            size,
+            seq,
+            kind: PacketKind::Udp,
+            reverse,
+            tag,
         });
     }
 
@@ -135,6 +167,13 @@ pub trait Application {
     fn on_wake(&mut self, now: Nanos, io: &mut AppIo);
     /// A TCP transfer on one of its flows was acknowledged completely.
     fn on_transfer_done(&mut self, _now: Nanos, _flow: u32, _io: &mut AppIo) {}
+    /// True if the app wants `on_datagram` for its flows' datagrams (receivers that
+    /// compute loss, jitter, frames); others cost nothing per delivered datagram.
+    fn wants_datagrams(&self) -> bool {
+        false
+    }
+    /// A datagram of one of its flows arrived at its end (either direction).
+    fn on_datagram(&mut self, _now: Nanos, _d: &Arrival, _io: &mut AppIo) {}
     /// Per-kind columns of the `apps` row of an entry, from all its instances
     /// (the entry's apps are all of this type). Names are snake_case with units.
     fn report(_apps: &[&Self], _out: &mut Vec<(&'static str, Val)>)
@@ -174,6 +213,13 @@ macro_rules! registry {
             }
             pub fn on_transfer_done(&mut self, now: Nanos, flow: u32, io: &mut AppIo) {
                 match self { $( AnyApp::$variant(a) => a.on_transfer_done(now, flow, io) ),* }
+            }
+            #[inline]
+            pub fn wants_datagrams(&self) -> bool {
+                match self { $( AnyApp::$variant(a) => a.wants_datagrams() ),* }
+            }
+            pub fn on_datagram(&mut self, now: Nanos, d: &Arrival, io: &mut AppIo) {
+                match self { $( AnyApp::$variant(a) => a.on_datagram(now, d, io) ),* }
             }
             /// Per-kind columns of an entry whose apps are `apps` (all of one type).
             pub fn report(apps: &[&AnyApp], out: &mut Vec<(&'static str, Val)>) {

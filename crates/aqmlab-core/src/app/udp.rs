@@ -231,7 +231,9 @@ mod tests {
                     flow: 7,
                     size: 1000,
                     seq: 0,
-                    kind: PacketKind::Udp
+                    kind: PacketKind::Udp,
+                    reverse: false,
+                    tag: crate::net::packet::AppTag::default(),
                 }
             ]
         );

@@ -1,7 +1,7 @@
 //! Application glue: run the sans-IO apps and execute the actions they ask for.
 
 use super::*;
-use crate::app::{Action, AnyApp, AppIo, FlowKind};
+use crate::app::{Action, AnyApp, AppIo, Arrival, FlowKind};
 
 impl Simulation {
     /// Let app `a` run `f` (start, wake, transfer done), then execute its actions in the
@@ -15,6 +15,14 @@ impl Simulation {
             self.execute(a, act);
         }
         self.app_io = io;
+    }
+
+    /// A datagram of flow `d.flow` arrived at its end: tell the flow's app if it listens.
+    pub(super) fn on_datagram(&mut self, d: Arrival) {
+        let a = self.flows[d.flow as usize].app as usize;
+        if self.apps[a].wants_datagrams() {
+            self.run_app(a, |app, now, io| app.on_datagram(now, &d, io));
+        }
     }
 
     pub(super) fn on_app(&mut self, a: usize) {
@@ -62,9 +70,12 @@ impl Simulation {
                 size,
                 seq,
                 kind,
+                reverse,
+                tag,
             } => {
-                let p = self.new_packet(flow, false, size, kind);
+                let p = self.new_packet(flow, reverse, size, kind);
                 self.packets[p].seq = seq;
+                self.packets[p].tag = tag;
                 self.send(p);
             }
         }

@@ -87,7 +87,17 @@ impl Simulation {
             self.packets.free(p);
             self.tcp_input(e as usize, &seg);
         } else {
+            let d = crate::app::Arrival {
+                flow: pk.flow,
+                reverse: pk.reverse,
+                seq: pk.seq,
+                size: pk.size,
+                sent_at: pk.created,
+                tag: pk.tag,
+                ecn: pk.ecn,
+            };
             self.packets.free(p);
+            self.on_datagram(d);
         }
     }
 
