@@ -24,10 +24,10 @@ $(VENV)/.build-stamp: $(STAMP) $(RUST_SOURCES)
 
 install: $(VENV)/.build-stamp
 
-# The main job: the bufferbloat-basics study in quick mode (5 seeds; finished runs are
-# reused) → out/report.html, out/figures/*.png|svg, runs in out/bufferbloat-basics/.
+# The main job: every built-in study in quick mode (fewer seeds; finished runs are
+# reused) → out/index.html linking out/STUDY/report.html, out/STUDY/figures/*.png|svg|pdf.
 run: install
-	$(VENV)/bin/aqmlab study run bufferbloat-basics --quick --out out/bufferbloat-basics --report-out out/report.html --figures out/figures
+	$(VENV)/bin/aqmlab study run-all --quick --out out
 
 test: test-rust test-python
 

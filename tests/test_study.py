@@ -1,7 +1,9 @@
-"""Studies: listing, errors, and the `make run` command (the bufferbloat-basics study in
-quick mode) on a shortened setting."""
+"""Studies: listing, errors, experiments, `run-all` and its index, and the `make run`
+command (every study in quick mode; here the bufferbloat-basics study on a shortened
+setting)."""
 
 import json
+import os
 import re
 import subprocess
 
@@ -25,7 +27,7 @@ def make_run_command():
     m = re.search(r"^run: install\n\t(.+)$", text, re.M)
     assert m, "the Makefile has a run target with one command"
     cmd = m.group(1).replace("$(VENV)/bin/aqmlab", "AQMLAB").split()
-    assert cmd[:5] == ["AQMLAB", "study", "run", "bufferbloat-basics", "--quick"]
+    assert cmd[:4] == ["AQMLAB", "study", "run-all", "--quick"]
     return cmd[1:]
 
 
@@ -53,15 +55,18 @@ def test_study_sweep_has_the_promised_points_and_seeds():
 def test_make_run_writes_the_report_and_the_figures(tmp_path):
     args = make_run_command()
     # the same command into a temporary folder, with 20 s runs instead of 300 s
-    args = [a.replace("out/", f"{tmp_path}/") for a in args]
-    p = cli(*args, "--set", "duration=20s", "--set", "warmup=5s", "--quiet")
+    args = [str(tmp_path) if a == "out" else a for a in args]
+    assert str(tmp_path) in args
+    p = cli(*args, "--study", "bufferbloat-basics", "--set", "duration=20s", "--set", "warmup=5s", "--quiet")
     assert p.returncode == 0, p.stderr
-    report = tmp_path / "report.html"
+    index = (tmp_path / "index.html").read_text()
+    assert 'href="bufferbloat-basics/report.html"' in index
+    report = tmp_path / "bufferbloat-basics" / "report.html"
     assert report.exists()
     text = report.read_text()
     assert text.count("<svg") >= 8
     assert "bufferbloat" in text and "one-way delay" in text.lower()
-    figs = sorted((tmp_path / "figures").glob("*.png"))
+    figs = sorted((tmp_path / "bufferbloat-basics" / "figures").glob("*.png"))
     assert {f.stem for f in figs} >= {"probe-owd", "sojourn", "sojourn-cdf-400pkt", "drop-rate", "utilization"}
     for f in figs:
         assert f.with_suffix(".svg").exists() and f.with_suffix(".pdf").exists()
@@ -75,7 +80,84 @@ def test_make_run_writes_the_report_and_the_figures(tmp_path):
     assert fifo.height == 3
     assert fifo["mean"][0] < fifo["mean"][1] < fifo["mean"][2]
     # the rerun reuses every run
-    p = cli(*args, "--set", "duration=20s", "--set", "warmup=5s", "--json", "--no-report")
+    p = cli("study", "run", "bufferbloat-basics", "--quick", "--out", tmp_path / "bufferbloat-basics",
+            "--set", "duration=20s", "--set", "warmup=5s", "--json", "--no-report")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
     assert doc["ran"] == 0 and doc["skipped"] == doc["total"]
+
+
+TINY = """
+name = "tiny"
+duration = "2s"
+[topology]
+kind = "graph"
+nodes = [{ name = "a" }, { name = "b" }]
+links = [{ from = "a", to = "b", rate = "10Mbit", delay = "1ms", qdisc = { kind = "pfifo", limit = "100pkt" } }]
+[[traffic]]
+kind = "udp-cbr"
+name = "cbr"
+src = "a"
+dst = "b"
+rate = "1Mbit"
+"""
+
+FIGS = """
+from aqmlab.report import Figure
+import matplotlib.pyplot as plt
+
+def figures(dirs):
+    fig, ax = plt.subplots()
+    ax.bar(list(dirs), [1] * len(dirs))
+    return [Figure("experiments", "Experiments run: " + ", ".join(sorted(dirs)), fig, "")]
+"""
+
+
+def make_study(root, name, experiments, scenario=TINY):
+    d = root / name
+    (d / "experiments").mkdir(parents=True)
+    (d / "scenario.toml").write_text(scenario)
+    (d / "README.md").write_text(f"# {name}: does it work?\n")
+    (d / "figures.py").write_text(FIGS)
+    for e in experiments:
+        (d / "experiments" / f"{e}.toml").write_text(
+            f'name = "{name}-{e}"\nbase = "../scenario.toml"\nseeds = 2\n[grid]\n"traffic[0].rate" = ["1Mbit", "2Mbit"]\n[quick]\nseeds = 1\n')
+    return d
+
+
+def test_a_study_with_experiments_runs_each_into_its_folder_and_links_them(tmp_path, monkeypatch):
+    root = tmp_path / "studies"
+    make_study(root, "two-exp", ["E1", "E2"])
+    env_cli = lambda *a: subprocess.run([*AQMLAB, *map(str, a)], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                                       env={**os.environ, "AQMLAB_STUDIES": str(root)})
+    p = env_cli("study", "list", "--json")
+    s = {x["name"]: x for x in json.loads(p.stdout)}["two-exp"]
+    assert s["experiments"] == ["E1", "E2"]
+    out = tmp_path / "o"
+    p = env_cli("study", "run", "two-exp", "-e", "E2", "--quick", "--out", out, "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert list(doc) == ["E2"] and doc["E2"]["total"] == 2  # 2 points × 1 quick seed
+    assert (out / "E2" / "sweep.json").exists() and not (out / "E1").exists()
+    page = (out / "report.html").read_text()
+    assert 'href="E2/report.html"' in page and "E1/report.html" not in page
+    assert "Experiments run: E2" in page and "does it work?" in page
+    assert (out / "E2" / "report.html").exists() and (out / "figures" / "experiments.png").exists()
+    p = env_cli("study", "run", "two-exp", "-e", "E9")
+    assert p.returncode == 2 and "E9" in p.stderr and "E1, E2" in p.stderr
+
+
+def test_run_all_keeps_going_past_a_broken_study_and_says_so_in_the_index(tmp_path):
+    root = tmp_path / "studies"
+    make_study(root, "good", ["E1"])
+    make_study(root, "broken", ["E1"], scenario=TINY.replace('kind = "udp-cbr"', 'kind = "udp-nonsense"'))
+    out = tmp_path / "o"
+    p = subprocess.run([*AQMLAB, "study", "run-all", "--quick", "--out", str(out), "--study", "good", "--study", "broken", "--json"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, "AQMLAB_STUDIES": str(root)})
+    assert p.returncode == 1, p.stderr
+    recs = {r["name"]: r for r in json.loads(p.stdout)}
+    assert "error" not in recs["good"] and recs["good"]["runs"] == 2
+    assert "udp-nonsense" in recs["broken"]["error"]
+    index = (out / "index.html").read_text()
+    assert 'href="good/report.html"' in index and "udp-nonsense" in index
+    assert (out / "good" / "E1" / "sweep.json").exists()

@@ -397,7 +397,8 @@ def study_list(json_out: Annotated[bool, typer.Option("--json", help="Print as J
 def study_run(
     name: Annotated[str, typer.Argument(help="Study name (aqmlab study list).")],
     quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds (the study's \\[quick] settings).")] = False,
-    out: Annotated[Optional[Path], typer.Option(help="Sweep folder (default out/studies/NAME).")] = None,
+    experiment: Annotated[Optional[list[str]], typer.Option("--experiment", "-e", help="Run only this experiment (repeatable; default: all).")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Study folder (default out/studies/NAME).")] = None,
     executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
     address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
     workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
@@ -409,29 +410,75 @@ def study_run(
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
 ) -> None:
-    """Run a study's sweep (resuming), then write its report and figures."""
+    """Run a study's sweeps (resuming), then write its report and figures."""
     from . import study
 
     try:
-        study.study_dir(name)
+        d = study.study_dir(name)
     except ScenarioError as e:
         fail(e)
-    res = run_with_progress(
-        lambda progress: study.run(name, quick=quick, out=out, executor=executor, address=address, workers=workers, set=set, progress=progress, allow_mixed=allow_mixed),
+    outcomes = run_with_progress(
+        lambda progress: study.run(name, quick=quick, out=out, only=experiment, executor=executor, address=address, workers=workers, set=set, progress=progress, allow_mixed=allow_mixed),
         title=name,
         show=not (quiet or json_out),
     )
-    if report_too and res.ok + res.skipped > 0:
-        f = study.report(name, res.out, out=report_out, figures_dir=figures)
+    if report_too and any(o.ok + o.skipped > 0 for o in outcomes.values()):
+        first = next(iter(outcomes.values())).out
+        f = study.report(name, out or (first.parent if study.has_experiments(d) else first), out=report_out, figures_dir=figures)
         if not (quiet or json_out):
             out_console.print(f"report: {f}\nfigures: {figures or f.parent / 'figures'}/")
-    finish_sweep(res, json_out, quiet)
+    if json_out:
+        docs = {e: o.to_dict() for e, o in outcomes.items()}
+        print(json.dumps(docs if study.has_experiments(d) else next(iter(docs.values()))))
+    elif not quiet:
+        for o in outcomes.values():
+            sweep_report(o, out_console)
+    if any(o.n_failed for o in outcomes.values()):
+        raise typer.Exit(1)
+
+
+@study_app.command("run-all")
+def study_run_all(
+    quick: Annotated[bool, typer.Option("--quick", help="Every study's \\[quick] settings.")] = False,
+    out: Annotated[Path, typer.Option(help="Folder: one sub-folder per study, and index.html.")] = Path("out"),
+    only: Annotated[Optional[list[str]], typer.Option("--study", help="Run only this study (repeatable; default: all).")] = None,
+    executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
+    address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    set: SetOpt = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one record per study as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars, no summary.")] = False,
+) -> None:
+    """Run every study (resuming) and write OUT/index.html linking their reports. A study
+    that fails is listed in the index; the others still run. Exits 1 if any failed."""
+    from . import study
+
+    show = not (quiet or json_out)
+    try:
+        index, records = study.run_all(out, quick=quick, only=only, executor=executor, address=address, workers=workers,
+                                       set=set, allow_mixed=allow_mixed,
+                                       progress_for=(lambda n: SweepProgress(err_console, n)) if show else None)
+    except ScenarioError as e:
+        fail(e)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: finished runs are kept; run the same command again to resume")
+        raise typer.Exit(130)
+    if json_out:
+        print(json.dumps(records))
+    elif not quiet:
+        for r in records:
+            state = f"[red]{r['error']}[/]" if "error" in r else f"{r['runs']} runs, {r['failed']} failed → {r['report']}"
+            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s)", highlight=False)
+        out_console.print(f"index: {index}")
+    if any("error" in r or r["failed"] for r in records):
+        raise typer.Exit(1)
 
 
 @study_app.command("report")
 def study_report(
     name: Annotated[str, typer.Argument(help="Study name.")],
-    sweep_dir: Annotated[Optional[Path], typer.Option("--dir", help="The study's sweep folder (default out/studies/NAME).")] = None,
+    sweep_dir: Annotated[Optional[Path], typer.Option("--dir", help="The study's folder (default out/studies/NAME).")] = None,
     out: Annotated[Optional[Path], typer.Option(help="HTML file (default DIR/report.html); figures go beside it in figures/.")] = None,
 ) -> None:
     """Write a study's report (its README, figures and tables) from its runs."""

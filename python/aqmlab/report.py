@@ -271,13 +271,7 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
         parts.append(f"<p class=meta>{s.get('sim_time_s')} s simulated in {s.get('wall_time_s', 0):.3f} s. Source: <code>{html.escape(str(path))}</code>. Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>")
     if intro_md:
         parts.append(markdown_html(intro_md))
-    if figures:
-        parts.append('<h2>Figures</h2><div class="grid">')
-        for i, f in enumerate(figures, 1):
-            if figures_dir is not None:
-                plots.save_copy(f.fig, Path(figures_dir) / f.name)
-            parts.append(f'<figure id="fig-{html.escape(f.name)}">{svg_of(f.fig)}<figcaption><strong>Figure {i}.</strong> {html.escape(f.title)}. {html.escape(f.caption)}</figcaption></figure>')
-        parts.append("</div>")
+    parts.append(figures_html(figures, figures_dir))
     parts.append("<h2>Tables</h2>")
     if sweep:
         agg = load(path)
@@ -320,10 +314,30 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
             parts.append(f"<h2>Scenario</h2><pre>{html.escape(sc.read_text(), quote=False)}</pre>")
     v = _versions(path)
     parts.append("<h2>Versions</h2>" + table_html(pl.DataFrame({"component": list(v), "version": [str(x) for x in v.values()]})))
+    return write_page(out, name, parts)
+
+
+def figures_html(figures: list[Figure] | None, figures_dir: str | os.PathLike | None = None) -> str:
+    """The numbered figures with their captions (inline SVG); with ``figures_dir`` each
+    is also saved there as PNG, SVG and PDF."""
+    if not figures:
+        return ""
+    parts = ['<h2>Figures</h2><div class="grid">']
+    for i, f in enumerate(figures, 1):
+        if figures_dir is not None:
+            plots.save_copy(f.fig, Path(figures_dir) / f.name)
+        parts.append(f'<figure id="fig-{html.escape(f.name)}">{svg_of(f.fig)}<figcaption><strong>Figure {i}.</strong> {html.escape(f.title)}. {html.escape(f.caption)}</figcaption></figure>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def write_page(out: str | os.PathLike, title: str, parts: list[str]) -> Path:
+    """Write one self-contained HTML page atomically (a reader never sees half a page)."""
+    out = Path(out)
     doc = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(name)}</title><style>{CSS}</style></head>
-<body><main><h1>{html.escape(name)}</h1>
+<title>{html.escape(title)}</title><style>{CSS}</style></head>
+<body><main><h1>{html.escape(title)}</h1>
 {chr(10).join(parts)}
 </main></body></html>
 """

@@ -1,26 +1,34 @@
-"""Studies: a question, a sweep that answers it, and the figures that show the answer.
+"""Studies: a question, the sweeps that answer it, and the figures that show the answer.
 
 A study is a folder ``studies/NAME/`` holding
 
 * ``scenario.toml`` (and any other scenario files it needs),
-* ``sweep.toml``    the sweep (``base``, ``grid``/``zip``, ``seeds``, and a ``[quick]``
-  table with fewer seeds or a shorter run for a first look),
-* ``figures.py``    ``def figures(sweep_dir) -> list[aqmlab.report.Figure]``: the study's
-  figures, each with a caption,
+* its sweeps: either one ``sweep.toml`` (``base``, ``grid``/``zip``, ``seeds``, and a
+  ``[quick]`` table with fewer seeds or a shorter run for a first look), or one file per
+  experiment in ``experiments/`` (``experiments/E1.toml``, ``experiments/E2.toml``, ...),
+* ``figures.py``    ``def figures(sweep_dir) -> list[aqmlab.report.Figure]`` for a
+  one-sweep study; for a study with experiments ``def figures(dirs)`` gets
+  ``{experiment: sweep folder}`` of the experiments that have runs,
 * ``README.md``     the question, the setup and what the figures show.
 
-``aqmlab study run NAME [--quick]`` runs the sweep into ``out/studies/NAME/`` (resuming),
-then writes ``report.html`` and the figures (PNG + SVG) beside it.
+``aqmlab study run NAME [--quick] [--experiment E1]`` runs the sweep(s) into
+``out/studies/NAME/`` (one sub-folder per experiment; resuming), then writes
+``report.html`` and the figures (PNG + SVG + PDF) beside it. ``aqmlab study run-all``
+runs every study and writes ``index.html`` linking their reports.
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
+import json
 import os
+import time
 from pathlib import Path
 
+
 from .errors import ScenarioError
-from .report import Figure, build
+from .report import Figure, build, figures_html, markdown_html, write_page
 from .sweep import SweepOutcome, read_sweep_file, run_sweep_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,27 +42,41 @@ def studies_dirs() -> list[Path]:
     return [d for d in dirs if d.is_dir()]
 
 
+def experiments(d: Path) -> dict[str, Path]:
+    """A study folder's sweep files by experiment name: ``experiments/*.toml`` (named by
+    file), else ``sweep.toml`` alone (one experiment named after the study)."""
+    found = {f.stem: f for f in sorted((d / "experiments").glob("*.toml"))} if (d / "experiments").is_dir() else {}
+    if not found and (d / "sweep.toml").exists():
+        found = {d.name: d / "sweep.toml"}
+    return found
+
+
+def has_experiments(d: Path) -> bool:
+    """True for a study with an ``experiments/`` folder (several sweeps)."""
+    return not (d / "sweep.toml").exists() and bool(experiments(d))
+
+
 def list_studies() -> list[dict]:
     out = []
     for d in studies_dirs():
         for s in sorted(d.iterdir()):
-            if (s / "sweep.toml").exists():
+            if experiments(s):
                 title = ""
                 readme = s / "README.md"
                 if readme.exists():
                     lines = [l.strip() for l in readme.read_text().splitlines()]
                     title = next((l.lstrip("# ") for l in lines if l.startswith("#")), "")
-                out.append({"name": s.name, "path": str(s), "title": title})
+                out.append({"name": s.name, "path": str(s), "title": title, "experiments": list(experiments(s))})
     return out
 
 
 def study_dir(name: str) -> Path:
     if os.sep in name or "/" in name:
         p = Path(name)
-        if (p / "sweep.toml").exists():
+        if experiments(p):
             return p
     for d in studies_dirs():
-        if (d / name / "sweep.toml").exists():
+        if experiments(d / name):
             return d / name
     known = ", ".join(s["name"] for s in list_studies()) or "none"
     raise ScenarioError("study", f'"{name}": no such study; known: {known}')
@@ -64,12 +86,30 @@ def default_out(name: str) -> Path:
     return Path("out") / "studies" / name
 
 
-def run(name: str, quick: bool = False, out: str | os.PathLike | None = None, **kw) -> SweepOutcome:
-    """Run a study's sweep (resuming by default). Keyword arguments go to
-    `aqmlab.sweep` (``executor``, ``workers``, ``address``, ``progress``, ``set``, ...)."""
+def experiment_out(d: Path, exp: str, out: Path) -> Path:
+    """Where an experiment's sweep goes: the study's folder itself for a one-sweep study,
+    a sub-folder per experiment otherwise."""
+    return out / exp if has_experiments(d) else out
+
+
+def run(name: str, quick: bool = False, out: str | os.PathLike | None = None,
+        only: list[str] | None = None, **kw) -> dict[str, SweepOutcome]:
+    """Run a study's sweeps (resuming by default), all or the experiments in ``only``.
+    Keyword arguments go to `aqmlab.sweep` (``executor``, ``workers``, ``address``,
+    ``progress``, ``set``, ...). Returns each experiment's outcome."""
     d = study_dir(name)
-    sf = read_sweep_file(d / "sweep.toml")
-    return run_sweep_file(sf, quick=quick, out=Path(out) if out else default_out(d.name), **kw)
+    exps = experiments(d)
+    for e in only or []:
+        if e not in exps:
+            raise ScenarioError("experiment", f'"{e}": no such experiment in study {d.name}; expected one of: {", ".join(exps)}')
+    out = Path(out) if out else default_out(d.name)
+    outcomes = {}
+    for exp, f in exps.items():
+        if only and exp not in only:
+            continue
+        sf = read_sweep_file(f)
+        outcomes[exp] = run_sweep_file(sf, quick=quick, out=experiment_out(d, exp, out), **kw)
+    return outcomes
 
 
 def load_figures_module(d: Path):
@@ -82,20 +122,105 @@ def load_figures_module(d: Path):
     return mod
 
 
-def figures(name: str, sweep_dir: str | os.PathLike) -> list[Figure] | None:
-    mod = load_figures_module(study_dir(name))
-    return mod.figures(Path(sweep_dir)) if mod is not None else None
-
-
-def report(name: str, sweep_dir: str | os.PathLike | None = None, out: str | os.PathLike | None = None, figures_dir: str | os.PathLike | None = None) -> Path:
-    """Write the study's report (its README, its figures, the tables) and save the
-    figures as PNG and SVG in ``figures_dir`` (default: beside the report)."""
+def figures(name: str, study_out: str | os.PathLike) -> list[Figure] | None:
+    """The study's figures from its runs under ``study_out``."""
     d = study_dir(name)
-    sweep_dir = Path(sweep_dir) if sweep_dir else default_out(d.name)
-    if not (sweep_dir / "sweep.json").exists():
-        raise FileNotFoundError(f"{sweep_dir}: the study has not been run yet (aqmlab study run {d.name})")
-    out = Path(out) if out else sweep_dir / "report.html"
+    mod = load_figures_module(d)
+    if mod is None:
+        return None
+    if not has_experiments(d):
+        return mod.figures(Path(study_out))
+    return mod.figures(run_dirs(d, Path(study_out)))
+
+
+def run_dirs(d: Path, study_out: Path) -> dict[str, Path]:
+    """The sweep folders of the experiments that have been run."""
+    dirs = {e: experiment_out(d, e, study_out) for e in experiments(d)}
+    return {e: p for e, p in dirs.items() if (p / "sweep.json").exists()}
+
+
+def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.PathLike | None = None, figures_dir: str | os.PathLike | None = None) -> Path:
+    """Write the study's report (its README, its figures, the tables) and save the
+    figures as PNG, SVG and PDF in ``figures_dir`` (default: beside the report). A study
+    with experiments gets one page with every figure and a table-only report per
+    experiment, linked from it."""
+    d = study_dir(name)
+    study_out = Path(study_out) if study_out else default_out(d.name)
+    dirs = run_dirs(d, study_out)
+    if not dirs:
+        raise FileNotFoundError(f"{study_out}: the study has not been run yet (aqmlab study run {d.name})")
+    out = Path(out) if out else study_out / "report.html"
     figures_dir = Path(figures_dir) if figures_dir else out.parent / "figures"
-    figs = figures(name, sweep_dir)
+    figs = figures(name, study_out)
     readme = d / "README.md"
-    return build(sweep_dir, out, figures=figs, title=f"aqmlab study: {d.name}", intro_md=readme.read_text() if readme.exists() else None, figures_dir=figures_dir)
+    intro = readme.read_text() if readme.exists() else None
+    title = f"aqmlab study: {d.name}"
+    if not has_experiments(d):
+        return build(study_out, out, figures=figs, title=title, intro_md=intro, figures_dir=figures_dir)
+    rows = []
+    for exp, p in dirs.items():
+        page = build(p, p / "report.html", figures=[], title=f"{title}, experiment {exp}")
+        spec = json.loads((p / "sweep.json").read_text())
+        done = sum((p / "runs" / r["id"]).is_dir() for r in spec["runs"])
+        rows.append([f'<a href="{html.escape(os.path.relpath(page, out.parent))}">{html.escape(exp)}</a>',
+                     str(len(spec["runs"])), str(done)])
+    parts = [markdown_html(intro) if intro else "", figures_html(figs, figures_dir),
+             "<h2>Experiments</h2><p>Each experiment's tables (mean ± 95 % CI per point) are on its own page.</p>",
+             html_table(["experiment", "runs", "finished"], rows)]
+    return write_page(out, title, parts)
+
+
+def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str] | None = None,
+            progress_for=None, **kw) -> tuple[Path, list[dict]]:
+    """Run every study (or those in ``only``) into ``out/NAME/``, write each report, and
+    write ``out/index.html`` linking them. A study that fails is reported in the index
+    and the others still run; finished runs are kept. Returns the index and one record
+    per study (name, runs, failed, wall_s, report or error)."""
+    out = Path(out)
+    names = [s["name"] for s in list_studies()]
+    for n in only or []:
+        if n not in names:
+            raise ScenarioError("study", f'"{n}": no such study; known: {", ".join(names)}')
+    records = []
+    for s in list_studies():
+        if only and s["name"] not in only:
+            continue
+        t0 = time.monotonic()
+        rec = {"name": s["name"], "title": s["title"], "runs": 0, "failed": 0}
+        bar = progress_for(s["name"]) if progress_for is not None else None
+        try:
+            outcomes = run(s["name"], quick=quick, out=out / s["name"], progress=bar, **kw)
+            rec["runs"] = sum(o.total for o in outcomes.values())
+            rec["failed"] = sum(o.n_failed for o in outcomes.values())
+            rec["report"] = str(report(s["name"], out / s["name"]))
+        except Exception as e:  # one broken study must not hide the others' results
+            rec["error"] = f"{type(e).__name__}: {e}"
+        finally:
+            if hasattr(bar, "stop"):
+                bar.stop()
+        rec["wall_s"] = round(time.monotonic() - t0, 1)
+        records.append(rec)
+    return write_index(out, records, quick), records
+
+
+def write_index(out: Path, records: list[dict], quick: bool) -> Path:
+    """``out/index.html``: one line per study with its question, runs and report."""
+    rows = []
+    for r in records:
+        link = (f'<a href="{html.escape(os.path.relpath(r["report"], out))}">report</a>' if "report" in r
+                else f'<span class="bad">{html.escape(r.get("error", "no report"))}</span>')
+        rows.append([html.escape(r["name"]), html.escape(r["title"]), str(r["runs"]), str(r["failed"]),
+                     f'{r["wall_s"]:.1f}', link])
+    total = sum(r["wall_s"] for r in records)
+    mode = "quick mode (fewer seeds, shorter runs: the same picture, wider intervals)" if quick else "full mode"
+    parts = [f"<p class=meta>{len(records)} studies in {mode}, {total:.0f} s in all. "
+             f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>",
+             html_table(["study", "question", "runs", "failed runs", "wall time (s)", ""], rows)]
+    return write_page(out / "index.html", "aqmlab: the reference studies", parts)
+
+
+def html_table(head: list[str], rows: list[list[str]]) -> str:
+    """A table of cells that are already HTML (links), in the reports' style."""
+    th = "".join(f'<th class="l">{html.escape(h)}</th>' for h in head)
+    body = "".join("<tr>" + "".join(f'<td class="l">{c}</td>' for c in r) + "</tr>" for r in rows)
+    return f'<div class="tw"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>'
