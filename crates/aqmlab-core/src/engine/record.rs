@@ -119,6 +119,9 @@ impl Simulation {
         for link in &mut self.links {
             link.stats.restart(now);
             link.qdisc.restart_stats();
+            if let Some(m) = &mut link.access {
+                m.restart_stats(now);
+            }
         }
         for f in &mut self.flows {
             f.stats = FlowStats::default();
@@ -130,7 +133,10 @@ impl Simulation {
         self.links
             .iter()
             .map(|l| {
-                l.qdisc.len_packets() as u64 + l.tx.is_some() as u64 + l.in_flight.len() as u64
+                l.qdisc.len_packets() as u64
+                    + l.tx.is_some() as u64
+                    + l.in_flight.len() as u64
+                    + l.access.as_ref().map_or(0, |m| m.held())
             })
             .sum()
     }
