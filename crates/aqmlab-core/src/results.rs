@@ -144,9 +144,7 @@ pub fn collect(sim: &Simulation) -> Results {
             col("from", |r: &LinkRow| node(r.link.from)),
             col("to", |r: &LinkRow| node(r.link.to)),
             col("rate_bps", |r: &LinkRow| r.link.rate_bps),
-            col("sojourn_ms_mean", |r: &LinkRow| {
-                ms(r.stats.sojourn.mean())
-            }),
+            col("sojourn_ms_mean", |r: &LinkRow| ms(r.stats.sojourn.mean())),
             col("sojourn_ms_p50", |r: &LinkRow| {
                 ms(r.stats.sojourn.quantile(0.5))
             }),
@@ -159,9 +157,7 @@ pub fn collect(sim: &Simulation) -> Results {
             col("sojourn_ms_max", |r: &LinkRow| {
                 millis(r.stats.sojourn.max())
             }),
-            col("qlen_pkts_mean", |r: &LinkRow| {
-                r.stats.qlen_pkts.mean(now)
-            }),
+            col("qlen_pkts_mean", |r: &LinkRow| r.stats.qlen_pkts.mean(now)),
             col("qlen_bytes_mean", |r: &LinkRow| {
                 r.stats.qlen_bytes.mean(now)
             }),

@@ -168,7 +168,10 @@ fn request_grant_delay_shows_in_one_way_delay_at_low_load() {
     assert!((owd - 6.553334).abs() < 1e-9, "{owd}");
     // One contention request per packet, no piggybacking, no fragments.
     let sent = r.table("flows").f64s("packets_delivered")[0];
-    assert_eq!(cell(&r, "docsis", "link", "up", "requests_contention"), sent);
+    assert_eq!(
+        cell(&r, "docsis", "link", "up", "requests_contention"),
+        sent
+    );
     assert_eq!(cell(&r, "docsis", "link", "up", "requests_piggyback"), 0.0);
     assert_eq!(cell(&r, "docsis", "link", "up", "fragmented_packets"), 0.0);
 }
@@ -214,7 +217,11 @@ fn drawn_grant_caps_average_the_mean_grant() {
     let again = run(&s.toml(), 1);
     assert_eq!(r.table("docsis"), again.table("docsis"));
     for c in ["packets_delivered", "owd_ms_mean", "owd_ms_p99"] {
-        assert_eq!(r.table("flows").f64s(c), again.table("flows").f64s(c), "{c}");
+        assert_eq!(
+            r.table("flows").f64s(c),
+            again.table("flows").f64s(c),
+            "{c}"
+        );
     }
     let other = run(&s.toml(), 2);
     assert_ne!(
@@ -344,4 +351,43 @@ fn bad_docsis_input_names_the_field() {
     let e = err(&s.replacen("duplex = false", "duplex = true", 1));
     assert_eq!(e.path, "topology.links[0].model", "{e}");
     assert!(e.message.contains("duplex = false"), "{e}");
+}
+
+/// docs/output.md documents every column of the `docsis` table.
+#[test]
+fn the_docsis_table_is_documented() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/output.md"),
+    )
+    .unwrap();
+    let start = doc.find("\n## docsis ").expect("a docsis section");
+    let body = &doc[start + 1..];
+    let section = &body[..body[1..].find("\n## ").map_or(body.len(), |i| i + 1)];
+    let r = run(&S::default().toml(), 1);
+    for name in r.table("docsis").names() {
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "`{name}` undocumented"
+        );
+    }
+}
+
+/// The reference setting `benches/scenarios/docsis.toml`, cut to 30 s: the upstream
+/// carries at most what the service flow allows, B + R·T = 10 MB + 5 Mbit/s · 30 s
+/// (7.667 Mbit/s on average), and five CUBIC uploads use nearly all of it.
+#[test]
+fn the_reference_scenario_respects_the_token_bucket_bound() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../benches/scenarios/docsis.toml"),
+    )
+    .unwrap();
+    let r = run(
+        &text.replace("duration = \"600s\"", "duration = \"30s\""),
+        1,
+    );
+    let thr = cell(&r, "queues", "link", "upstream", "throughput_bps");
+    let bound = (10e6 * 8.0 + 5e6 * 30.0) / 30.0;
+    assert!(thr <= bound, "{thr} > {bound}");
+    assert!(thr > 0.95 * bound, "{thr}");
 }

@@ -62,8 +62,10 @@ impl Simulation {
         };
         if link.access_timer_at != Some(t) {
             link.access_timer_at = Some(t);
-            self.events
-                .schedule(t.max(self.events.now()), Event::AccessTimer { link: l as u32 });
+            self.events.schedule(
+                t.max(self.events.now()),
+                Event::AccessTimer { link: l as u32 },
+            );
         }
     }
 

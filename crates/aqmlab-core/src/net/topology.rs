@@ -181,7 +181,12 @@ fn build_model(
                     "0: a docsis link needs a channel rate greater than zero",
                 ));
             }
-            let cfg = DocsisConfig::read(spec.docsis.as_ref(), &format!("{path}.docsis"), spec.rate.0, mtu)?;
+            let cfg = DocsisConfig::read(
+                spec.docsis.as_ref(),
+                &format!("{path}.docsis"),
+                spec.rate.0,
+                mtu,
+            )?;
             let rng = Rng::stream(seed, &format!("link[{name}].docsis"));
             Ok(Some(Box::new(Docsis::new(cfg, rng))))
         }
@@ -380,7 +385,11 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
                     ));
                 }
                 if ls.duplex.unwrap_or(true) {
-                    one_way_model(ls, &path, "set `duplex = false` and give the other direction its own link")?;
+                    one_way_model(
+                        ls,
+                        &path,
+                        "set `duplex = false` and give the other direction its own link",
+                    )?;
                 }
                 b.add_link(from, to, ls, &path, ls.name.clone())?;
                 if ls.duplex.unwrap_or(true) {

@@ -159,7 +159,12 @@ impl Docsis {
         let now = ctx.now;
         if let Some(u) = &mut self.up {
             if u.next_map == Some(now) {
-                u.map_boundary(now, self.config.map_interval, channel_bps, &mut self.departures);
+                u.map_boundary(
+                    now,
+                    self.config.map_interval,
+                    channel_bps,
+                    &mut self.departures,
+                );
             }
         }
         self.pull(rsq, ctx, rsq_stats, channel_bps);
