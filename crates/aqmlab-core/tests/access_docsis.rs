@@ -190,6 +190,10 @@ fn grant_capped_throughput_is_the_mean_grant_per_map() {
     assert!(near(goodput(&r), 5e6, 0.002), "{}", goodput(&r));
     let d = |c: &str| cell(&r, "docsis", "link", "up", c);
     assert_eq!(d("grant_bytes_mean"), 1250.0);
+    // Counters restart at the 2 s warm-up: MAP boundaries 2.000, 2.002, ..., 10.000 s,
+    // every one with a full grant.
+    assert_eq!(d("maps"), 4001.0);
+    assert_eq!(d("grants"), 4001.0);
     assert_eq!(d("bytes_granted"), d("bytes_used"));
     // Every 4 grants (5000 B) carry 5 packets; the grant edges at 1250, 2500 and 3750 B
     // fall inside packets 2, 3 and 4: 3 fragmented packets per 4 grants.
@@ -213,6 +217,13 @@ fn drawn_grant_caps_average_the_mean_grant() {
     assert!(near(goodput(&r), 5e6, 0.01), "{}", goodput(&r));
     let mean = cell(&r, "docsis", "link", "up", "grant_bytes_mean");
     assert!(near(mean, 1250.0, 0.01), "{mean}");
+    // Backlogged, the modem fills every grant: it delivers what it is granted.
+    let granted = cell(&r, "docsis", "link", "up", "granted_bps");
+    assert!(
+        near(goodput(&r), granted, 0.002),
+        "{} vs {granted}",
+        goodput(&r)
+    );
     // Same seed, same grants; another seed, other grants.
     let again = run(&s.toml(), 1);
     assert_eq!(r.table("docsis"), again.table("docsis"));
