@@ -362,6 +362,18 @@ fn bad_docsis_input_names_the_field() {
     let e = err(&s.replacen("duplex = false", "duplex = true", 1));
     assert_eq!(e.path, "topology.links[0].model", "{e}");
     assert!(e.message.contains("duplex = false"), "{e}");
+    let dumbbell = r#"
+duration = "1s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "30Mbit"
+[[topology.hosts]]
+name = "a"
+left = { rate = "30Mbit", model = "docsis", docsis = { sustained_rate = "5Mbit" } }
+"#;
+    let e = err(dumbbell);
+    assert_eq!(e.path, "topology.hosts[0].left.model", "{e}");
 }
 
 /// docs/output.md documents every column of the `docsis` table.

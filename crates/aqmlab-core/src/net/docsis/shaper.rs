@@ -65,7 +65,8 @@ impl TokenBucket {
         self.last = now;
     }
 
-    /// Whole bytes in the bucket at `now` (for reports).
+    /// Whole bytes in the bucket at `now`.
+    #[cfg(test)]
     pub fn bytes(&self, now: Nanos) -> i64 {
         (self.level(now) / SCALE) as i64
     }
