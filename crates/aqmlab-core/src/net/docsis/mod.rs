@@ -16,9 +16,10 @@
 //!    it has not yet asked for.
 //!
 //! The shaper releases into the TxQ only while it has room, so the TxQ never overflows
-//! and a backlog (RF congestion, the shaper) builds in the RsQ where the AQM sees it: the
+//! and a backlog beyond `txq_limit` packets builds in the RsQ where the AQM sees it: the
 //! CableLabs ns-2 `DocsisLink` likewise blocks its feeder queue until the MAC asks for
-//! the next packet. Downstream there is no TxQ and no MAC: the shaper feeds the wire
+//! the next packet. When the MAC is slower than the shaper (RF congestion), the TxQ
+//! stays full and its packets' wait is outside the AQM's view. Downstream there is no TxQ and no MAC: the shaper feeds the wire
 //! directly, one packet at a time.
 //!
 //! The model is sans-IO, like the queue disciplines: it reads packets (through the
