@@ -317,7 +317,12 @@ pub fn collect(sim: &Simulation) -> Results {
             &[
                 col("time_ns", |r: &&crate::engine::SampleRow| r.time),
                 col("link", |r: &&crate::engine::SampleRow| {
-                    sim.links[r.link as usize].name.clone()
+                    let name = &sim.links[r.link as usize].name;
+                    if r.txq {
+                        format!("{name}.txq")
+                    } else {
+                        name.clone()
+                    }
                 }),
                 col("qlen_pkts", |r: &&crate::engine::SampleRow| r.qlen_pkts),
                 col("qlen_bytes", |r: &&crate::engine::SampleRow| r.qlen_bytes),
@@ -353,32 +358,25 @@ pub fn collect(sim: &Simulation) -> Results {
     }
 
     if sim.sojourn_hist {
-        let rows = sim.links.iter().flat_map(|link| {
-            link.stats
-                .sojourn
-                .buckets()
-                .into_iter()
-                .map(move |b| (link, b))
+        // One histogram per queue: each link's, and a DOCSIS upstream's TxQ (`LINK.txq`).
+        let hists = sim.links.iter().flat_map(|link| {
+            let txq = link.access.as_ref().and_then(|m| m.txq_stats());
+            std::iter::once((link.name.clone(), &link.stats.sojourn))
+                .chain(txq.map(|s| (format!("{}.txq", link.name), &s.sojourn)))
         });
+        let rows =
+            hists.flat_map(|(name, h)| h.buckets().into_iter().map(move |b| (name.clone(), b)));
         tables.push(Table::from_rows(
             "sojourn_hist",
             &[
-                col(
-                    "link",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| r.0.name.clone(),
-                ),
-                col(
-                    "sojourn_ms_low",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| millis(r.1 .0),
-                ),
-                col(
-                    "sojourn_ms_high",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| millis(r.1 .1),
-                ),
-                col(
-                    "packets",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| r.1 .2,
-                ),
+                col("link", |r: &(String, (Nanos, Nanos, u64))| r.0.clone()),
+                col("sojourn_ms_low", |r: &(String, (Nanos, Nanos, u64))| {
+                    millis(r.1 .0)
+                }),
+                col("sojourn_ms_high", |r: &(String, (Nanos, Nanos, u64))| {
+                    millis(r.1 .1)
+                }),
+                col("packets", |r: &(String, (Nanos, Nanos, u64))| r.1 .2),
             ],
             rows,
         ));

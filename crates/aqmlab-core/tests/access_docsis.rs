@@ -428,3 +428,34 @@ fn the_congested_upstream_example_runs() {
     assert!(granted <= 5e6 * 1.2);
     assert!(cell(&r, "queues", "link", "upstream", "sojourn_ms_mean") < 100.0);
 }
+
+/// With `timeseries` and `sojourn_hist` on, the TxQ gets its own rows (`up.txq`) next
+/// to the RsQ's, and its histogram counts exactly its dequeued packets.
+#[test]
+fn the_txq_has_its_own_timeseries_and_sojourn_histogram() {
+    let s = S {
+        duration: "4s",
+        warmup: "warmup = \"1s\"\noutput = { timeseries = \"100ms\", sojourn_hist = true }",
+        docsis: r#"{ sustained_rate = "20Mbit", grant_mean = "1250B" }"#,
+        traffic: "rate = \"8Mbit\"\nsize = \"1000B\"",
+        ..S::default()
+    };
+    let r = run(&s.toml(), 1);
+    let ts = r.table("timeseries");
+    let links = ts.strs("link");
+    let qlen = ts.f64s("qlen_pkts");
+    let txq: Vec<f64> = (0..links.len())
+        .filter(|&i| links[i] == "up.txq")
+        .map(|i| qlen[i])
+        .collect();
+    assert_eq!(txq.len(), 41); // samples at 0, 0.1, ..., 4.0 s
+                               // Grant-limited (5 Mbit/s < 8 offered): after the start the TxQ is full.
+    assert!(txq[10..].iter().all(|&q| q >= 31.0 && q <= 32.0), "{txq:?}");
+    let h = r.table("sojourn_hist");
+    let (hl, hp) = (h.strs("link"), h.f64s("packets"));
+    let in_txq: f64 = (0..hl.len())
+        .filter(|&i| hl[i] == "up.txq")
+        .map(|i| hp[i])
+        .sum();
+    assert_eq!(in_txq, cell(&r, "queues", "link", "up.txq", "dequeued"));
+}

@@ -136,6 +136,11 @@ impl Docsis {
         self.up.as_ref().map(|u| &u.mac.stats)
     }
 
+    /// Packets in the TxQ and its bytes not yet sent (upstream only).
+    pub fn txq_backlog(&self) -> Option<(u64, u64)> {
+        self.up.as_ref().map(|u| (u.txq.len() as u64, u.unsent))
+    }
+
     /// The TxQ's counters (upstream only).
     pub fn txq_stats(&self) -> Option<&LinkStats> {
         self.up.as_ref().map(|u| &u.stats)
