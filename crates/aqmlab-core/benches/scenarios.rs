@@ -8,7 +8,7 @@ use aqmlab_core::{run_scenario, RunOptions, ScenarioSpec};
 use criterion::{criterion_group, Criterion};
 use std::hint::black_box;
 
-const SCENARIOS: &[&str] = &["rural", "docsis-like", "scale"];
+const SCENARIOS: &[&str] = &["rural", "docsis-like", "scale", "docsis"];
 
 fn spec(name: &str) -> ScenarioSpec {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

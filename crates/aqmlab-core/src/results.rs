@@ -2,6 +2,7 @@
 //! Column names are a contract: add freely, never rename.
 
 use crate::engine::Simulation;
+use crate::net::docsis::mac::MacStats;
 use crate::output::table::{col, Table, Val};
 use crate::qdisc::Discipline;
 use crate::sim::time::{millis, secs, Nanos};
@@ -25,9 +26,13 @@ fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
 
-/// One link at the end of the measurement window.
+/// One queue at the end of the measurement window: a link's (its qdisc), or a
+/// stage of its access model (a DOCSIS TxQ, row `LINK.txq`).
 struct LinkRow<'a> {
     link: &'a crate::net::link::Link,
+    name: String,
+    qdisc: &'static str,
+    stats: &'a crate::measure::link_stats::LinkStats,
     busy: Nanos,
 }
 
@@ -109,55 +114,65 @@ pub fn collect(sim: &Simulation) -> Results {
         [()],
     ));
 
-    let links = sim.links.iter().map(|link| {
+    let links = sim.links.iter().flat_map(|link| {
         let s = &link.stats;
         let mut busy = s.busy_ns;
         if let Some((_, started)) = link.tx {
             busy += now - started.max(s.window_start);
         }
-        LinkRow { link, busy }
+        let row = LinkRow {
+            link,
+            name: link.name.clone(),
+            qdisc: link.qdisc.kind_name(),
+            stats: s,
+            busy,
+        };
+        let txq = link.access.as_ref().and_then(|m| m.txq_stats());
+        std::iter::once(row).chain(txq.map(|stats| LinkRow {
+            link,
+            name: format!("{}.txq", link.name),
+            qdisc: "docsis-txq",
+            stats,
+            busy: stats.busy_ns,
+        }))
     });
     tables.push(Table::from_rows(
         "queues",
         &[
-            col("link", |r: &LinkRow| r.link.name.clone()),
-            col("qdisc", |r: &LinkRow| r.link.qdisc.kind_name()),
+            col("link", |r: &LinkRow| r.name.clone()),
+            col("qdisc", |r: &LinkRow| r.qdisc),
             col("from", |r: &LinkRow| node(r.link.from)),
             col("to", |r: &LinkRow| node(r.link.to)),
             col("rate_bps", |r: &LinkRow| r.link.rate_bps),
-            col("sojourn_ms_mean", |r: &LinkRow| {
-                ms(r.link.stats.sojourn.mean())
-            }),
+            col("sojourn_ms_mean", |r: &LinkRow| ms(r.stats.sojourn.mean())),
             col("sojourn_ms_p50", |r: &LinkRow| {
-                ms(r.link.stats.sojourn.quantile(0.5))
+                ms(r.stats.sojourn.quantile(0.5))
             }),
             col("sojourn_ms_p95", |r: &LinkRow| {
-                ms(r.link.stats.sojourn.quantile(0.95))
+                ms(r.stats.sojourn.quantile(0.95))
             }),
             col("sojourn_ms_p99", |r: &LinkRow| {
-                ms(r.link.stats.sojourn.quantile(0.99))
+                ms(r.stats.sojourn.quantile(0.99))
             }),
             col("sojourn_ms_max", |r: &LinkRow| {
-                millis(r.link.stats.sojourn.max())
+                millis(r.stats.sojourn.max())
             }),
-            col("qlen_pkts_mean", |r: &LinkRow| {
-                r.link.stats.qlen_pkts.mean(now)
-            }),
+            col("qlen_pkts_mean", |r: &LinkRow| r.stats.qlen_pkts.mean(now)),
             col("qlen_bytes_mean", |r: &LinkRow| {
-                r.link.stats.qlen_bytes.mean(now)
+                r.stats.qlen_bytes.mean(now)
             }),
-            col("arrivals", |r: &LinkRow| r.link.stats.arrivals),
-            col("enqueued", |r: &LinkRow| r.link.stats.enqueued),
-            col("dequeued", |r: &LinkRow| r.link.stats.dequeued),
-            col("drops", |r: &LinkRow| r.link.stats.qdisc_drops()),
-            col("drops_overflow", |r: &LinkRow| r.link.stats.drops_overflow),
-            col("drops_early", |r: &LinkRow| r.link.stats.drops_early),
-            col("drops_forced", |r: &LinkRow| r.link.stats.drops_forced),
-            col("drops_random", |r: &LinkRow| r.link.stats.drops_random),
-            col("drops_outage", |r: &LinkRow| r.link.stats.drops_outage),
-            col("marks", |r: &LinkRow| r.link.stats.marks),
+            col("arrivals", |r: &LinkRow| r.stats.arrivals),
+            col("enqueued", |r: &LinkRow| r.stats.enqueued),
+            col("dequeued", |r: &LinkRow| r.stats.dequeued),
+            col("drops", |r: &LinkRow| r.stats.qdisc_drops()),
+            col("drops_overflow", |r: &LinkRow| r.stats.drops_overflow),
+            col("drops_early", |r: &LinkRow| r.stats.drops_early),
+            col("drops_forced", |r: &LinkRow| r.stats.drops_forced),
+            col("drops_random", |r: &LinkRow| r.stats.drops_random),
+            col("drops_outage", |r: &LinkRow| r.stats.drops_outage),
+            col("marks", |r: &LinkRow| r.stats.marks),
             col("drop_rate", |r: &LinkRow| {
-                let s = &r.link.stats;
+                let s = &r.stats;
                 ratio(
                     s.qdisc_drops(),
                     s.arrivals - s.drops_random - s.drops_outage,
@@ -165,7 +180,7 @@ pub fn collect(sim: &Simulation) -> Results {
             }),
             col("utilization", |r: &LinkRow| r.busy as f64 / window as f64),
             col("throughput_bps", |r: &LinkRow| {
-                per_s(r.link.stats.tx_bytes as f64 * 8.0)
+                per_s(r.stats.tx_bytes as f64 * 8.0)
             }),
         ],
         links,
@@ -257,13 +272,57 @@ pub fn collect(sim: &Simulation) -> Results {
         ));
     }
 
+    // Present when a link is a DOCSIS upstream: its request/grant MAC's counters.
+    let macs: Vec<(&str, &MacStats)> = sim
+        .links
+        .iter()
+        .filter_map(|l| Some((l.name.as_str(), l.access.as_ref()?.mac_stats()?)))
+        .collect();
+    if !macs.is_empty() {
+        tables.push(Table::from_rows(
+            "docsis",
+            &[
+                col("link", |r: &&(&str, &MacStats)| r.0.to_string()),
+                col("maps", |r: &&(&str, &MacStats)| r.1.maps),
+                col("grants", |r: &&(&str, &MacStats)| r.1.grants),
+                col("grants_capped", |r: &&(&str, &MacStats)| r.1.grants_capped),
+                col("bytes_requested", |r: &&(&str, &MacStats)| {
+                    r.1.bytes_requested
+                }),
+                col("bytes_granted", |r: &&(&str, &MacStats)| r.1.bytes_granted),
+                col("bytes_used", |r: &&(&str, &MacStats)| r.1.bytes_used),
+                col("grant_bytes_mean", |r: &&(&str, &MacStats)| {
+                    ratio(r.1.bytes_granted, r.1.grants)
+                }),
+                col("granted_bps", |r: &&(&str, &MacStats)| {
+                    per_s(r.1.bytes_granted as f64 * 8.0)
+                }),
+                col("requests_contention", |r: &&(&str, &MacStats)| {
+                    r.1.requests_contention
+                }),
+                col("requests_piggyback", |r: &&(&str, &MacStats)| {
+                    r.1.requests_piggyback
+                }),
+                col("fragmented_packets", |r: &&(&str, &MacStats)| {
+                    r.1.fragmented_packets
+                }),
+            ],
+            &macs,
+        ));
+    }
+
     if let Some(series) = &sim.series {
         tables.push(Table::from_rows(
             "timeseries",
             &[
                 col("time_ns", |r: &&crate::engine::SampleRow| r.time),
                 col("link", |r: &&crate::engine::SampleRow| {
-                    sim.links[r.link as usize].name.clone()
+                    let name = &sim.links[r.link as usize].name;
+                    if r.txq {
+                        format!("{name}.txq")
+                    } else {
+                        name.clone()
+                    }
                 }),
                 col("qlen_pkts", |r: &&crate::engine::SampleRow| r.qlen_pkts),
                 col("qlen_bytes", |r: &&crate::engine::SampleRow| r.qlen_bytes),
@@ -299,32 +358,25 @@ pub fn collect(sim: &Simulation) -> Results {
     }
 
     if sim.sojourn_hist {
-        let rows = sim.links.iter().flat_map(|link| {
-            link.stats
-                .sojourn
-                .buckets()
-                .into_iter()
-                .map(move |b| (link, b))
+        // One histogram per queue: each link's, and a DOCSIS upstream's TxQ (`LINK.txq`).
+        let hists = sim.links.iter().flat_map(|link| {
+            let txq = link.access.as_ref().and_then(|m| m.txq_stats());
+            std::iter::once((link.name.clone(), &link.stats.sojourn))
+                .chain(txq.map(|s| (format!("{}.txq", link.name), &s.sojourn)))
         });
+        let rows =
+            hists.flat_map(|(name, h)| h.buckets().into_iter().map(move |b| (name.clone(), b)));
         tables.push(Table::from_rows(
             "sojourn_hist",
             &[
-                col(
-                    "link",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| r.0.name.clone(),
-                ),
-                col(
-                    "sojourn_ms_low",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| millis(r.1 .0),
-                ),
-                col(
-                    "sojourn_ms_high",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| millis(r.1 .1),
-                ),
-                col(
-                    "packets",
-                    |r: &(&crate::net::link::Link, (Nanos, Nanos, u64))| r.1 .2,
-                ),
+                col("link", |r: &(String, (Nanos, Nanos, u64))| r.0.clone()),
+                col("sojourn_ms_low", |r: &(String, (Nanos, Nanos, u64))| {
+                    millis(r.1 .0)
+                }),
+                col("sojourn_ms_high", |r: &(String, (Nanos, Nanos, u64))| {
+                    millis(r.1 .1)
+                }),
+                col("packets", |r: &(String, (Nanos, Nanos, u64))| r.1 .2),
             ],
             rows,
         ));

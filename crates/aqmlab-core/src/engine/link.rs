@@ -118,7 +118,9 @@ impl Simulation {
             self.links[l].stats.enqueued += 1;
         }
         self.after_qdisc(l);
-        if self.links[l].tx.is_none() {
+        if self.links[l].access.is_some() {
+            self.access_step(l, false);
+        } else if self.links[l].tx.is_none() {
             self.start_tx(l);
         }
     }
@@ -131,12 +133,13 @@ impl Simulation {
         f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T,
     ) -> T {
         let link = &mut self.links[l];
+        let link_rate_bps = link.qdisc_rate_bps();
         let mut ctx = QdiscCtx {
             now: self.events.now(),
             packets: &mut self.packets,
             events: &mut self.qevents,
             rng: &mut link.qdisc_rng,
-            link_rate_bps: link.rate_bps,
+            link_rate_bps,
             mtu: link.mtu,
         };
         f(&mut link.qdisc, &mut ctx)
@@ -191,7 +194,9 @@ impl Simulation {
         link.timer_at = None;
         self.with_qdisc(l, |q, ctx| q.on_timer(ctx));
         self.after_qdisc(l);
-        if self.links[l].tx.is_none() {
+        if self.links[l].access.is_some() {
+            self.access_step(l, false);
+        } else if self.links[l].tx.is_none() {
             self.start_tx(l);
         }
     }

@@ -8,10 +8,12 @@
 //! - `tcp`: TCP endpoints (segments in and out, timers);
 //! - `link`: forwarding, enqueue/transmit/arrival, the qdisc glue and the one place
 //!   where a packet is discarded (`discard`), so per-link, per-flow and log counts agree;
+//! - `access`: the glue that runs a link's sans-IO access model (DOCSIS);
 //! - `record`: time series, the drop log and warm-up.
 //!
 //! A run is a pure function of (scenario, seed): nothing here iterates a hash map.
 
+mod access;
 mod apps;
 mod build;
 mod guard;
@@ -193,6 +195,7 @@ impl Simulation {
             Event::LinkArrival { link } => self.on_link_arrival(link as usize),
             Event::QdiscTimer { link } => self.on_qdisc_timer(link as usize),
             Event::LinkRateChange { link } => self.on_rate_change(link as usize),
+            Event::AccessTimer { link } => self.on_access_timer(link as usize),
             Event::App { app } => self.on_app(app as usize),
             Event::Transport { endpoint } => self.on_transport_timer(endpoint as usize),
             Event::Sample => self.on_sample(),

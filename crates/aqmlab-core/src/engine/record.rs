@@ -67,6 +67,8 @@ pub struct SampleRow {
     pub sojourn: Nanos,
     pub rate_bps: u64,
     pub drop_prob: f64,
+    /// The row is the link's DOCSIS transmit queue (`LINK.txq`), not its qdisc.
+    pub txq: bool,
 }
 
 pub struct Series {
@@ -106,7 +108,24 @@ impl Simulation {
                 sojourn: link.stats.last_sojourn,
                 rate_bps: link.rate_bps,
                 drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
+                txq: false,
             });
+            if let Some((m, (pkts, bytes))) = link
+                .access
+                .as_ref()
+                .and_then(|m| Some((m, m.txq_backlog()?)))
+            {
+                series.rows.push(SampleRow {
+                    time: now,
+                    link: l,
+                    qlen_pkts: pkts,
+                    qlen_bytes: bytes,
+                    sojourn: m.txq_stats().map_or(0, |s| s.last_sojourn),
+                    rate_bps: link.rate_bps,
+                    drop_prob: f64::NAN,
+                    txq: true,
+                });
+            }
         }
         let next = now + series.interval;
         if next <= self.end {
@@ -119,6 +138,9 @@ impl Simulation {
         for link in &mut self.links {
             link.stats.restart(now);
             link.qdisc.restart_stats();
+            if let Some(m) = &mut link.access {
+                m.restart_stats(now);
+            }
         }
         for f in &mut self.flows {
             f.stats = FlowStats::default();
@@ -130,7 +152,10 @@ impl Simulation {
         self.links
             .iter()
             .map(|l| {
-                l.qdisc.len_packets() as u64 + l.tx.is_some() as u64 + l.in_flight.len() as u64
+                l.qdisc.len_packets() as u64
+                    + l.tx.is_some() as u64
+                    + l.in_flight.len() as u64
+                    + l.access.as_ref().map_or(0, |m| m.held())
             })
             .sum()
     }

@@ -74,6 +74,16 @@ impl RateChange {
 }
 
 impl Link {
+    /// The rate the link's qdisc drains at: the link rate, or a DOCSIS model's sustained
+    /// rate.
+    #[inline]
+    pub fn qdisc_rate_bps(&self) -> u64 {
+        match &self.access {
+            Some(m) => m.rsq_rate_bps(),
+            None => self.rate_bps,
+        }
+    }
+
     /// True if `now` is inside an outage window.
     #[inline]
     pub fn is_down(&self, now: Nanos) -> bool {
@@ -107,4 +117,9 @@ pub struct Link {
     pub qdisc_rng: Rng,
     pub loss_rng: Rng,
     pub pcap: Option<PcapWriter>,
+    /// A link model in place of the plain transmitter (`model = "docsis"`): the qdisc is
+    /// then its first queue, and the model decides when packets leave.
+    pub access: Option<Box<super::docsis::Docsis>>,
+    /// The time of the pending access-model timer event, if any.
+    pub access_timer_at: Option<Nanos>,
 }

@@ -5,6 +5,8 @@
 //! (`R`), and the bottleneck `L->R` with its reverse `R->L`. Links are named
 //! `FROM->TO` unless given a `name`.
 
+use super::docsis::config::DocsisConfig;
+use super::docsis::Docsis;
 use super::link::{Link, RateChange};
 use crate::measure::link_stats::LinkStats;
 use crate::qdisc::{self, LinkInfo};
@@ -98,8 +100,9 @@ impl Builder {
                 format!("\"{name}\": duplicate link name"),
             ));
         }
+        let access = build_model(spec, path, mtu, self.seed, &name)?;
         let info = LinkInfo {
-            rate_bps: spec.rate.0,
+            rate_bps: access.as_ref().map_or(spec.rate.0, |m| m.rsq_rate_bps()),
             mtu,
         };
         let default_q = json!({"kind": "pfifo", "limit": "1000pkt"});
@@ -146,9 +149,63 @@ impl Builder {
             rate_change,
             stats: LinkStats::default(),
             pcap: None,
+            access,
+            access_timer_at: None,
         });
         Ok(())
     }
+}
+
+/// The link model `spec.model` names, if any, built from its table.
+fn build_model(
+    spec: &LinkSpec,
+    path: &str,
+    mtu: u32,
+    seed: u64,
+    name: &str,
+) -> Result<Option<Box<Docsis>>> {
+    match spec.model.as_deref() {
+        None => {
+            if spec.docsis.is_some() {
+                return Err(ScenarioError::new(
+                    format!("{path}.docsis"),
+                    "given without `model = \"docsis\"`",
+                ));
+            }
+            Ok(None)
+        }
+        Some("docsis") => {
+            if spec.rate.0 == 0 {
+                return Err(ScenarioError::new(
+                    format!("{path}.rate"),
+                    "0: a docsis link needs a channel rate greater than zero",
+                ));
+            }
+            let cfg = DocsisConfig::read(
+                spec.docsis.as_ref(),
+                &format!("{path}.docsis"),
+                spec.rate.0,
+                mtu,
+            )?;
+            let rng = Rng::stream(seed, &format!("link[{name}].docsis"));
+            Ok(Some(Box::new(Docsis::new(cfg, rng))))
+        }
+        Some(other) => Err(ScenarioError::new(
+            format!("{path}.model"),
+            format!("\"{other}\": unknown link model; expected \"docsis\""),
+        )),
+    }
+}
+
+/// A link model describes one direction: it cannot be used where one spec makes both.
+fn one_way_model(spec: &LinkSpec, path: &str, why: &str) -> Result<()> {
+    if spec.model.is_some() {
+        return Err(ScenarioError::new(
+            format!("{path}.model"),
+            format!("a link model describes one direction; {why}"),
+        ));
+    }
+    Ok(())
 }
 
 fn default_access() -> LinkSpec {
@@ -165,6 +222,8 @@ fn default_access() -> LinkSpec {
         outages: None,
         rate_schedule: None,
         rate_process: None,
+        model: None,
+        docsis: None,
     }
 }
 
@@ -232,6 +291,8 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
                 rate_schedule: None,
                 rate_process: None,
                 loss: None,
+                model: None,
+                docsis: None,
                 ..fwd.clone()
             });
             no_graph_fields(&rev, "topology.reverse")?;
@@ -254,6 +315,9 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
                 let right = g.right.clone().unwrap_or_else(default_access);
                 no_graph_fields(&left, &format!("{gpath}.left"))?;
                 no_graph_fields(&right, &format!("{gpath}.right"))?;
+                let why = "host access links are two-way: use a graph topology, or the dumbbell's bottleneck and reverse";
+                one_way_model(&left, &format!("{gpath}.left"), why)?;
+                one_way_model(&right, &format!("{gpath}.right"), why)?;
                 let mut pairs = Vec::new();
                 for i in 0..g.count {
                     let hl = b.add_node(&format!("{}_l{i}", g.name), &format!("{gpath}.name"))?;
@@ -319,6 +383,13 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
                             b.nodes[to as usize].name
                         ),
                     ));
+                }
+                if ls.duplex.unwrap_or(true) {
+                    one_way_model(
+                        ls,
+                        &path,
+                        "set `duplex = false` and give the other direction its own link",
+                    )?;
                 }
                 b.add_link(from, to, ls, &path, ls.name.clone())?;
                 if ls.duplex.unwrap_or(true) {

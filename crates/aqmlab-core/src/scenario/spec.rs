@@ -154,6 +154,12 @@ pub struct LinkSpec {
     /// Random rate process: every U[every_min, every_max] redraw the rate from `rates`.
     #[serde(default)]
     pub rate_process: Option<RateProcess>,
+    /// A link model instead of the plain transmitter: `"docsis"` (docs/access/docsis.md).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The `docsis` model's parameters (read by `net::docsis::config`).
+    #[serde(default)]
+    pub docsis: Option<Value>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

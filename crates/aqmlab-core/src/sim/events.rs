@@ -19,6 +19,8 @@ pub enum Event {
     QdiscTimer { link: u32 },
     /// The link's rate changes (schedule or random process).
     LinkRateChange { link: u32 },
+    /// A timer of the link's access model (a DOCSIS MAP boundary, the shaper).
+    AccessTimer { link: u32 },
     /// An application's timer (next packet, next frame, next page, ...).
     App { app: u32 },
     /// A transport endpoint's timer (retransmission, delayed ACK, ...).

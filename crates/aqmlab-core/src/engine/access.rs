@@ -1,0 +1,79 @@
+//! The glue between a link's sans-IO access model (`net::docsis`) and the event queue:
+//! run the model with its RsQ (the link's qdisc) for this instant, put its departures
+//! on the link's propagation pipe, and keep one pending timer event for it.
+use super::*;
+
+impl Simulation {
+    /// Run link `l`'s model: `timer` for a due timer (MAP boundary, shaper), else after
+    /// packets entered its RsQ.
+    pub(super) fn access_step(&mut self, l: usize, timer: bool) {
+        let now = self.now();
+        let link = &mut self.links[l];
+        let Some(model) = link.access.as_mut() else {
+            return;
+        };
+        let mut ctx = QdiscCtx {
+            now,
+            packets: &mut self.packets,
+            events: &mut self.qevents,
+            rng: &mut link.qdisc_rng,
+            link_rate_bps: model.rsq_rate_bps(),
+            mtu: link.mtu,
+        };
+        if timer {
+            model.on_timer(&mut link.qdisc, &mut ctx, &mut link.stats, link.rate_bps);
+        } else {
+            model.pull(&mut link.qdisc, &mut ctx, &mut link.stats, link.rate_bps);
+        }
+        self.launch(l);
+        self.after_qdisc(l);
+        self.arm_access_timer(l);
+    }
+
+    /// Put the model's departures on the link: count them, write pcap, propagate.
+    fn launch(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let Some(model) = link.access.as_mut() else {
+            return;
+        };
+        for (done, p) in model.departures() {
+            let pk = &self.packets[p];
+            link.stats.tx_packets += 1;
+            link.stats.tx_bytes += pk.size as u64;
+            link.stats.busy_ns += tx_time(pk.size, link.rate_bps);
+            if let Some(w) = &mut link.pcap {
+                // An I/O error here must not abort the run; it is reported at the end.
+                let _ = w.write(done, pk);
+            }
+            self.hops += 1;
+            let arrive = done + link.delay;
+            link.in_flight.push_back((arrive, p));
+            if link.in_flight.len() == 1 {
+                self.events
+                    .schedule(arrive, Event::LinkArrival { link: l as u32 });
+            }
+        }
+    }
+
+    fn arm_access_timer(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let Some(t) = link.access.as_ref().and_then(|m| m.next_timer()) else {
+            return;
+        };
+        if link.access_timer_at != Some(t) {
+            link.access_timer_at = Some(t);
+            self.events.schedule(
+                t.max(self.events.now()),
+                Event::AccessTimer { link: l as u32 },
+            );
+        }
+    }
+
+    pub(super) fn on_access_timer(&mut self, l: usize) {
+        if self.links[l].access_timer_at != Some(self.now()) {
+            return; // superseded
+        }
+        self.links[l].access_timer_at = None;
+        self.access_step(l, true);
+    }
+}

@@ -1,0 +1,304 @@
+//! A DOCSIS 3.0 cable-modem link (`model = "docsis"`): the upstream of the DOCSIS AQM
+//! study (STUDIES.md §5, ALGORITHMS.md §10.6), or a CMTS downstream shaped by the same
+//! service-flow token bucket.
+//!
+//! Upstream, a packet passes three stages:
+//! 1. the rate-shaping queue (RsQ): the link's own queue discipline, any registered
+//!    kind, where the AQM acts;
+//! 2. the service-flow rate shaper (`shaper`, DOCSIS 3.0 MULPI Annex C token buckets):
+//!    the RsQ's head packet is taken out and held until it conforms, as Linux `sch_tbf`
+//!    holds a packet it peeked from its child qdisc (`qdisc_peek_dequeued`); tokens are
+//!    spent only on packets released, so AQM drops cost none;
+//! 3. the transmit queue (TxQ, `txq_limit` packets) served by the request/grant MAC
+//!    (`mac`): at each MAP boundary the modem sends what it was granted, back to back at
+//!    the channel rate (the link's `rate`) from the start of the interval, a packet that
+//!    does not fit finishing in a later grant as if fragmented, and requests the TxQ bytes
+//!    it has not yet asked for.
+//!
+//! The shaper releases into the TxQ only while it has room, so the TxQ never overflows
+//! and a backlog beyond `txq_limit` packets builds in the RsQ where the AQM sees it: the
+//! CableLabs ns-2 `DocsisLink` likewise blocks its feeder queue until the MAC asks for
+//! the next packet. When the MAC is slower than the shaper (RF congestion), the TxQ
+//! stays full and its packets' wait is outside the AQM's view. Downstream there is no TxQ and no MAC: the shaper feeds the wire
+//! directly, one packet at a time.
+//!
+//! The model is sans-IO, like the queue disciplines: it reads packets (through the
+//! `QdiscCtx` of its RsQ) and the time, and returns departures and the time it next needs
+//! to run (`next_timer`). The engine glue (`engine/access.rs`) turns those into events;
+//! a real-time emulator can drive the same calls from a clock.
+//!
+//! Differences from `DocsisLink`: the grant starts at the beginning of its MAP interval
+//! (not at a random offset within it); tokens are spent when a packet enters the TxQ
+//! (not when its bytes are requested); a TxQ place frees when its packet's grant is
+//! scheduled at the MAP boundary, at most one interval before its last bit leaves.
+//! docs/access/docsis.md gives the full model, parameters and sources.
+
+pub mod config;
+pub mod mac;
+pub mod shaper;
+
+use crate::measure::link_stats::LinkStats;
+use crate::net::packet::PacketId;
+use crate::qdisc::{Discipline, Qdisc, QdiscCtx};
+use crate::sim::rng::Rng;
+use crate::sim::time::{Nanos, NS_PER_S};
+use config::{channel_bytes, Direction, DocsisConfig};
+use mac::Mac;
+use shaper::{Shaper, TokenBucket};
+use std::collections::VecDeque;
+
+/// Time to send `bytes` at `rate_bps`, rounded up (like `sim::time::tx_time`, for
+/// byte counts beyond u32).
+fn send_time(bytes: u64, rate_bps: u64) -> Nanos {
+    (bytes as u128 * 8 * NS_PER_S as u128).div_ceil(rate_bps as u128) as Nanos
+}
+
+/// The upstream's transmit queue and MAC.
+struct Upstream {
+    /// (packet, size, time it entered the TxQ).
+    txq: VecDeque<(PacketId, u32, Nanos)>,
+    /// TxQ bytes not yet sent (the head packet may be partly sent).
+    unsent: u64,
+    /// Bytes of the head packet sent in earlier grants.
+    head_sent: u64,
+    mac: Mac,
+    /// The next MAP boundary the MAC must handle (None while it has nothing to do).
+    next_map: Option<Nanos>,
+    /// The TxQ's own counters: its `queues` row.
+    stats: LinkStats,
+}
+
+pub struct Docsis {
+    pub config: DocsisConfig,
+    shaper: Shaper,
+    /// The RsQ's head packet, taken from the qdisc, waiting for tokens.
+    slot: Option<PacketId>,
+    /// When the shaper next needs to run (tokens due, or the downstream wire free).
+    wake: Option<Nanos>,
+    up: Option<Upstream>,
+    /// Downstream: when the packet on the wire has left.
+    wire_free: Nanos,
+    /// Packets committed to the wire: (time their last bit leaves, packet), in order.
+    departures: Vec<(Nanos, PacketId)>,
+}
+
+impl Docsis {
+    pub fn new(config: DocsisConfig, rng: Rng) -> Self {
+        let shaper = Shaper {
+            sustained: TokenBucket::new(config.sustained_bps, config.max_burst),
+            peak: config.peak.map(|(r, b)| TokenBucket::new(r, b)),
+        };
+        let up = (config.direction == Direction::Upstream).then(|| Upstream {
+            txq: VecDeque::with_capacity(config.txq_limit.min(1024)),
+            unsent: 0,
+            head_sent: 0,
+            mac: Mac::new(config.request_delay, config.grant_lo, config.grant_hi, rng),
+            next_map: None,
+            stats: LinkStats::default(),
+        });
+        Docsis {
+            config,
+            shaper,
+            slot: None,
+            wake: None,
+            up,
+            wire_free: 0,
+            departures: Vec::with_capacity(64),
+        }
+    }
+
+    /// The rate the RsQ drains at, for its discipline's rate-derived settings.
+    pub fn rsq_rate_bps(&self) -> u64 {
+        self.config.sustained_bps
+    }
+
+    /// When the model next needs `on_timer`.
+    pub fn next_timer(&self) -> Option<Nanos> {
+        let map = self.up.as_ref().and_then(|u| u.next_map);
+        match (map, self.wake) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Packets inside the model (shaper slot and TxQ), not in the RsQ.
+    pub fn held(&self) -> u64 {
+        self.slot.is_some() as u64 + self.up.as_ref().map_or(0, |u| u.txq.len() as u64)
+    }
+
+    /// Departures since the last call: (time the last bit leaves, packet), in order.
+    pub fn departures(&mut self) -> std::vec::Drain<'_, (Nanos, PacketId)> {
+        self.departures.drain(..)
+    }
+
+    /// The MAC's counters (upstream only).
+    pub fn mac_stats(&self) -> Option<&mac::MacStats> {
+        self.up.as_ref().map(|u| &u.mac.stats)
+    }
+
+    /// Packets in the TxQ and its bytes not yet sent (upstream only).
+    pub fn txq_backlog(&self) -> Option<(u64, u64)> {
+        self.up.as_ref().map(|u| (u.txq.len() as u64, u.unsent))
+    }
+
+    /// The TxQ's counters (upstream only).
+    pub fn txq_stats(&self) -> Option<&LinkStats> {
+        self.up.as_ref().map(|u| &u.stats)
+    }
+
+    /// Restart the model's own counters at `now` (end of warm-up).
+    pub fn restart_stats(&mut self, now: Nanos) {
+        if let Some(u) = &mut self.up {
+            u.stats.restart(now);
+            u.mac.stats = Default::default();
+        }
+    }
+
+    /// Work due at `ctx.now`: the MAP boundary, then the shaper.
+    pub fn on_timer(
+        &mut self,
+        rsq: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        rsq_stats: &mut LinkStats,
+        channel_bps: u64,
+    ) {
+        let now = ctx.now;
+        if let Some(u) = &mut self.up {
+            if u.next_map == Some(now) {
+                u.map_boundary(
+                    now,
+                    self.config.map_interval,
+                    channel_bps,
+                    &mut self.departures,
+                );
+            }
+        }
+        self.pull(rsq, ctx, rsq_stats, channel_bps);
+    }
+
+    /// Move packets from the RsQ through the shaper as far as tokens and room allow
+    /// (call after anything entered the RsQ).
+    pub fn pull(
+        &mut self,
+        rsq: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        rsq_stats: &mut LinkStats,
+        channel_bps: u64,
+    ) {
+        let now = ctx.now;
+        self.wake = None;
+        loop {
+            match &self.up {
+                Some(u) if u.txq.len() >= self.config.txq_limit => return,
+                None if self.wire_free > now => {
+                    if self.slot.is_some() || rsq.len_packets() > 0 {
+                        self.wake = Some(self.wire_free);
+                    }
+                    return;
+                }
+                _ => {}
+            }
+            let p = match self.slot {
+                Some(p) => p,
+                None => match rsq.dequeue(ctx) {
+                    Some(p) => {
+                        self.slot = Some(p);
+                        p
+                    }
+                    None => return,
+                },
+            };
+            let (size, enqueued) = {
+                let pk = &ctx.packets[p];
+                (pk.size, pk.enqueued)
+            };
+            let ready = self.shaper.ready_at(now, size);
+            if ready > now {
+                self.wake = Some(ready);
+                return;
+            }
+            self.shaper.take(now, size);
+            self.slot = None;
+            let sojourn = now - enqueued;
+            if enqueued >= rsq_stats.window_start {
+                rsq_stats.dequeued += 1;
+                rsq_stats.sojourn.record(sojourn);
+            }
+            rsq_stats.last_sojourn = sojourn;
+            match &mut self.up {
+                Some(u) => u.admit(now, p, size, self.config.map_interval),
+                None => {
+                    self.wire_free = now + send_time(size as u64, channel_bps);
+                    self.departures.push((self.wire_free, p));
+                }
+            }
+        }
+    }
+}
+
+impl Upstream {
+    /// `p` enters the TxQ; an idle MAC wakes at the next MAP boundary to request it.
+    fn admit(&mut self, now: Nanos, p: PacketId, size: u32, map: Nanos) {
+        self.txq.push_back((p, size, now));
+        self.unsent += size as u64;
+        if now >= self.stats.window_start {
+            self.stats.arrivals += 1;
+            self.stats.enqueued += 1;
+        }
+        self.stats.qlen_pkts.set(now, self.txq.len() as u64);
+        self.stats.qlen_bytes.set(now, self.unsent);
+        if self.next_map.is_none() {
+            self.next_map = Some(now.div_ceil(map) * map);
+        }
+    }
+
+    /// A MAP boundary: take this interval's grant, send that many TxQ bytes back to back
+    /// from `now`, then request the bytes not yet asked for.
+    fn map_boundary(
+        &mut self,
+        now: Nanos,
+        map: Nanos,
+        channel_bps: u64,
+        out: &mut Vec<(Nanos, PacketId)>,
+    ) {
+        self.mac.stats.maps += 1;
+        let grant = self.mac.grant(channel_bytes(channel_bps, map));
+        let mut left = grant;
+        let mut sent = 0u64;
+        while left > 0 {
+            let Some(&(p, size, entered)) = self.txq.front() else {
+                break;
+            };
+            let rest = size as u64 - self.head_sent;
+            if rest > left {
+                self.head_sent += left;
+                sent += left;
+                break;
+            }
+            left -= rest;
+            sent += rest;
+            let done = now + send_time(sent, channel_bps);
+            if self.head_sent > 0 {
+                self.mac.stats.fragmented_packets += 1;
+            }
+            self.head_sent = 0;
+            self.txq.pop_front();
+            if entered >= self.stats.window_start {
+                self.stats.dequeued += 1;
+                self.stats.sojourn.record(done - entered);
+            }
+            self.stats.last_sojourn = done - entered;
+            self.stats.tx_packets += 1;
+            self.stats.tx_bytes += size as u64;
+            out.push((done, p));
+        }
+        self.unsent -= sent;
+        self.mac.stats.bytes_used += sent;
+        self.stats.busy_ns += send_time(sent, channel_bps);
+        self.stats.qlen_pkts.set(now, self.txq.len() as u64);
+        self.stats.qlen_bytes.set(now, self.unsent);
+        let unrequested = self.unsent.saturating_sub(self.mac.outstanding());
+        self.mac.request(unrequested, grant);
+        self.next_map = (!self.txq.is_empty()).then_some(now + map);
+    }
+}
