@@ -334,15 +334,19 @@ pub fn collect(sim: &Simulation) -> Results {
     }
 
     if sim.owd_hist {
-        let rows = sim.flows.iter().enumerate().flat_map(|(i, f)| {
-            f.stats.owd.buckets().map(move |b| (i as u64, f, b))
-        });
+        let rows = sim
+            .flows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| f.stats.owd.buckets().map(move |b| (i as u64, f, b)));
         type OwdRow<'a> = (u64, &'a crate::engine::Flow, (Nanos, Nanos, u64));
         tables.push(Table::from_rows(
             "owd_hist",
             &[
                 col("flow", |r: &OwdRow| r.0),
-                col("app", |r: &OwdRow| sim.entries[r.1.entry as usize].name.clone()),
+                col("app", |r: &OwdRow| {
+                    sim.entries[r.1.entry as usize].name.clone()
+                }),
                 col("owd_ms_low", |r: &OwdRow| millis(r.2 .0)),
                 col("owd_ms_high", |r: &OwdRow| millis(r.2 .1)),
                 col("packets", |r: &OwdRow| r.2 .2),

@@ -58,7 +58,11 @@ fn fifo_417_gives_a_much_lower_mos_than_fq_codel() {
     let m = |r: &aqmlab_core::Results, c: &str| cell(r, "apps", "app", "call", c);
     let (mos_fifo, mos_fq) = (m(&fifo, "mos"), m(&fq, "mos"));
     let (d_fifo, d_fq) = (m(&fifo, "mouth_to_ear_ms"), m(&fq, "mouth_to_ear_ms"));
-    eprintln!("fifo: mos {mos_fifo} m2e {d_fifo} r {}; fq_codel: mos {mos_fq} m2e {d_fq} r {}", m(&fifo, "r_factor"), m(&fq, "r_factor"));
+    eprintln!(
+        "fifo: mos {mos_fifo} m2e {d_fifo} r {}; fq_codel: mos {mos_fq} m2e {d_fq} r {}",
+        m(&fifo, "r_factor"),
+        m(&fq, "r_factor")
+    );
     // The FIFO's standing queue: at least 300 ms more mouth-to-ear delay.
     assert!(d_fifo > d_fq + 300.0, "{d_fifo} vs {d_fq}");
     // fq_codel: 20 ms packetisation + ~10 ms path + 60 ms buffer + a little queueing.
@@ -146,7 +150,11 @@ fn rtcp_reports_match_ground_truth() {
     let c = |col: &str| cell(&r, "apps", "app", "media", col);
     let truth = c("loss_fraction_true");
     let rr = c("loss_fraction_rr");
-    eprintln!("truth {truth} rr {rr} rtcp {} jitter {}", c("rtcp_packets"), c("jitter_ms"));
+    eprintln!(
+        "truth {truth} rr {rr} rtcp {} jitter {}",
+        c("rtcp_packets"),
+        c("jitter_ms")
+    );
     // 24 000 packets at 2 %: truth within ±0.3 % of 0.02 (≈ 3.3 standard errors) and
     // the RR (up to one report interval earlier) within 0.2 % of it.
     assert!((truth - 0.02).abs() < 0.003, "{truth}");
@@ -192,7 +200,10 @@ fn impossible_voice_settings_are_field_errors() {
             .unwrap_or_default()
     };
     let e = err(r#"ptime = "7ms""#);
-    assert!(e.starts_with("traffic[0].ptime: 7 ms: g711 packetisation"), "{e}");
+    assert!(
+        e.starts_with("traffic[0].ptime: 7 ms: g711 packetisation"),
+        "{e}"
+    );
     let e = err(r#"ptime = "130ms""#);
     assert!(e.starts_with("traffic[0].ptime"), "{e}");
     let e = err("codec = \"g729a\"\nplc = true");

@@ -66,10 +66,19 @@ impl Dist {
         let spread = match (needs_spread, spread) {
             (true, Some(s)) => s,
             (true, None) => {
-                return Err(p.error(spread_key, format!("missing: `{shape_key}` = \"{}\" needs a spread", SHAPES[shape as usize])))
+                return Err(p.error(
+                    spread_key,
+                    format!(
+                        "missing: `{shape_key}` = \"{}\" needs a spread",
+                        SHAPES[shape as usize]
+                    ),
+                ))
             }
             (false, Some(_)) => {
-                return Err(p.error(spread_key, format!("only `{shape_key}` = \"uniform\" or \"normal\" takes a spread")))
+                return Err(p.error(
+                    spread_key,
+                    format!("only `{shape_key}` = \"uniform\" or \"normal\" takes a spread"),
+                ))
             }
             (false, None) => 0.0,
         };
@@ -139,17 +148,41 @@ mod tests {
     #[test]
     fn shapes_keep_the_mean_and_have_the_right_spread() {
         let n = 200_000;
-        let u = Dist { shape: Shape::Uniform, mean: 500.0, spread: 100.0, floor: 40.0 };
+        let u = Dist {
+            shape: Shape::Uniform,
+            mean: 500.0,
+            spread: 100.0,
+            floor: 40.0,
+        };
         let (m, sd, lo, hi) = mean_sd(&u, n);
-        assert!((m - 500.0).abs() < 0.7 && (sd - 57.735).abs() < 0.5, "{m} {sd}");
+        assert!(
+            (m - 500.0).abs() < 0.7 && (sd - 57.735).abs() < 0.5,
+            "{m} {sd}"
+        );
         assert!(lo >= 400.0 && hi < 600.0);
-        let e = Dist { shape: Shape::Exp, mean: 500.0, spread: 0.0, floor: 40.0 };
+        let e = Dist {
+            shape: Shape::Exp,
+            mean: 500.0,
+            spread: 0.0,
+            floor: 40.0,
+        };
         let (m, sd, lo, _) = mean_sd(&e, n);
-        assert!((m - 500.0).abs() < 5.2 && (sd - 460.0).abs() < 6.0, "{m} {sd}");
+        assert!(
+            (m - 500.0).abs() < 5.2 && (sd - 460.0).abs() < 6.0,
+            "{m} {sd}"
+        );
         assert!(lo >= 40.0);
-        let g = Dist { shape: Shape::Normal, mean: 500.0, spread: 100.0, floor: 40.0 };
+        let g = Dist {
+            shape: Shape::Normal,
+            mean: 500.0,
+            spread: 100.0,
+            floor: 40.0,
+        };
         let (m, sd, lo, hi) = mean_sd(&g, n);
-        assert!((m - 500.0).abs() < 1.2 && (sd - 98.658).abs() < 0.8, "{m} {sd}");
+        assert!(
+            (m - 500.0).abs() < 1.2 && (sd - 98.658).abs() < 0.8,
+            "{m} {sd}"
+        );
         assert!(lo >= 200.0 && hi <= 800.0);
     }
 }

@@ -96,9 +96,12 @@ fn g107_noise() -> (f64, f64) {
 
 /// G.107 §3.4: `STMRo` (with talker echo of delay `t` ms) and `Ist`.
 fn g107_stmro_ist(t: f64) -> (f64, f64) {
-    let stmro = -10.0 * libm::log10(pow10(-STMR / 10.0) + libm::exp(-t / 4.0) * pow10(-TELR / 10.0));
+    let stmro =
+        -10.0 * libm::log10(pow10(-STMR / 10.0) + libm::exp(-t / 4.0) * pow10(-TELR / 10.0));
     let term = |a: f64, b: f64, c: f64| libm::pow(1.0 + libm::pow((stmro + a) / b, c), 1.0 / c);
-    let ist = 12.0 * term(-13.0, 6.0, 8.0) - 28.0 * term(1.0, 19.4, 35.0) - 13.0 * term(-3.0, 33.0, 13.0) + 29.0;
+    let ist =
+        12.0 * term(-13.0, 6.0, 8.0) - 28.0 * term(1.0, 19.4, 35.0) - 13.0 * term(-3.0, 33.0, 13.0)
+            + 29.0;
     (stmro, ist)
 }
 
@@ -143,7 +146,9 @@ pub fn g107_id(ta: f64) -> f64 {
     // Absolute delay (mT = 100 ms, sT = 1).
     let idd = if ta > 100.0 {
         let x = libm::log10(ta / 100.0) / libm::log10(2.0);
-        25.0 * (libm::pow(1.0 + x.powi(6), 1.0 / 6.0) - 3.0 * libm::pow(1.0 + (x / 3.0).powi(6), 1.0 / 6.0) + 2.0)
+        25.0 * (libm::pow(1.0 + x.powi(6), 1.0 / 6.0)
+            - 3.0 * libm::pow(1.0 + (x / 3.0).powi(6), 1.0 / 6.0)
+            + 2.0)
     } else {
         0.0
     };

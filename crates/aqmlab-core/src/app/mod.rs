@@ -215,7 +215,11 @@ pub fn merge_rows(rows: &[Vec<(&'static str, Val)>], out: &mut Vec<(&'static str
                     .filter_map(|c| if let Val::F(x) = c { Some(*x) } else { None })
                     .filter(|x| !x.is_nan())
                     .collect();
-                Val::F(if xs.is_empty() { f64::NAN } else { xs.iter().sum::<f64>() / xs.len() as f64 })
+                Val::F(if xs.is_empty() {
+                    f64::NAN
+                } else {
+                    xs.iter().sum::<f64>() / xs.len() as f64
+                })
             }
         };
         out.push((name, merged));

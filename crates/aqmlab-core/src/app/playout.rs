@@ -140,7 +140,10 @@ mod tests {
         let off = p.offset() as f64 / 1e6;
         assert!((off - 40.29850).abs() < 1e-4, "{off}");
         // The next packet of spurt 1 with a 40 ms delay plays at g + 40.2985 ms.
-        assert_eq!(p.on_packet(1, 1020 * MS, 1060 * MS), Some(1020 * MS + p.offset()));
+        assert_eq!(
+            p.on_packet(1, 1020 * MS, 1060 * MS),
+            Some(1020 * MS + p.offset())
+        );
         // A straggler from spurt 0 is late.
         assert!(p.on_packet(0, 40 * MS, 1061 * MS).is_none());
     }

@@ -63,7 +63,11 @@ pub fn rtcp_interval(
 ) -> f64 {
     const RTCP_SENDER_BW_FRACTION: f64 = 0.25;
     const RTCP_RCVR_BW_FRACTION: f64 = 0.75;
-    let rtcp_min_time = if initial { min_time_s / 2.0 } else { min_time_s };
+    let rtcp_min_time = if initial {
+        min_time_s / 2.0
+    } else {
+        min_time_s
+    };
     let mut n = members as f64;
     let mut bw = rtcp_bw;
     if senders as f64 <= members as f64 * RTCP_SENDER_BW_FRACTION {
@@ -183,8 +187,14 @@ mod tests {
         };
         close(cfg.rtcp_bw_bytes(), 400.0);
         let bw = cfg.rtcp_bw_bytes();
-        close(rtcp_interval(2, 1, bw, true, 84.0, false, 5.0, 0.5), 4.104_140_670_245_649);
-        close(rtcp_interval(2, 1, bw, false, 84.0, true, 5.0, 0.0), 1.026_035_167_561_412);
+        close(
+            rtcp_interval(2, 1, bw, true, 84.0, false, 5.0, 0.5),
+            4.104_140_670_245_649,
+        );
+        close(
+            rtcp_interval(2, 1, bw, false, 84.0, true, 5.0, 0.0),
+            1.026_035_167_561_412,
+        );
     }
 
     /// Reduced minimum at 800 kbit/s: 360/800 = 0.45 s; rtcp_bw = 5000 B/s, T =

@@ -67,23 +67,49 @@ pub const RTP: TrafficKind = TrafficKind {
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let size = p.size_or("size", 500)?;
     if !(RTP_HEADERS as u64..=65_535).contains(&size) {
-        return Err(p.error("size", format!("{size}B: expected 40B (IP + UDP + RTP headers) to 65535B")));
+        return Err(p.error(
+            "size",
+            format!("{size}B: expected 40B (IP + UDP + RTP headers) to 65535B"),
+        ));
     }
     let spread = p.size("size_spread")?.map(|s| s as f64);
-    let size_dist = Dist::read(p, "size_dist", "size_spread", "size", size as f64, spread, RTP_HEADERS as f64)?;
+    let size_dist = Dist::read(
+        p,
+        "size_dist",
+        "size_spread",
+        "size",
+        size as f64,
+        spread,
+        RTP_HEADERS as f64,
+    )?;
     if size_dist.mean + 3.0 * size_dist.spread > 65_535.0 {
         return Err(p.error("size_spread", "sizes could exceed 65535B"));
     }
     let gap_ns = match (p.rate("rate")?, p.duration("interval")?) {
         (Some(r), None) if r > 0 => size as f64 * 8.0 * NS_PER_S as f64 / r as f64,
         (None, Some(i)) if i > 0 => i as f64,
-        (Some(_), Some(_)) => return Err(p.error("interval", "give either `rate` or `interval`, not both")),
+        (Some(_), Some(_)) => {
+            return Err(p.error("interval", "give either `rate` or `interval`, not both"))
+        }
         (Some(_), None) => return Err(p.error("rate", "expected a rate above 0")),
         (None, Some(_)) => return Err(p.error("interval", "expected a duration above 0")),
-        (None, None) => return Err(p.error("rate", "missing: give `rate` (like \"800kbit\") or `interval`")),
+        (None, None) => {
+            return Err(p.error(
+                "rate",
+                "missing: give `rate` (like \"800kbit\") or `interval`",
+            ))
+        }
     };
     let ispread = p.duration("interval_spread")?.map(|s| s as f64);
-    let gap_dist = Dist::read(p, "interval_dist", "interval_spread", "interval", gap_ns, ispread, 0.0)?;
+    let gap_dist = Dist::read(
+        p,
+        "interval_dist",
+        "interval_spread",
+        "interval",
+        gap_ns,
+        ispread,
+        0.0,
+    )?;
     let clock_rate = p.u64_or("clock_rate", 90_000, 1, 10_000_000)? as u32;
     let rtcp = p.bool_or("rtcp", true)?;
     let mean_rate = size as f64 * 8.0 * NS_PER_S as f64 / gap_ns;
@@ -104,10 +130,21 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         let flow = e.next_flow();
         let start = e.start_for(&format!("flow[{k}]"));
         let mut rng = e.rng(&format!("flow[{k}]"));
-        let rtcp_rngs = (e.rng(&format!("flow[{k}].rtcp.sender")), e.rng(&format!("flow[{k}].rtcp.receiver")));
+        let rtcp_rngs = (
+            e.rng(&format!("flow[{k}].rtcp.sender")),
+            e.rng(&format!("flow[{k}].rtcp.receiver")),
+        );
         let seq0 = rng.below(1 << 16) as u16;
         let ts0 = rng.next_u64() as u32;
-        let src_cfg = SourceConfig { size: size_dist, gap: gap_dist, clock_rate, seq0, ts0, start, stop: e.stop };
+        let src_cfg = SourceConfig {
+            size: size_dist,
+            gap: gap_dist,
+            clock_rate,
+            seq0,
+            ts0,
+            start,
+            stop: e.stop,
+        };
         let app = RtpApp::new(flow, src_cfg, rtcp.then_some(cfg), rng, rtcp_rngs);
         let a = e.add_app(app);
         e.add_flow(src, dst, FlowKind::Udp, None, a);
@@ -169,7 +206,12 @@ pub struct RtpApp {
     jitter_ts_sum: f64,
     /// (SR send time, its arrival) of the latest SR: LSR and the DLSR origin.
     last_sr: Option<(Nanos, Nanos)>,
-    // RTCP.
+    /// RTCP state, boxed: most of the app's size, touched only every few seconds.
+    rtcp: Box<RtcpState>,
+}
+
+/// Both members' RTCP timers and what the sender learnt.
+struct RtcpState {
     sender_timer: Option<RtcpTimer>,
     receiver_timer: Option<RtcpTimer>,
     next_rr: u32,
@@ -180,11 +222,33 @@ pub struct RtpApp {
 }
 
 impl RtpApp {
-    pub fn new(flow: u32, cfg: SourceConfig, rtcp: Option<RtcpConfig>, rng: Rng, rtcp_rngs: (Rng, Rng)) -> Self {
+    pub fn new(
+        flow: u32,
+        cfg: SourceConfig,
+        rtcp: Option<RtcpConfig>,
+        rng: Rng,
+        rtcp_rngs: (Rng, Rng),
+    ) -> Self {
         let (sender_timer, receiver_timer) = match rtcp {
             Some(c) => (
-                Some(RtcpTimer::new(c, 2, 1, true, SR_BYTES, cfg.start, rtcp_rngs.0)),
-                Some(RtcpTimer::new(c, 2, 1, false, RR_BYTES, cfg.start, rtcp_rngs.1)),
+                Some(RtcpTimer::new(
+                    c,
+                    2,
+                    1,
+                    true,
+                    SR_BYTES,
+                    cfg.start,
+                    rtcp_rngs.0,
+                )),
+                Some(RtcpTimer::new(
+                    c,
+                    2,
+                    1,
+                    false,
+                    RR_BYTES,
+                    cfg.start,
+                    rtcp_rngs.1,
+                )),
             ),
             None => (None, None),
         };
@@ -202,21 +266,31 @@ impl RtpApp {
             highest_seq: 0,
             jitter_ts_sum: 0.0,
             last_sr: None,
-            sender_timer,
-            receiver_timer,
-            next_rr: 0,
-            pending: VecDeque::new(),
-            rr: RrSummary::default(),
-            rtcp_packets: 0,
-            rtcp_bytes: 0,
+            rtcp: Box::new(RtcpState {
+                sender_timer,
+                receiver_timer,
+                next_rr: 0,
+                pending: VecDeque::new(),
+                rr: RrSummary::default(),
+                rtcp_packets: 0,
+                rtcp_bytes: 0,
+            }),
         }
     }
 
     fn send_data(&mut self, now: Nanos, io: &mut AppIo) {
         let size = (self.cfg.size.sample(&mut self.rng).round() as u32).clamp(RTP_HEADERS, 65_535);
         let seq = self.cfg.seq0.wrapping_add(self.sent as u16);
-        let ts = self.cfg.ts0.wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
-        let tag = AppTag { unit: ts, unit_type: TAG_DATA, fragment: 0, fragments: 1 };
+        let ts = self
+            .cfg
+            .ts0
+            .wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
+        let tag = AppTag {
+            unit: ts,
+            unit_type: TAG_DATA,
+            fragment: 0,
+            fragments: 1,
+        };
         io.send_tagged(self.flow, false, size, seq as u64, tag);
         self.sent += 1;
         self.sent_bytes += size as u64;
@@ -226,64 +300,97 @@ impl RtpApp {
     }
 
     fn on_sender_rtcp(&mut self, now: Nanos, io: &mut AppIo) {
-        let Some(t) = self.sender_timer.as_mut() else { return };
+        let Some(t) = self.rtcp.sender_timer.as_mut() else {
+            return;
+        };
         if t.expire(now) {
             t.sent(now, SR_BYTES);
-            io.send_tagged(self.flow, false, SR_BYTES, 0, AppTag { unit: 0, unit_type: TAG_SR, fragment: 0, fragments: 1 });
-            self.rtcp_packets += 1;
-            self.rtcp_bytes += SR_BYTES as u64;
+            io.send_tagged(
+                self.flow,
+                false,
+                SR_BYTES,
+                0,
+                AppTag {
+                    unit: 0,
+                    unit_type: TAG_SR,
+                    fragment: 0,
+                    fragments: 1,
+                },
+            );
+            self.rtcp.rtcp_packets += 1;
+            self.rtcp.rtcp_bytes += SR_BYTES as u64;
         }
     }
 
     fn on_receiver_rtcp(&mut self, now: Nanos, io: &mut AppIo) {
-        let Some(t) = self.receiver_timer.as_mut() else { return };
+        let Some(t) = self.rtcp.receiver_timer.as_mut() else {
+            return;
+        };
         if !t.expire(now) {
             return;
         }
         let block = self.stats.valid().then(|| self.stats.report_block());
-        let size = if block.is_some() { RR_BYTES } else { RR_EMPTY_BYTES };
+        let size = if block.is_some() {
+            RR_BYTES
+        } else {
+            RR_EMPTY_BYTES
+        };
         t.sent(now, size);
-        let id = self.next_rr;
-        self.next_rr += 1;
-        if self.pending.len() == MAX_PENDING {
-            self.pending.pop_front();
+        let id = self.rtcp.next_rr;
+        self.rtcp.next_rr += 1;
+        if self.rtcp.pending.len() == MAX_PENDING {
+            self.rtcp.pending.pop_front();
         }
-        self.pending.push_back(PendingRr {
+        self.rtcp.pending.push_back(PendingRr {
             id,
             block,
             lsr_dlsr: self.last_sr.map(|(sent, arrived)| (sent, now - arrived)),
         });
-        io.send_tagged(self.flow, true, size, id as u64, AppTag { unit: id, unit_type: TAG_RR, fragment: 0, fragments: 1 });
-        self.rtcp_packets += 1;
-        self.rtcp_bytes += size as u64;
+        io.send_tagged(
+            self.flow,
+            true,
+            size,
+            id as u64,
+            AppTag {
+                unit: id,
+                unit_type: TAG_RR,
+                fragment: 0,
+                fragments: 1,
+            },
+        );
+        self.rtcp.rtcp_packets += 1;
+        self.rtcp.rtcp_bytes += size as u64;
     }
 
     /// An RR reached the sender.
     fn on_rr(&mut self, now: Nanos, id: u32) {
-        while let Some(p) = self.pending.front().copied() {
+        while let Some(p) = self.rtcp.pending.front().copied() {
             if p.id > id {
                 return; // already superseded (duplicate) — cannot happen on a FIFO path
             }
-            self.pending.pop_front();
+            self.rtcp.pending.pop_front();
             if p.id < id {
                 continue; // that RR was lost
             }
             if let Some(b) = p.block {
-                self.rr.count += 1;
-                self.rr.fraction_sum += b.fraction_lost as f64 / 256.0;
-                self.rr.jitter_ms_sum += b.jitter as f64 * 1e3 / self.cfg.clock_rate as f64;
-                self.rr.last = Some(b);
+                self.rtcp.rr.count += 1;
+                self.rtcp.rr.fraction_sum += b.fraction_lost as f64 / 256.0;
+                self.rtcp.rr.jitter_ms_sum += b.jitter as f64 * 1e3 / self.cfg.clock_rate as f64;
+                self.rtcp.rr.last = Some(b);
             }
             if let Some((lsr, dlsr)) = p.lsr_dlsr {
-                self.rr.rtt_ms_sum += (now - lsr - dlsr) as f64 / 1e6;
-                self.rr.rtt_n += 1;
+                self.rtcp.rr.rtt_ms_sum += (now - lsr - dlsr) as f64 / 1e6;
+                self.rtcp.rr.rtt_n += 1;
             }
             return;
         }
     }
 
     fn on_data(&mut self, now: Nanos, d: &Arrival) {
-        let arrival = self.cfg.ts0.wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
+        let arrival = self
+            .cfg
+            .ts0
+            .wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
         self.stats.on_packet(d.seq as u16, d.tag.unit, arrival);
         self.jitter_ts_sum += self.stats.jitter_exact();
         self.received += 1;
@@ -309,7 +416,7 @@ impl RtpApp {
 
     /// RR-derived loss: cumulative lost over packets expected up to the extended max.
     fn rr_loss(&self) -> f64 {
-        match self.rr.last {
+        match self.rtcp.rr.last {
             Some(b) => {
                 let expected = b.extended_max.wrapping_sub(self.cfg.seq0 as u32) as f64 + 1.0;
                 b.cumulative_lost as f64 / expected
@@ -321,17 +428,32 @@ impl RtpApp {
     fn columns(&self, out: &mut Vec<(&'static str, Val)>) {
         out.push(("packets_sent", Val::U(self.sent)));
         out.push(("packets_received", Val::U(self.received)));
-        out.push(("mean_size_bytes", Val::F(self.received_bytes as f64 / self.received as f64)));
+        out.push((
+            "mean_size_bytes",
+            Val::F(self.received_bytes as f64 / self.received as f64),
+        ));
         out.push(("loss_fraction_true", Val::F(self.true_loss())));
         out.push(("loss_fraction_rr", Val::F(self.rr_loss())));
-        out.push(("fraction_lost_rr_mean", Val::F(self.rr.fraction_sum / self.rr.count as f64)));
-        out.push(("cumulative_lost_rr", Val::I(self.rr.last.map_or(0, |b| b.cumulative_lost as i64))));
+        out.push((
+            "fraction_lost_rr_mean",
+            Val::F(self.rtcp.rr.fraction_sum / self.rtcp.rr.count as f64),
+        ));
+        out.push((
+            "cumulative_lost_rr",
+            Val::I(self.rtcp.rr.last.map_or(0, |b| b.cumulative_lost as i64)),
+        ));
         out.push(("jitter_ms", Val::F(self.jitter_ms())));
-        out.push(("jitter_ms_rr_mean", Val::F(self.rr.jitter_ms_sum / self.rr.count as f64)));
-        out.push(("rtt_ms_rtcp", Val::F(self.rr.rtt_ms_sum / self.rr.rtt_n as f64)));
-        out.push(("rtcp_packets", Val::U(self.rtcp_packets)));
-        out.push(("rtcp_bytes", Val::U(self.rtcp_bytes)));
-        out.push(("rr_received", Val::U(self.rr.count)));
+        out.push((
+            "jitter_ms_rr_mean",
+            Val::F(self.rtcp.rr.jitter_ms_sum / self.rtcp.rr.count as f64),
+        ));
+        out.push((
+            "rtt_ms_rtcp",
+            Val::F(self.rtcp.rr.rtt_ms_sum / self.rtcp.rr.rtt_n as f64),
+        ));
+        out.push(("rtcp_packets", Val::U(self.rtcp.rtcp_packets)));
+        out.push(("rtcp_bytes", Val::U(self.rtcp.rtcp_bytes)));
+        out.push(("rr_received", Val::U(self.rtcp.rr.count)));
     }
 
     /// Mean of the RFC 3550 jitter estimate over the data packets' arrivals, in ms.
@@ -346,7 +468,10 @@ impl Application for RtpApp {
             self.next_send = Some(self.cfg.start);
             io.wake_at(self.cfg.start);
         }
-        for t in [&self.sender_timer, &self.receiver_timer].into_iter().flatten() {
+        for t in [&self.rtcp.sender_timer, &self.rtcp.receiver_timer]
+            .into_iter()
+            .flatten()
+        {
             if t.tn < self.cfg.stop {
                 io.wake_at(t.tn);
             }
@@ -361,16 +486,21 @@ impl Application for RtpApp {
             }
         }
         let stop = self.cfg.stop;
-        if self.sender_timer.as_ref().is_some_and(|t| t.tn == now) {
+        if self.rtcp.sender_timer.as_ref().is_some_and(|t| t.tn == now) {
             self.on_sender_rtcp(now, io);
-            let tn = self.sender_timer.as_ref().map_or(stop, |t| t.tn);
+            let tn = self.rtcp.sender_timer.as_ref().map_or(stop, |t| t.tn);
             if tn < stop {
                 io.wake_at(tn);
             }
         }
-        if self.receiver_timer.as_ref().is_some_and(|t| t.tn == now) {
+        if self
+            .rtcp
+            .receiver_timer
+            .as_ref()
+            .is_some_and(|t| t.tn == now)
+        {
             self.on_receiver_rtcp(now, io);
-            let tn = self.receiver_timer.as_ref().map_or(stop, |t| t.tn);
+            let tn = self.rtcp.receiver_timer.as_ref().map_or(stop, |t| t.tn);
             if tn < stop {
                 io.wake_at(tn);
             }
@@ -405,7 +535,10 @@ impl Application for RtpApp {
     fn report_flows(&self, out: &mut Vec<super::FlowReport>) {
         let mut cols = Vec::new();
         self.columns(&mut cols);
-        out.push(super::FlowReport { flow: self.flow, cols });
+        out.push(super::FlowReport {
+            flow: self.flow,
+            cols,
+        });
     }
 }
 
@@ -424,15 +557,32 @@ mod tests {
             start: 0,
             stop: 10 * NS_PER_S,
         };
-        let rc = RtcpConfig { session_bw_bps: 80_000.0, fraction: 0.05, reduced_min: false, reconsideration: false };
-        RtpApp::new(3, cfg, rtcp.then_some(rc), Rng::stream(1, "a"), (Rng::stream(1, "s"), Rng::stream(1, "r")))
+        let rc = RtcpConfig {
+            session_bw_bps: 80_000.0,
+            fraction: 0.05,
+            reduced_min: false,
+            reconsideration: false,
+        };
+        RtpApp::new(
+            3,
+            cfg,
+            rtcp.then_some(rc),
+            Rng::stream(1, "a"),
+            (Rng::stream(1, "s"), Rng::stream(1, "r")),
+        )
     }
 
     fn sends(io: &AppIo) -> Vec<(bool, u32, u64, AppTag)> {
         io.actions()
             .iter()
             .filter_map(|a| match a {
-                Action::Send { reverse, size, seq, tag, .. } => Some((*reverse, *size, *seq, *tag)),
+                Action::Send {
+                    reverse,
+                    size,
+                    seq,
+                    tag,
+                    ..
+                } => Some((*reverse, *size, *seq, *tag)),
                 _ => None,
             })
             .collect()
@@ -464,27 +614,59 @@ mod tests {
         let mut a = app(true);
         let mut io = AppIo::new(0);
         let arrive = |a: &mut RtpApp, seq: u16, ts: u32, at: Nanos| {
-            let d = Arrival { flow: 3, reverse: false, seq: seq as u64, size: 200, sent_at: 0, tag: AppTag { unit: ts, unit_type: TAG_DATA, fragment: 0, fragments: 1 }, ecn: Default::default() };
+            let d = Arrival {
+                flow: 3,
+                reverse: false,
+                seq: seq as u64,
+                size: 200,
+                sent_at: 0,
+                tag: AppTag {
+                    unit: ts,
+                    unit_type: TAG_DATA,
+                    fragment: 0,
+                    fragments: 1,
+                },
+                ecn: Default::default(),
+            };
             a.on_datagram(at, &d, &mut AppIo::new(0));
         };
         // Seqs 65534 (probation), 65535 (base), 0, [1 lost], 2.
         for (i, s) in [65_534u16, 65_535, 0, 2].iter().enumerate() {
             let k = s.wrapping_sub(65_534) as u32;
-            arrive(&mut a, *s, 1000 + 160 * k, 30_000_000 + 20_000_000 * k as u64 + i as u64);
+            arrive(
+                &mut a,
+                *s,
+                1000 + 160 * k,
+                30_000_000 + 20_000_000 * k as u64 + i as u64,
+            );
         }
-        let t = a.receiver_timer.as_ref().unwrap().tn;
+        let t = a.rtcp.receiver_timer.as_ref().unwrap().tn;
         io.reset(0);
         a.on_wake(t, &mut io);
         let rr = sends(&io);
         assert_eq!(rr.len(), 1);
-        assert_eq!((rr[0].0, rr[0].1, rr[0].3.unit_type), (true, RR_BYTES, TAG_RR));
-        assert_eq!(a.rr.count, 0);
-        let back = Arrival { flow: 3, reverse: true, seq: 0, size: RR_BYTES, sent_at: t, tag: rr[0].3, ecn: Default::default() };
+        assert_eq!(
+            (rr[0].0, rr[0].1, rr[0].3.unit_type),
+            (true, RR_BYTES, TAG_RR)
+        );
+        assert_eq!(a.rtcp.rr.count, 0);
+        let back = Arrival {
+            flow: 3,
+            reverse: true,
+            seq: 0,
+            size: RR_BYTES,
+            sent_at: t,
+            tag: rr[0].3,
+            ecn: Default::default(),
+        };
         a.on_datagram(t + 5_000_000, &back, &mut io);
-        assert_eq!(a.rr.count, 1);
-        let b = a.rr.last.unwrap();
+        assert_eq!(a.rtcp.rr.count, 1);
+        let b = a.rtcp.rr.last.unwrap();
         // Expected 65535..=65538 (extended) = 4, received 3 → lost 1, fraction 64/256.
-        assert_eq!((b.cumulative_lost, b.fraction_lost, b.extended_max), (1, 64, 65_538));
+        assert_eq!(
+            (b.cumulative_lost, b.fraction_lost, b.extended_max),
+            (1, 64, 65_538)
+        );
         assert!((a.rr_loss() - 1.0 / 5.0).abs() < 1e-12); // sender counts from 65534
         assert!((a.true_loss() - 0.2).abs() < 1e-12); // 65534..=2: 5 expected, 4 received
     }

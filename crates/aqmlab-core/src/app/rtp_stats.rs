@@ -113,7 +113,10 @@ impl SourceStats {
         let transit = arrival.wrapping_sub(rtp_ts);
         if self.have_transit {
             let d = (transit.wrapping_sub(self.transit) as i32).unsigned_abs();
-            self.jitter16 = self.jitter16.wrapping_add(d).wrapping_sub((self.jitter16 + 8) >> 4);
+            self.jitter16 = self
+                .jitter16
+                .wrapping_add(d)
+                .wrapping_sub((self.jitter16 + 8) >> 4);
         }
         self.transit = transit;
         self.have_transit = true;
@@ -131,7 +134,9 @@ impl SourceStats {
 
     /// Packets expected since the base (A.3).
     pub fn expected(&self) -> u32 {
-        self.extended_max().wrapping_sub(self.base_seq).wrapping_add(1)
+        self.extended_max()
+            .wrapping_sub(self.base_seq)
+            .wrapping_add(1)
     }
 
     /// Packets received since the base (duplicates included, as A.1 counts them).

@@ -6,6 +6,7 @@
 //!   stacks offer for it (RFC 3551 §4.5.14 lists 20 ms as default ptime).
 //! - `g729a`: 8 kbit/s, 10 ms frames of 10 B, `ptime` a multiple of 10 ms
 //!   (default 2 frames = 20 ms → 20 B payload).
+//!
 //! Each packet carries `header_bytes` more (default 40: IP 20 + UDP 8 + RTP 12). The
 //! DOCSIS study's "218 B frames" are 160 B of G.711 payload + 40 B IP/UDP/RTP + 18 B of
 //! Ethernet header and FCS (14 + 4): set `header_bytes = 58` to send those.
@@ -29,8 +30,8 @@
 //! highest sequence number received (packets in flight at the end are not lost).
 //!
 //! **Delay for the E-model** (`emodel_delay`): `"mouth-to-ear"` = ptime (packetisation)
-//! + mean (playout time − generation time) of the played packets (network delay plus
-//! buffer wait) + `extra_delay`; `"network"` = mean network one-way delay of the
+//! plus the mean (playout time − generation time) of the played packets (network delay
+//! plus buffer wait) plus `extra_delay`; `"network"` = mean network one-way delay of the
 //! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
 //! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
 //! The loss the E-model sees is (network lost + late) / expected.
@@ -80,9 +81,24 @@ pub struct Codec {
     pub impairment: CodecImpairment,
 }
 
-pub const G711: Codec = Codec { name: "g711", bit_rate: 64_000, frame: 10 * NS_PER_MS, impairment: emodel::G711 };
-pub const G711_PLC: Codec = Codec { name: "g711", bit_rate: 64_000, frame: 10 * NS_PER_MS, impairment: emodel::G711_PLC };
-pub const G729A: Codec = Codec { name: "g729a", bit_rate: 8_000, frame: 10 * NS_PER_MS, impairment: emodel::G729A };
+pub const G711: Codec = Codec {
+    name: "g711",
+    bit_rate: 64_000,
+    frame: 10 * NS_PER_MS,
+    impairment: emodel::G711,
+};
+pub const G711_PLC: Codec = Codec {
+    name: "g711",
+    bit_rate: 64_000,
+    frame: 10 * NS_PER_MS,
+    impairment: emodel::G711_PLC,
+};
+pub const G729A: Codec = Codec {
+    name: "g729a",
+    bit_rate: 8_000,
+    frame: 10 * NS_PER_MS,
+    impairment: emodel::G729A,
+};
 
 /// RTP clock of both codecs (RFC 3551).
 const CLOCK: u32 = 8000;
@@ -116,7 +132,12 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let codec = match (codec_name, plc) {
         ("g711", false) => G711,
         ("g711", true) => G711_PLC,
-        (_, true) => return Err(p.error("plc", "G.729A has its own concealment: `plc` applies to G.711 only")),
+        (_, true) => {
+            return Err(p.error(
+                "plc",
+                "G.729A has its own concealment: `plc` applies to G.711 only",
+            ))
+        }
         _ => G729A,
     };
     let ptime = p.positive_duration_or("ptime", 20 * NS_PER_MS)?;
@@ -145,7 +166,8 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         "cole-rosenbluth" => EModel::ColeRosenbluth,
         _ => EModel::G107,
     };
-    let network_delay = p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
+    let network_delay =
+        p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
     let extra_delay = p.duration_or("extra_delay", 0)?;
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let cfg = CallConfig {
@@ -165,9 +187,17 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         let fwd = e.next_flow();
         let mut dirs = vec![Direction::new(fwd, &cfg, e.rng(&format!("call[{k}].fwd")))];
         if bidirectional {
-            dirs.push(Direction::new(fwd + 1, &cfg, e.rng(&format!("call[{k}].rev"))));
+            dirs.push(Direction::new(
+                fwd + 1,
+                &cfg,
+                e.rng(&format!("call[{k}].rev")),
+            ));
         }
-        e.add_app(VoipCall { call: k as u32, cfg, dirs });
+        e.add_app(VoipCall {
+            call: k as u32,
+            cfg,
+            dirs,
+        });
         e.add_flow(src, dst, FlowKind::Udp, None, app_id);
         if bidirectional {
             e.add_flow(dst, src, FlowKind::Udp, None, app_id);
@@ -244,7 +274,12 @@ impl Direction {
     /// Send the packet due at `now`; returns the next send time.
     fn send(&mut self, now: Nanos, cfg: &CallConfig, io: &mut AppIo) -> Option<Nanos> {
         let first_of_spurt = std::mem::replace(&mut self.spurt_first, false);
-        let tag = AppTag { unit: self.spurt, unit_type: first_of_spurt as u8, fragment: 0, fragments: 1 };
+        let tag = AppTag {
+            unit: self.spurt,
+            unit_type: first_of_spurt as u8,
+            fragment: 0,
+            fragments: 1,
+        };
         io.send_tagged(self.flow, false, cfg.packet_bytes(), self.seq, tag);
         self.seq += 1;
         self.sent += 1;
@@ -290,7 +325,13 @@ impl Direction {
     /// Quality columns of this direction.
     fn columns(&self, call: u32, cfg: &CallConfig, out: &mut Vec<(&'static str, Val)>) {
         let expected = self.expected();
-        let frac = |n: u64| if expected > 0 { n as f64 / expected as f64 } else { f64::NAN };
+        let frac = |n: u64| {
+            if expected > 0 {
+                n as f64 / expected as f64
+            } else {
+                f64::NAN
+            }
+        };
         let lost = expected.saturating_sub(self.received.min(expected));
         let late_rate = frac(self.late);
         let total = frac(lost + self.late).min(1.0);
@@ -298,8 +339,16 @@ impl Direction {
         let extra = cfg.extra_delay as f64;
         let m2e = ms(cfg.ptime as f64 + self.play_delay_sum / self.played as f64 + extra);
         let owd = ms(self.owd_sum / self.received as f64);
-        let delay = if cfg.network_delay { owd + ms(extra) } else { m2e };
-        let r = if self.played > 0 { cfg.emodel.r(&cfg.codec.impairment, delay, total) } else { f64::NAN };
+        let delay = if cfg.network_delay {
+            owd + ms(extra)
+        } else {
+            m2e
+        };
+        let r = if self.played > 0 {
+            cfg.emodel.r(&cfg.codec.impairment, delay, total)
+        } else {
+            f64::NAN
+        };
         let mos = if self.played > 0 { emodel::mos(r) } else { 1.0 };
         out.push(("call", Val::U(call as u64)));
         out.push(("packets_sent", Val::U(self.sent)));
@@ -308,7 +357,10 @@ impl Direction {
         out.push(("voice_loss_rate", Val::F(frac(lost))));
         out.push(("late_rate", Val::F(late_rate)));
         out.push(("total_loss_rate", Val::F(total)));
-        out.push(("jitter_ms", Val::F(self.jitter_ts_sum / self.received as f64 * 1e3 / CLOCK as f64)));
+        out.push((
+            "jitter_ms",
+            Val::F(self.jitter_ts_sum / self.received as f64 * 1e3 / CLOCK as f64),
+        ));
         out.push(("mouth_to_ear_ms", Val::F(m2e)));
         out.push(("emodel_delay_ms", Val::F(delay)));
         out.push(("r_factor", Val::F(r)));
@@ -325,7 +377,12 @@ pub struct VoipCall {
 
 impl Application for VoipCall {
     fn start(&mut self, io: &mut AppIo) {
-        if let Some(t) = self.dirs.iter_mut().filter_map(|d| d.start(&self.cfg)).min() {
+        if let Some(t) = self
+            .dirs
+            .iter_mut()
+            .filter_map(|d| d.start(&self.cfg))
+            .min()
+        {
             io.wake_at(t);
         }
     }
@@ -405,15 +462,36 @@ mod tests {
     #[test]
     fn packet_sizes() {
         assert_eq!(cfg(false).packet_bytes(), 200);
-        assert_eq!(CallConfig { codec: G729A, ..cfg(false) }.packet_bytes(), 60);
-        assert_eq!(CallConfig { header_bytes: 58, ..cfg(false) }.packet_bytes(), 218);
+        assert_eq!(
+            CallConfig {
+                codec: G729A,
+                ..cfg(false)
+            }
+            .packet_bytes(),
+            60
+        );
+        assert_eq!(
+            CallConfig {
+                header_bytes: 58,
+                ..cfg(false)
+            }
+            .packet_bytes(),
+            218
+        );
     }
 
     fn run_sender(c: CallConfig, until: Nanos) -> Vec<(Nanos, u64, AppTag)> {
-        let mut call = VoipCall { call: 0, cfg: c, dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))] };
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+        };
         let mut io = AppIo::new(0);
         call.start(&mut io);
-        let mut wake = match io.actions() { [Action::WakeAt(t)] => Some(*t), _ => None };
+        let mut wake = match io.actions() {
+            [Action::WakeAt(t)] => Some(*t),
+            _ => None,
+        };
         let mut sent = Vec::new();
         while let Some(t) = wake.filter(|t| *t < until) {
             io.reset(0);
@@ -435,7 +513,9 @@ mod tests {
     fn cbr_without_vad() {
         let s = run_sender(cfg(false), NS_PER_S);
         assert_eq!(s.len(), 50);
-        assert!(s.windows(2).all(|w| w[1].0 - w[0].0 == 20 * NS_PER_MS && w[1].1 == w[0].1 + 1));
+        assert!(s
+            .windows(2)
+            .all(|w| w[1].0 - w[0].0 == 20 * NS_PER_MS && w[1].1 == w[0].1 + 1));
     }
 
     /// With VAD: on the 20 ms grid, consecutive sequence numbers across silences, and
@@ -446,7 +526,10 @@ mod tests {
     /// 1.587²); the bounds are ≈ 3.3 standard errors.
     #[test]
     fn vad_talk_spurts() {
-        let c = CallConfig { stop: 20_000 * NS_PER_S, ..cfg(true) };
+        let c = CallConfig {
+            stop: 20_000 * NS_PER_S,
+            ..cfg(true)
+        };
         let s = run_sender(c, 20_000 * NS_PER_S);
         assert!(s.iter().all(|p| p.0 % (20 * NS_PER_MS) == 0));
         assert!(s.windows(2).all(|w| w[1].1 == w[0].1 + 1));
@@ -468,7 +551,11 @@ mod tests {
     #[test]
     fn receiver_counts_and_r_by_hand() {
         let c = cfg(false);
-        let mut call = VoipCall { call: 0, cfg: c, dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))] };
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+        };
         let mut io = AppIo::new(0);
         for seq in 0..10u64 {
             if seq == 4 {
@@ -476,7 +563,20 @@ mod tests {
             }
             let gen = seq * 20 * NS_PER_MS;
             let owd = if seq == 7 { 100 } else { 30 } * NS_PER_MS;
-            let d = Arrival { flow: 0, reverse: false, seq, size: 200, sent_at: gen, tag: AppTag { unit: 0, unit_type: (seq == 0) as u8, fragment: 0, fragments: 1 }, ecn: Default::default() };
+            let d = Arrival {
+                flow: 0,
+                reverse: false,
+                seq,
+                size: 200,
+                sent_at: gen,
+                tag: AppTag {
+                    unit: 0,
+                    unit_type: (seq == 0) as u8,
+                    fragment: 0,
+                    fragments: 1,
+                },
+                ecn: Default::default(),
+            };
             call.on_datagram(gen + owd, &d, &mut io);
         }
         let mut out = Vec::new();
@@ -491,6 +591,10 @@ mod tests {
         assert!((get("voice_loss_rate") - 0.1).abs() < 1e-12);
         assert!((get("late_rate") - 0.1).abs() < 1e-12);
         assert!((get("mouth_to_ear_ms") - 110.0).abs() < 1e-9);
-        assert!((get("r_factor") - 49.971169).abs() < 1e-6, "{}", get("r_factor"));
+        assert!(
+            (get("r_factor") - 49.971169).abs() < 1e-6,
+            "{}",
+            get("r_factor")
+        );
     }
 }
