@@ -32,7 +32,7 @@ from .results import CORE_TABLES
 from .stats import summary_exprs, with_ci
 
 #: The column that identifies a row of each table across seeds.
-KEYS = {"summary": None, "queues": "link", "flows": "flow", "apps": "app"}
+KEYS = {"summary": None, "queues": "link", "flows": "flow", "apps": "app", "app_flows": "flow"}
 #: Numeric columns that are identifiers or inputs, not results.
 NOT_METRICS = {"seed", "flow", "src_node", "dst_node"}
 
@@ -129,7 +129,7 @@ def aggregate(runs: pl.DataFrame, table: str, axes: list[str], level: float = 0.
     if not metrics:
         return pl.DataFrame()
     entity = pl.col(key).cast(pl.Utf8) if key else pl.lit("")
-    app = pl.col("app").cast(pl.Utf8) if "app" in runs.columns and table in ("flows", "apps") else pl.lit(None, pl.Utf8)
+    app = pl.col("app").cast(pl.Utf8) if "app" in runs.columns and table in ("flows", "apps", "app_flows") else pl.lit(None, pl.Utf8)
     long = (
         runs.select(
             pl.col("point_id"),

@@ -313,7 +313,7 @@ def finish_sweep(res, json_out: bool, quiet: bool) -> None:
 @app.command()
 def plot(
     path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
-    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars")] = "sweep",
+    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars | owd-cdf")] = "sweep",
     metric: Annotated[Optional[str], typer.Option(help="Column to plot (e.g. sojourn_ms_mean, drop_rate; cdf: sojourn_ms or qlen_pkts).")] = None,
     table: Annotated[Optional[str], typer.Option(help="sweep/bars: summary | queues | flows | apps (default queues).")] = None,
     x: Annotated[Optional[str], typer.Option(help="sweep: the swept path on the x axis.")] = None,
@@ -337,6 +337,8 @@ def plot(
             kw.update(t_from=t_from, t_to=t_to)
             if metric:
                 kw["metrics"] = metric.split(",")
+    elif kind == "owd-cdf":
+        kw = {"app": app_name, "flows": [int(f) for f in entity.split(",")] if entity else None}
     elif kind in ("sweep", "bars"):
         kw.update(table=table, entity=entity, app=app_name, hue=hue)
         if kind == "sweep":

@@ -10,6 +10,7 @@ Agg backend is used, so no display is needed.
 * `sweep_lines` — a metric versus a swept parameter, mean with its 95 % CI band, one line
   per value of another axis (e.g. per discipline).
 * `bars` — grouped bars of a metric with 95 % CI error bars.
+* `owd_cdf` — per-flow one-way delay CDF (from ``owd_hist``, ``output.owd_hist = true``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ LABELS: dict[str, tuple[str, float]] = {
     "owd_ms_mean": ("mean one-way delay (ms)", 1.0),
     "rtt_ms_mean": ("mean RTT (ms)", 1.0),
     "wall_time_s": ("wall time (s)", 1.0),
+    "mos": ("MOS (ITU-T G.107 Annex B)", 1.0),
+    "r_factor": ("E-model R", 1.0),
 }
 
 
@@ -381,6 +384,53 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
     return fig
 
 
+#: Flows drawn per one-way delay CDF at most.
+OWD_MAX_FLOWS = 8
+
+
+def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, title: str | None = None, logx: bool = False):
+    """Per-flow one-way delay CDF over every delivered packet, from the ``owd_hist``
+    tables (runs with ``output.owd_hist = true``), seeds of a point pooled: one line per
+    (sweep point, flow). ``flows`` picks flow ids, ``app`` the flows of one traffic entry;
+    by default the first flows (at most 8)."""
+    hist = load_runs(path, "owd_hist")
+    if hist.height == 0:
+        raise ValueError(f"{path}: no owd_hist table (run with output.owd_hist = true)")
+    if "label" not in hist.columns:
+        hist = hist.with_columns(pl.lit(Path(path).name).alias("label"))
+    if app is not None:
+        hist = hist.filter(pl.col("app") == app)
+    ids = list(dict.fromkeys(hist["flow"].to_list())) if flows is None else [int(f) for f in flows]
+    hist = hist.filter(pl.col("flow").is_in(ids[:OWD_MAX_FLOWS]))
+    if hist.height == 0:
+        raise ValueError(f"no one-way delay histogram matches flows={flows} app={app}")
+    labels = list(dict.fromkeys(hist["label"].to_list()))
+    with _style():
+        fig, ax = plt.subplots()
+        keys = list(dict.fromkeys(zip(hist["label"].to_list(), hist["flow"].to_list(), hist["app"].to_list())))
+        for i, (lab, flow, a) in enumerate(keys):
+            h = (
+                hist.filter((pl.col("label") == lab) & (pl.col("flow") == flow))
+                .group_by("owd_ms_high")
+                .agg(pl.col("packets").sum())
+                .sort("owd_ms_high")
+            )
+            x = h["owd_ms_high"].to_numpy()
+            y = np.cumsum(h["packets"].to_numpy()) / h["packets"].sum()
+            name = f"flow {flow} ({a})" + (f", {lab}" if len(labels) > 1 else "")
+            ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=name)
+        ax.set_xlabel("one-way delay (ms)")
+        ax.set_ylabel("fraction of packets ≤ x")
+        ax.set_ylim(0, 1.01)
+        if logx:
+            ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(left=0)
+        ax.set_title(title or "CDF of per-flow one-way delay")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
 #: Time-series panels drawn by default, in order (when the run has them).
 TS_DEFAULT = ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps")
 #: Runs (sweep points) drawn side by side at most; flows per cwnd panel at most.
@@ -458,7 +508,7 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     return fig
 
 
-KINDS = ("cdf", "timeseries", "sweep", "bars")
+KINDS = ("cdf", "timeseries", "sweep", "bars", "owd-cdf")
 
 
 def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg", "pdf"), **kw) -> list[Path]:
@@ -470,12 +520,14 @@ def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequenc
         fig = cdf(path, **kw)
     elif kind == "timeseries":
         fig = timeseries(path, **kw)
+    elif kind == "owd-cdf":
+        fig = owd_cdf(path, **kw)
     elif kind in ("sweep", "bars"):
         if not is_sweep(path):
             raise ValueError(f"{path}: `{kind}` needs a sweep folder (with sweep.json)")
         fig = sweep_lines(path, **kw) if kind == "sweep" else bars(path, **kw)
     else:
         raise ValueError(f"unknown plot kind {kind!r}; expected one of {', '.join(KINDS)}")
-    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate"}[kind]
+    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate", "owd-cdf": ""}[kind]
     stem = Path(out) if out else path / "figures" / (f"{kind}-{metric}" if metric else kind)
     return save(fig, stem, formats)

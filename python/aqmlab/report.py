@@ -204,7 +204,52 @@ def default_sweep_figures(path: Path) -> list[Figure]:
         source = "Every dequeued packet (per-link histograms)" if load_runs(path, "sojourn_hist").height else "Samples of the time series"
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), f"{source}, all seeds of a point pooled."))
         figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path), "First seed of each point."))
+    figs.extend(voice_figures(path, agg))
     return figs
+
+
+def voice_apps(path: Path) -> list[str]:
+    """Names of the ``voip`` entries of a run or sweep (empty when there are none)."""
+    apps = load_runs(path, "apps")
+    if apps.height == 0 or "mos" not in apps.columns:
+        return []
+    return list(dict.fromkeys(apps.filter(pl.col("kind") == "voip")["app"].to_list()))
+
+
+def voice_figures(path: Path, agg: pl.DataFrame | None = None) -> list[Figure]:
+    """Sweeps with ``voip`` entries: MOS per point with 95 % CIs, one figure per entry."""
+    figs = []
+    for a in voice_apps(path):
+        try:
+            fig = plots.bars(path, metric="mos", table="apps", entity=a, agg=agg)
+        except ValueError:
+            continue
+        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) mean over seeds with the 95 % Student-t confidence interval."))
+    return figs
+
+
+def owd_figures(path: Path) -> list[Figure]:
+    """Runs with ``output.owd_hist``: per-flow one-way delay CDF (voice flows first)."""
+    if not load_runs(path, "owd_hist").height:
+        return []
+    voice = voice_apps(path)
+    fig = plots.owd_cdf(path, app=voice[0]) if voice else plots.owd_cdf(path)
+    return [Figure("owd-cdf", "One-way delay CDF per flow", fig, "Every delivered packet of the flow after the warm-up.")]
+
+
+VOICE_COLUMNS = ["app", "mos", "r_factor", "mouth_to_ear_ms", "late_rate", "total_loss_rate", "voice_loss_rate", "jitter_ms"]
+
+
+def voice_table(path: Path) -> pl.DataFrame:
+    """MOS per ``voip`` entry of a run (empty without voice)."""
+    f = path / "apps.parquet"
+    if not f.exists():
+        return pl.DataFrame()
+    df = pl.read_parquet(f)
+    if "mos" not in df.columns:
+        return pl.DataFrame()
+    df = df.filter(pl.col("kind") == "voip")
+    return df.select([c for c in VOICE_COLUMNS if c in df.columns])
 
 
 def default_run_figures(path: Path) -> list[Figure]:
@@ -214,6 +259,7 @@ def default_run_figures(path: Path) -> list[Figure]:
         figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path)))
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path)))
         figs.append(Figure("cdf-qlen", f"Queue length CDF at {link}", plots.cdf(path, metric="qlen_pkts")))
+    figs.extend(owd_figures(path))
     return figs
 
 
@@ -302,7 +348,10 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
             parts.append(f"<p>Fixed overrides: <code>{html.escape(json.dumps(spec['set']))}</code></p>")
         parts.append(f"<pre>{html.escape(json.dumps(spec['base'], indent=2), quote=False)}</pre>")
     else:
-        for t in ("summary", "queues", "flows", "apps"):
+        voice = voice_table(path)
+        if voice.height:
+            parts.append("<h3>Voice quality (MOS per voip entry)</h3>" + table_html(voice, right=voice.columns))
+        for t in ("summary", "queues", "flows", "apps", "app_flows"):
             f = path / f"{t}.parquet"
             if f.exists():
                 df = pl.read_parquet(f)

@@ -232,6 +232,9 @@ pub fn collect(sim: &Simulation) -> Results {
     ));
 
     tables.push(apps_table(sim, &per_s));
+    if let Some(t) = app_flows_table(sim) {
+        tables.push(t);
+    }
 
     // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
     // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.
@@ -382,6 +385,28 @@ pub fn collect(sim: &Simulation) -> Results {
         ));
     }
 
+    if sim.owd_hist {
+        let rows = sim
+            .flows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| f.stats.owd.buckets().map(move |b| (i as u64, f, b)));
+        type OwdRow<'a> = (u64, &'a crate::engine::Flow, (Nanos, Nanos, u64));
+        tables.push(Table::from_rows(
+            "owd_hist",
+            &[
+                col("flow", |r: &OwdRow| r.0),
+                col("app", |r: &OwdRow| {
+                    sim.entries[r.1.entry as usize].name.clone()
+                }),
+                col("owd_ms_low", |r: &OwdRow| millis(r.2 .0)),
+                col("owd_ms_high", |r: &OwdRow| millis(r.2 .1)),
+                col("packets", |r: &OwdRow| r.2 .2),
+            ],
+            rows,
+        ));
+    }
+
     if let Some(log) = &sim.drop_log {
         tables.push(Table::from_rows(
             "drops",
@@ -454,6 +479,36 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
     );
     add_kind_columns(&mut t, rows.iter().map(|r| r.extra.as_slice()));
     t
+}
+
+/// `app_flows`: one row per flow of the kinds that report per-flow quality (e.g. each
+/// direction of each `voip` call), with those kinds' columns; absent when none do.
+fn app_flows_table(sim: &Simulation) -> Option<Table> {
+    let mut rows: Vec<(u32, crate::app::FlowReport)> = Vec::new();
+    let mut buf = Vec::new();
+    for (a, &e) in sim.apps.iter().zip(&sim.app_entry) {
+        a.report_flows(&mut buf);
+        rows.extend(buf.drain(..).map(|r| (e, r)));
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    rows.sort_by_key(|r| r.1.flow);
+    let mut t = Table::from_rows(
+        "app_flows",
+        &[
+            col("flow", |r: &&(u32, crate::app::FlowReport)| r.1.flow as u64),
+            col("app", |r: &&(u32, crate::app::FlowReport)| {
+                sim.entries[r.0 as usize].name.clone()
+            }),
+            col("kind", |r: &&(u32, crate::app::FlowReport)| {
+                sim.entries[r.0 as usize].kind
+            }),
+        ],
+        &rows,
+    );
+    add_kind_columns(&mut t, rows.iter().map(|r| r.1.cols.as_slice()));
+    Some(t)
 }
 
 /// Append per-kind columns (the union of names, in first-seen order); a row whose kind

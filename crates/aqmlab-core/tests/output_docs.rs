@@ -12,7 +12,7 @@ fn every_column_of_every_table_is_documented() {
     let r = common::run(
         r#"
 duration = "2s"
-output = { timeseries = "100ms", tcp_timeseries = "100ms", sojourn_hist = true, drops = true }
+output = { timeseries = "100ms", tcp_timeseries = "100ms", sojourn_hist = true, drops = true, owd_hist = true }
 [topology]
 kind = "dumbbell"
 [topology.bottleneck]
@@ -28,6 +28,13 @@ hosts = "a"
 kind = "udp-cbr"
 hosts = "a"
 rate = "3Mbit"
+[[traffic]]
+kind = "voip"
+hosts = "a"
+[[traffic]]
+kind = "rtp"
+hosts = "a"
+rate = "100kbit"
 "#,
         1,
     );
@@ -42,6 +49,8 @@ rate = "3Mbit"
         "tcp",
         "sojourn_hist",
         "drops",
+        "app_flows",
+        "owd_hist",
     ] {
         assert!(names.contains(&t), "no table {t}: {names:?}");
     }

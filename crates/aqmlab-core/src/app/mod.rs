@@ -17,8 +17,15 @@
 //! `direction = "reverse"`) or `src`/`dst` (node names) — `count` (flows per host
 //! pair), `start`, `stop`, `class`.
 
+pub mod dist;
+pub mod emodel;
+pub mod playout;
+pub mod rtcp;
+pub mod rtp;
+pub mod rtp_stats;
 pub mod tcp;
 pub mod udp;
+pub mod voip;
 
 use crate::net::packet::{AppTag, Ecn, PacketKind};
 use crate::net::topology::Topology;
@@ -181,6 +188,42 @@ pub trait Application {
         Self: Sized,
     {
     }
+    /// Per-flow rows of the `app_flows` table (kinds with per-flow quality, such as
+    /// one row per call direction); none by default.
+    fn report_flows(&self, _out: &mut Vec<FlowReport>) {}
+}
+
+/// One row of the `app_flows` table: a flow and its kind's columns.
+pub struct FlowReport {
+    pub flow: u32,
+    pub cols: Vec<(&'static str, Val)>,
+}
+
+/// An entry's row from its per-flow (or per-app) rows, which all have the same
+/// columns: counts (`Val::U`, `Val::I`) are summed, everything else is averaged over
+/// the rows where it is a number (NaN rows — e.g. a flow that received nothing — are
+/// left out; all-NaN gives NaN).
+pub fn merge_rows(rows: &[Vec<(&'static str, Val)>], out: &mut Vec<(&'static str, Val)>) {
+    let Some(first) = rows.first() else { return };
+    for (i, (name, v)) in first.iter().enumerate() {
+        let cells = rows.iter().filter_map(|r| r.get(i).map(|c| &c.1));
+        let merged = match v {
+            Val::U(_) => Val::U(cells.map(|c| if let Val::U(x) = c { *x } else { 0 }).sum()),
+            Val::I(_) => Val::I(cells.map(|c| if let Val::I(x) = c { *x } else { 0 }).sum()),
+            _ => {
+                let xs: Vec<f64> = cells
+                    .filter_map(|c| if let Val::F(x) = c { Some(*x) } else { None })
+                    .filter(|x| !x.is_nan())
+                    .collect();
+                Val::F(if xs.is_empty() {
+                    f64::NAN
+                } else {
+                    xs.iter().sum::<f64>() / xs.len() as f64
+                })
+            }
+        };
+        out.push((name, merged));
+    }
 }
 
 /// A registered traffic kind: its documentation and how to build an entry of it.
@@ -221,6 +264,9 @@ macro_rules! registry {
             pub fn on_datagram(&mut self, now: Nanos, d: &Arrival, io: &mut AppIo) {
                 match self { $( AnyApp::$variant(a) => a.on_datagram(now, d, io) ),* }
             }
+            pub fn report_flows(&self, out: &mut Vec<FlowReport>) {
+                match self { $( AnyApp::$variant(a) => a.report_flows(out) ),* }
+            }
             /// Per-kind columns of an entry whose apps are `apps` (all of one type).
             pub fn report(apps: &[&AnyApp], out: &mut Vec<(&'static str, Val)>) {
                 match apps.first() {
@@ -241,6 +287,8 @@ macro_rules! registry {
 registry! {
     Udp(udp::UdpSource) => [udp::CBR, udp::POISSON],
     Tcp(tcp::TcpApp) => [tcp::BULK, tcp::FILE, tcp::ONOFF, tcp::ARRIVALS],
+    Rtp(rtp::RtpApp) => [rtp::RTP],
+    Voip(voip::VoipCall) => [voip::VOIP],
 }
 
 /// Flow kinds (the `flows` table's `kind`).

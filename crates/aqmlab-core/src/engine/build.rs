@@ -107,6 +107,7 @@ impl Simulation {
             tcp_timer: Vec::new(),
             tcp_flow: Vec::new(),
             sojourn_hist: spec.output.sojourn_hist,
+            owd_hist: spec.output.owd_hist,
             tcp_series: spec.output.tcp_timeseries.map(|iv| TcpSeries {
                 interval: iv.0,
                 rows: Vec::new(),

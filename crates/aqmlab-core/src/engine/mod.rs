@@ -103,6 +103,8 @@ pub struct Simulation {
     pub tcp_series: Option<TcpSeries>,
     /// Report the per-packet sojourn histograms (`output.sojourn_hist`).
     pub sojourn_hist: bool,
+    /// Report the per-flow one-way delay histograms (`output.owd_hist`).
+    pub owd_hist: bool,
     seg_buf: Vec<Segment>,
     qevents: Vec<QdiscEvent>,
     wall: std::time::Duration,

@@ -206,6 +206,9 @@ pub struct OutputSpec {
     /// Keep the per-packet sojourn distribution of every link (`sojourn_hist` table).
     #[serde(default)]
     pub sojourn_hist: bool,
+    /// Report every flow's one-way delay distribution (`owd_hist` table).
+    #[serde(default)]
+    pub owd_hist: bool,
 }
 
 /// A `ScenarioError` naming the first NaN or infinite float in `v`.

@@ -1,0 +1,673 @@
+//! `rtp`: an RTP session (RFC 3550) — one sender, one receiver per flow — with RTCP.
+//!
+//! The sender emits data packets with a 16-bit sequence number and a 32-bit RTP
+//! timestamp (both starting at random values, §5.1), sizes and gaps drawn from the
+//! configured distributions (`dist.rs`). Both ends run an RTCP timer (`rtcp.rs`,
+//! §6.3/A.7): the sender sends SRs forward on the flow, the receiver sends RRs back
+//! (`AppIo::send_tagged(reverse = true)`) carrying a report block computed by
+//! `rtp_stats.rs` (A.1/A.3/A.8). RTCP packets are real datagrams that queue and can
+//! be lost; their contents travel beside them in the app (a report id in the
+//! packet's tag), and the sender learns them only when the datagram arrives
+//! (`on_datagram`). The sender also gets the round-trip time from LSR/DLSR (§6.4.1).
+//!
+//! Packet tags: `unit_type` 0 = data (`unit` = RTP timestamp), 200 = SR, 201 = RR
+//! (the RTCP packet types; `unit` = report number).
+//!
+//! RTCP packet sizes (IP bytes, an SDES CNAME chunk of 24 B in every compound packet):
+//! SR without report blocks 28 + 28 + 24 = 80 B; RR with one block 28 + 8 + 24 + 24 =
+//! 84 B (60 B before the receiver has a valid source, with no block).
+
+use super::dist::Dist;
+use super::rtcp::{RtcpConfig, RtcpTimer};
+use super::rtp_stats::{ReportBlock, SourceStats};
+use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, TrafficKind};
+use crate::net::packet::AppTag;
+use crate::output::table::Val;
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::sim::rng::Rng;
+use crate::sim::time::{Nanos, NS_PER_S};
+use std::collections::VecDeque;
+
+/// IP + UDP + RTP header bytes: the smallest data packet.
+pub const RTP_HEADERS: u32 = 40;
+pub const SR_BYTES: u32 = 80;
+pub const RR_BYTES: u32 = 84;
+pub const RR_EMPTY_BYTES: u32 = 60;
+pub const TAG_DATA: u8 = 0;
+pub const TAG_SR: u8 = 200;
+pub const TAG_RR: u8 = 201;
+/// Reports in flight kept for the sender (older ones count as lost).
+const MAX_PENDING: usize = 64;
+
+pub const RTP: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "rtp",
+        summary: "RTP session with RTCP sender/receiver reports (RFC 3550)",
+        source: "RFC 3550 §5, §6, App. A.1, A.3, A.7, A.8",
+        params: &[
+            ParamDoc { name: "size", ty: "size", default: "500B", doc: "mean IP packet size (≥ 40 B)" },
+            ParamDoc { name: "size_dist", ty: "string", default: "fixed", doc: "fixed, uniform (mean ± size_spread), exp (40 B + exponential) or normal (sd size_spread, truncated at ±3 sd)" },
+            ParamDoc { name: "size_spread", ty: "size", default: "-", doc: "half-width (uniform) or standard deviation (normal) of the size" },
+            ParamDoc { name: "rate", ty: "rate", default: "required (or interval)", doc: "mean sending rate (IP bytes); sets the mean gap to size·8/rate (give this or `interval`)" },
+            ParamDoc { name: "interval", ty: "duration", default: "-", doc: "mean gap between packets (give this or `rate`)" },
+            ParamDoc { name: "interval_dist", ty: "string", default: "fixed", doc: "fixed, uniform, exp or normal, as for sizes" },
+            ParamDoc { name: "interval_spread", ty: "duration", default: "-", doc: "half-width (uniform) or standard deviation (normal) of the gap" },
+            ParamDoc { name: "clock_rate", ty: "int", default: "90000", doc: "RTP timestamp clock in Hz (8000 for telephony audio)" },
+            ParamDoc { name: "rtcp", ty: "bool", default: "true", doc: "send RTCP SRs and RRs" },
+            ParamDoc { name: "session_bw", ty: "rate", default: "mean rate", doc: "session bandwidth for the RTCP interval (RFC 3550 §6.2)" },
+            ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
+            ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
+            ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
+        ],
+    },
+    build,
+};
+
+fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    let size = p.size_or("size", 500)?;
+    if !(RTP_HEADERS as u64..=65_535).contains(&size) {
+        return Err(p.error(
+            "size",
+            format!("{size}B: expected 40B (IP + UDP + RTP headers) to 65535B"),
+        ));
+    }
+    let spread = p.size("size_spread")?.map(|s| s as f64);
+    let size_dist = Dist::read(
+        p,
+        "size_dist",
+        "size_spread",
+        "size",
+        size as f64,
+        spread,
+        RTP_HEADERS as f64,
+    )?;
+    if size_dist.mean + 3.0 * size_dist.spread > 65_535.0 {
+        return Err(p.error("size_spread", "sizes could exceed 65535B"));
+    }
+    let gap_ns = match (p.rate("rate")?, p.duration("interval")?) {
+        (Some(r), None) if r > 0 => size as f64 * 8.0 * NS_PER_S as f64 / r as f64,
+        (None, Some(i)) if i > 0 => i as f64,
+        (Some(_), Some(_)) => {
+            return Err(p.error("interval", "give either `rate` or `interval`, not both"))
+        }
+        (Some(_), None) => return Err(p.error("rate", "expected a rate above 0")),
+        (None, Some(_)) => return Err(p.error("interval", "expected a duration above 0")),
+        (None, None) => {
+            return Err(p.error(
+                "rate",
+                "missing: give `rate` (like \"800kbit\") or `interval`",
+            ))
+        }
+    };
+    let ispread = p.duration("interval_spread")?.map(|s| s as f64);
+    let gap_dist = Dist::read(
+        p,
+        "interval_dist",
+        "interval_spread",
+        "interval",
+        gap_ns,
+        ispread,
+        0.0,
+    )?;
+    let clock_rate = p.u64_or("clock_rate", 90_000, 1, 10_000_000)? as u32;
+    let rtcp = p.bool_or("rtcp", true)?;
+    let mean_rate = size as f64 * 8.0 * NS_PER_S as f64 / gap_ns;
+    let session_bw = p.rate("session_bw")?.map_or(mean_rate, |r| r as f64);
+    if session_bw <= 0.0 {
+        return Err(p.error("session_bw", "expected a rate above 0"));
+    }
+    let fraction = p.f64_or("rtcp_fraction", 0.05, 1e-6, 1.0)?;
+    let reduced_min = p.bool_or("rtcp_reduced_min", false)?;
+    let reconsideration = p.bool_or("reconsideration", true)?;
+    let cfg = RtcpConfig {
+        session_bw_bps: session_bw,
+        fraction,
+        reduced_min,
+        reconsideration,
+    };
+    for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
+        let flow = e.next_flow();
+        let start = e.start_for(&format!("flow[{k}]"));
+        let mut rng = e.rng(&format!("flow[{k}]"));
+        let rtcp_rngs = (
+            e.rng(&format!("flow[{k}].rtcp.sender")),
+            e.rng(&format!("flow[{k}].rtcp.receiver")),
+        );
+        let seq0 = rng.below(1 << 16) as u16;
+        let ts0 = rng.next_u64() as u32;
+        let src_cfg = SourceConfig {
+            size: size_dist,
+            gap: gap_dist,
+            clock_rate,
+            seq0,
+            ts0,
+            start,
+            stop: e.stop,
+        };
+        let app = RtpApp::new(flow, src_cfg, rtcp.then_some(cfg), rng, rtcp_rngs);
+        let a = e.add_app(app);
+        e.add_flow(src, dst, FlowKind::Udp, None, a);
+        // RRs come back.
+        e.need_route(dst, src, false);
+    }
+    Ok(())
+}
+
+/// What the data source sends.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceConfig {
+    pub size: Dist,
+    pub gap: Dist,
+    pub clock_rate: u32,
+    pub seq0: u16,
+    pub ts0: u32,
+    pub start: Nanos,
+    pub stop: Nanos,
+}
+
+/// RTP timestamp units of a time in ns (the sampling clock, modulo 2^32).
+pub fn ts_units(t: Nanos, clock_rate: u32) -> u32 {
+    (t as u128 * clock_rate as u128 / NS_PER_S as u128) as u32
+}
+
+/// What the sender learnt from RRs.
+#[derive(Clone, Debug, Default)]
+struct RrSummary {
+    count: u64,
+    fraction_sum: f64,
+    jitter_ms_sum: f64,
+    rtt_ms_sum: f64,
+    rtt_n: u64,
+    last: Option<ReportBlock>,
+}
+
+/// An RR in flight: its number, block, and the LSR/DLSR pair (ns).
+#[derive(Clone, Copy, Debug)]
+struct PendingRr {
+    id: u32,
+    block: Option<ReportBlock>,
+    lsr_dlsr: Option<(Nanos, Nanos)>,
+}
+
+pub struct RtpApp {
+    flow: u32,
+    cfg: SourceConfig,
+    rng: Rng,
+    next_send: Option<Nanos>,
+    sent: u64,
+    sent_bytes: u64,
+    // Receiver.
+    stats: SourceStats,
+    received: u64,
+    received_bytes: u64,
+    first_seq: Option<u64>,
+    highest_seq: u64,
+    jitter_ts_sum: f64,
+    /// (SR send time, its arrival) of the latest SR: LSR and the DLSR origin.
+    last_sr: Option<(Nanos, Nanos)>,
+    /// RTCP state, boxed: most of the app's size, touched only every few seconds.
+    rtcp: Box<RtcpState>,
+}
+
+/// Both members' RTCP timers and what the sender learnt.
+struct RtcpState {
+    sender_timer: Option<RtcpTimer>,
+    receiver_timer: Option<RtcpTimer>,
+    next_rr: u32,
+    pending: VecDeque<PendingRr>,
+    rr: RrSummary,
+    rtcp_packets: u64,
+    rtcp_bytes: u64,
+}
+
+impl RtpApp {
+    pub fn new(
+        flow: u32,
+        cfg: SourceConfig,
+        rtcp: Option<RtcpConfig>,
+        rng: Rng,
+        rtcp_rngs: (Rng, Rng),
+    ) -> Self {
+        let (sender_timer, receiver_timer) = match rtcp {
+            Some(c) => (
+                Some(RtcpTimer::new(
+                    c,
+                    2,
+                    1,
+                    true,
+                    SR_BYTES,
+                    cfg.start,
+                    rtcp_rngs.0,
+                )),
+                Some(RtcpTimer::new(
+                    c,
+                    2,
+                    1,
+                    false,
+                    RR_BYTES,
+                    cfg.start,
+                    rtcp_rngs.1,
+                )),
+            ),
+            None => (None, None),
+        };
+        RtpApp {
+            flow,
+            cfg,
+            rng,
+            next_send: None,
+            sent: 0,
+            sent_bytes: 0,
+            stats: SourceStats::default(),
+            received: 0,
+            received_bytes: 0,
+            first_seq: None,
+            highest_seq: 0,
+            jitter_ts_sum: 0.0,
+            last_sr: None,
+            rtcp: Box::new(RtcpState {
+                sender_timer,
+                receiver_timer,
+                next_rr: 0,
+                pending: VecDeque::new(),
+                rr: RrSummary::default(),
+                rtcp_packets: 0,
+                rtcp_bytes: 0,
+            }),
+        }
+    }
+
+    fn send_data(&mut self, now: Nanos, io: &mut AppIo) {
+        let size = (self.cfg.size.sample(&mut self.rng).round() as u32).clamp(RTP_HEADERS, 65_535);
+        let seq = self.cfg.seq0.wrapping_add(self.sent as u16);
+        let ts = self
+            .cfg
+            .ts0
+            .wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
+        let tag = AppTag {
+            unit: ts,
+            unit_type: TAG_DATA,
+            fragment: 0,
+            fragments: 1,
+        };
+        io.send_tagged(self.flow, false, size, seq as u64, tag);
+        self.sent += 1;
+        self.sent_bytes += size as u64;
+        let gap = self.cfg.gap.sample(&mut self.rng).round().max(1.0) as Nanos;
+        let next = now + gap;
+        self.next_send = (next < self.cfg.stop).then_some(next);
+    }
+
+    fn on_sender_rtcp(&mut self, now: Nanos, io: &mut AppIo) {
+        let Some(t) = self.rtcp.sender_timer.as_mut() else {
+            return;
+        };
+        if t.expire(now) {
+            t.sent(now, SR_BYTES);
+            io.send_tagged(
+                self.flow,
+                false,
+                SR_BYTES,
+                0,
+                AppTag {
+                    unit: 0,
+                    unit_type: TAG_SR,
+                    fragment: 0,
+                    fragments: 1,
+                },
+            );
+            self.rtcp.rtcp_packets += 1;
+            self.rtcp.rtcp_bytes += SR_BYTES as u64;
+        }
+    }
+
+    fn on_receiver_rtcp(&mut self, now: Nanos, io: &mut AppIo) {
+        let Some(t) = self.rtcp.receiver_timer.as_mut() else {
+            return;
+        };
+        if !t.expire(now) {
+            return;
+        }
+        let block = self.stats.valid().then(|| self.stats.report_block());
+        let size = if block.is_some() {
+            RR_BYTES
+        } else {
+            RR_EMPTY_BYTES
+        };
+        t.sent(now, size);
+        let id = self.rtcp.next_rr;
+        self.rtcp.next_rr += 1;
+        if self.rtcp.pending.len() == MAX_PENDING {
+            self.rtcp.pending.pop_front();
+        }
+        self.rtcp.pending.push_back(PendingRr {
+            id,
+            block,
+            lsr_dlsr: self.last_sr.map(|(sent, arrived)| (sent, now - arrived)),
+        });
+        io.send_tagged(
+            self.flow,
+            true,
+            size,
+            id as u64,
+            AppTag {
+                unit: id,
+                unit_type: TAG_RR,
+                fragment: 0,
+                fragments: 1,
+            },
+        );
+        self.rtcp.rtcp_packets += 1;
+        self.rtcp.rtcp_bytes += size as u64;
+    }
+
+    /// An RR reached the sender.
+    fn on_rr(&mut self, now: Nanos, id: u32) {
+        while let Some(p) = self.rtcp.pending.front().copied() {
+            if p.id > id {
+                return; // already superseded (duplicate) — cannot happen on a FIFO path
+            }
+            self.rtcp.pending.pop_front();
+            if p.id < id {
+                continue; // that RR was lost
+            }
+            if let Some(b) = p.block {
+                self.rtcp.rr.count += 1;
+                self.rtcp.rr.fraction_sum += b.fraction_lost as f64 / 256.0;
+                self.rtcp.rr.jitter_ms_sum += b.jitter as f64 * 1e3 / self.cfg.clock_rate as f64;
+                self.rtcp.rr.last = Some(b);
+            }
+            if let Some((lsr, dlsr)) = p.lsr_dlsr {
+                self.rtcp.rr.rtt_ms_sum += (now - lsr - dlsr) as f64 / 1e6;
+                self.rtcp.rr.rtt_n += 1;
+            }
+            return;
+        }
+    }
+
+    fn on_data(&mut self, now: Nanos, d: &Arrival) {
+        let arrival = self
+            .cfg
+            .ts0
+            .wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
+        self.stats.on_packet(d.seq as u16, d.tag.unit, arrival);
+        self.jitter_ts_sum += self.stats.jitter_exact();
+        self.received += 1;
+        self.received_bytes += d.size as u64;
+        // Ground truth: the sender's packet index, unwrapped against the 16-bit number.
+        let index = (d.seq as u16).wrapping_sub(self.cfg.seq0) as u64;
+        let index = index + ((self.highest_seq.saturating_sub(index) + (1 << 15)) >> 16 << 16);
+        self.first_seq = Some(self.first_seq.map_or(index, |f| f.min(index)));
+        self.highest_seq = self.highest_seq.max(index);
+    }
+
+    /// Ground-truth loss fraction of data packets between the first and the highest
+    /// received (so packets still in flight at the end are not counted).
+    fn true_loss(&self) -> f64 {
+        match self.first_seq {
+            Some(f) => {
+                let expected = self.highest_seq - f + 1;
+                1.0 - (self.received.min(expected) as f64 / expected as f64)
+            }
+            None => f64::NAN,
+        }
+    }
+
+    /// RR-derived loss: cumulative lost over packets expected up to the extended max.
+    fn rr_loss(&self) -> f64 {
+        match self.rtcp.rr.last {
+            Some(b) => {
+                let expected = b.extended_max.wrapping_sub(self.cfg.seq0 as u32) as f64 + 1.0;
+                b.cumulative_lost as f64 / expected
+            }
+            None => f64::NAN,
+        }
+    }
+
+    fn columns(&self, out: &mut Vec<(&'static str, Val)>) {
+        out.push(("packets_sent", Val::U(self.sent)));
+        out.push(("packets_received", Val::U(self.received)));
+        out.push((
+            "mean_size_bytes",
+            Val::F(self.received_bytes as f64 / self.received as f64),
+        ));
+        out.push(("loss_fraction_true", Val::F(self.true_loss())));
+        out.push(("loss_fraction_rr", Val::F(self.rr_loss())));
+        out.push((
+            "fraction_lost_rr_mean",
+            Val::F(self.rtcp.rr.fraction_sum / self.rtcp.rr.count as f64),
+        ));
+        out.push((
+            "cumulative_lost_rr",
+            Val::I(self.rtcp.rr.last.map_or(0, |b| b.cumulative_lost as i64)),
+        ));
+        out.push(("jitter_ms", Val::F(self.jitter_ms())));
+        out.push((
+            "jitter_ms_rr_mean",
+            Val::F(self.rtcp.rr.jitter_ms_sum / self.rtcp.rr.count as f64),
+        ));
+        out.push((
+            "rtt_ms_rtcp",
+            Val::F(self.rtcp.rr.rtt_ms_sum / self.rtcp.rr.rtt_n as f64),
+        ));
+        out.push(("rtcp_packets", Val::U(self.rtcp.rtcp_packets)));
+        out.push(("rtcp_bytes", Val::U(self.rtcp.rtcp_bytes)));
+        out.push(("rr_received", Val::U(self.rtcp.rr.count)));
+    }
+
+    /// Mean of the RFC 3550 jitter estimate over the data packets' arrivals, in ms.
+    fn jitter_ms(&self) -> f64 {
+        self.jitter_ts_sum / self.received as f64 * 1e3 / self.cfg.clock_rate as f64
+    }
+}
+
+impl Application for RtpApp {
+    fn start(&mut self, io: &mut AppIo) {
+        if self.cfg.start < self.cfg.stop {
+            self.next_send = Some(self.cfg.start);
+            io.wake_at(self.cfg.start);
+        }
+        for t in [&self.rtcp.sender_timer, &self.rtcp.receiver_timer]
+            .into_iter()
+            .flatten()
+        {
+            if t.tn < self.cfg.stop {
+                io.wake_at(t.tn);
+            }
+        }
+    }
+
+    fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
+        if self.next_send == Some(now) {
+            self.send_data(now, io);
+            if let Some(t) = self.next_send {
+                io.wake_at(t);
+            }
+        }
+        let stop = self.cfg.stop;
+        if self.rtcp.sender_timer.as_ref().is_some_and(|t| t.tn == now) {
+            self.on_sender_rtcp(now, io);
+            let tn = self.rtcp.sender_timer.as_ref().map_or(stop, |t| t.tn);
+            if tn < stop {
+                io.wake_at(tn);
+            }
+        }
+        if self
+            .rtcp
+            .receiver_timer
+            .as_ref()
+            .is_some_and(|t| t.tn == now)
+        {
+            self.on_receiver_rtcp(now, io);
+            let tn = self.rtcp.receiver_timer.as_ref().map_or(stop, |t| t.tn);
+            if tn < stop {
+                io.wake_at(tn);
+            }
+        }
+    }
+
+    fn wants_datagrams(&self) -> bool {
+        true
+    }
+
+    fn on_datagram(&mut self, now: Nanos, d: &Arrival, _io: &mut AppIo) {
+        match (d.reverse, d.tag.unit_type) {
+            (false, TAG_DATA) => self.on_data(now, d),
+            (false, TAG_SR) => self.last_sr = Some((d.sent_at, now)),
+            (true, TAG_RR) => self.on_rr(now, d.tag.unit),
+            _ => {}
+        }
+    }
+
+    /// Entry row: counts summed over the sessions, rates and delays averaged over the
+    /// sessions that have them.
+    fn report(apps: &[&Self], out: &mut Vec<(&'static str, Val)>) {
+        let mut rows: Vec<Vec<(&'static str, Val)>> = Vec::with_capacity(apps.len());
+        for a in apps {
+            let mut r = Vec::new();
+            a.columns(&mut r);
+            rows.push(r);
+        }
+        super::merge_rows(&rows, out);
+    }
+
+    fn report_flows(&self, out: &mut Vec<super::FlowReport>) {
+        let mut cols = Vec::new();
+        self.columns(&mut cols);
+        out.push(super::FlowReport {
+            flow: self.flow,
+            cols,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Action;
+
+    fn app(rtcp: bool) -> RtpApp {
+        let cfg = SourceConfig {
+            size: Dist::fixed(200.0),
+            gap: Dist::fixed(20e6),
+            clock_rate: 8000,
+            seq0: 65_534,
+            ts0: 1000,
+            start: 0,
+            stop: 10 * NS_PER_S,
+        };
+        let rc = RtcpConfig {
+            session_bw_bps: 80_000.0,
+            fraction: 0.05,
+            reduced_min: false,
+            reconsideration: false,
+        };
+        RtpApp::new(
+            3,
+            cfg,
+            rtcp.then_some(rc),
+            Rng::stream(1, "a"),
+            (Rng::stream(1, "s"), Rng::stream(1, "r")),
+        )
+    }
+
+    fn sends(io: &AppIo) -> Vec<(bool, u32, u64, AppTag)> {
+        io.actions()
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send {
+                    reverse,
+                    size,
+                    seq,
+                    tag,
+                    ..
+                } => Some((*reverse, *size, *seq, *tag)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Data packets: 16-bit sequence numbers wrap; timestamps advance by 160 per 20 ms
+    /// at 8 kHz from the random start.
+    #[test]
+    fn sequence_numbers_and_timestamps() {
+        let mut a = app(false);
+        let mut io = AppIo::new(0);
+        a.start(&mut io);
+        let mut out = Vec::new();
+        for k in 0..3u64 {
+            io.reset(0);
+            a.on_wake(k * 20_000_000, &mut io);
+            out.extend(sends(&io));
+        }
+        let seqs: Vec<u64> = out.iter().map(|s| s.2).collect();
+        let ts: Vec<u32> = out.iter().map(|s| s.3.unit).collect();
+        assert_eq!(seqs, vec![65_534, 65_535, 0]);
+        assert_eq!(ts, vec![1000, 1160, 1320]);
+    }
+
+    /// The receiver's RR carries the A.3 block; the sender reads it only when the RR
+    /// datagram arrives, and an RR lost on the way is skipped.
+    #[test]
+    fn rr_contents_reach_the_sender_only_with_the_datagram() {
+        let mut a = app(true);
+        let mut io = AppIo::new(0);
+        let arrive = |a: &mut RtpApp, seq: u16, ts: u32, at: Nanos| {
+            let d = Arrival {
+                flow: 3,
+                reverse: false,
+                seq: seq as u64,
+                size: 200,
+                sent_at: 0,
+                tag: AppTag {
+                    unit: ts,
+                    unit_type: TAG_DATA,
+                    fragment: 0,
+                    fragments: 1,
+                },
+                ecn: Default::default(),
+            };
+            a.on_datagram(at, &d, &mut AppIo::new(0));
+        };
+        // Seqs 65534 (probation), 65535 (base), 0, [1 lost], 2.
+        for (i, s) in [65_534u16, 65_535, 0, 2].iter().enumerate() {
+            let k = s.wrapping_sub(65_534) as u32;
+            arrive(
+                &mut a,
+                *s,
+                1000 + 160 * k,
+                30_000_000 + 20_000_000 * k as u64 + i as u64,
+            );
+        }
+        let t = a.rtcp.receiver_timer.as_ref().unwrap().tn;
+        io.reset(0);
+        a.on_wake(t, &mut io);
+        let rr = sends(&io);
+        assert_eq!(rr.len(), 1);
+        assert_eq!(
+            (rr[0].0, rr[0].1, rr[0].3.unit_type),
+            (true, RR_BYTES, TAG_RR)
+        );
+        assert_eq!(a.rtcp.rr.count, 0);
+        let back = Arrival {
+            flow: 3,
+            reverse: true,
+            seq: 0,
+            size: RR_BYTES,
+            sent_at: t,
+            tag: rr[0].3,
+            ecn: Default::default(),
+        };
+        a.on_datagram(t + 5_000_000, &back, &mut io);
+        assert_eq!(a.rtcp.rr.count, 1);
+        let b = a.rtcp.rr.last.unwrap();
+        // Expected 65535..=65538 (extended) = 4, received 3 → lost 1, fraction 64/256.
+        assert_eq!(
+            (b.cumulative_lost, b.fraction_lost, b.extended_max),
+            (1, 64, 65_538)
+        );
+        assert!((a.rr_loss() - 1.0 / 5.0).abs() < 1e-12); // sender counts from 65534
+        assert!((a.true_loss() - 0.2).abs() < 1e-12); // 65534..=2: 5 expected, 4 received
+    }
+}

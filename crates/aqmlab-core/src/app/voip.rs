@@ -1,0 +1,600 @@
+//! `voip`: voice calls over RTP with a playout buffer and E-model quality.
+//!
+//! **Codecs** (ITU-T G.711, G.729 Annex A; payload = bit rate × packetisation time):
+//! - `g711`: 64 kbit/s, packetisation `ptime` a multiple of 10 ms from 10 to 120 ms
+//!   (default 20 ms → 160 B payload). G.711 is sample-based; 10 ms is the unit RTP
+//!   stacks offer for it (RFC 3551 §4.5.14 lists 20 ms as default ptime).
+//! - `g729a`: 8 kbit/s, 10 ms frames of 10 B, `ptime` a multiple of 10 ms
+//!   (default 2 frames = 20 ms → 20 B payload).
+//!
+//! Each packet carries `header_bytes` more (default 40: IP 20 + UDP 8 + RTP 12). The
+//! DOCSIS study's "218 B frames" are 160 B of G.711 payload + 40 B IP/UDP/RTP + 18 B of
+//! Ethernet header and FCS (14 + 4): set `header_bytes = 58` to send those.
+//!
+//! **Talk spurts** (`vad = true`): exponential on/off periods with means
+//! `talk_mean` = 1.004 s and `silence_mean` = 1.587 s (ITU-T P.59's artificial
+//! conversational speech, the Brady (1969) on/off model's successor). A spurt sends
+//! `max(1, ⌈on/ptime⌉)` packets; silence is rounded up to whole packet times so RTP
+//! timestamps stay on the ptime grid. Sequence numbers run on across silences; the
+//! first packet of a spurt carries the spurt number (the RTP marker bit's role).
+//! The two directions of a bidirectional call talk independently.
+//!
+//! **Bidirectional** (`bidirectional = true`): each direction is its own UDP flow (two
+//! `flows` rows per call), so each has its own queueing, counters and per-flow row;
+//! reverse datagrams on one flow would hide the second direction from the flow
+//! counters.
+//!
+//! **Receiver**: interarrival jitter per RFC 3550 A.8 (`rtp_stats.rs`, 8 kHz clock);
+//! playout buffer (`playout.rs`, fixed or Ramjee et al. adaptive); network loss,
+//! late loss, and the E-model (`emodel.rs`). Loss counts from the first to the
+//! highest sequence number received (packets in flight at the end are not lost).
+//!
+//! **Delay for the E-model** (`emodel_delay`): `"mouth-to-ear"` = ptime (packetisation)
+//! plus the mean (playout time − generation time) of the played packets (network delay
+//! plus buffer wait) plus `extra_delay`; `"network"` = mean network one-way delay of the
+//! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
+//! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
+//! The loss the E-model sees is (network lost + late) / expected.
+
+use super::emodel::{self, CodecImpairment, EModel};
+use super::playout::{Playout, PlayoutKind};
+use super::rtp_stats::SourceStats;
+use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, FlowReport, TrafficKind};
+use crate::net::packet::AppTag;
+use crate::output::table::Val;
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::sim::rng::Rng;
+use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+
+pub const VOIP: TrafficKind = TrafficKind {
+    doc: KindDoc {
+        kind: "voip",
+        summary: "Voice calls (G.711, G.729A) with VAD, playout buffer and E-model MOS",
+        source: "ITU-T G.107, G.113 App. I; Cole & Rosenbluth 2001; RFC 3550 A.8; Ramjee et al. 1994",
+        params: &[
+            ParamDoc { name: "codec", ty: "string", default: "g711", doc: "g711 (64 kbit/s) or g729a (8 kbit/s, 10 ms frames)" },
+            ParamDoc { name: "ptime", ty: "duration", default: "20ms", doc: "packetisation interval: a multiple of 10 ms, 10-120 ms" },
+            ParamDoc { name: "plc", ty: "bool", default: "false", doc: "G.711 with packet-loss concealment (G.113 Bpl 25.1 instead of 4.3)" },
+            ParamDoc { name: "header_bytes", ty: "int", default: "40", doc: "bytes added to each payload: IP/UDP/RTP 40; 58 with Ethernet framing (the DOCSIS study's 218 B G.711 frames)" },
+            ParamDoc { name: "vad", ty: "bool", default: "false", doc: "voice activity detection: exponential talk spurts and silences" },
+            ParamDoc { name: "talk_mean", ty: "duration", default: "1.004s", doc: "mean talk spurt (ITU-T P.59)" },
+            ParamDoc { name: "silence_mean", ty: "duration", default: "1.587s", doc: "mean silence (ITU-T P.59)" },
+            ParamDoc { name: "bidirectional", ty: "bool", default: "false", doc: "a conversation: a second flow from dst back to src" },
+            ParamDoc { name: "playout", ty: "string", default: "fixed", doc: "fixed or adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt)" },
+            ParamDoc { name: "playout_delay", ty: "duration", default: "60ms", doc: "fixed buffer: packets later than this after the first packet's timing are lost" },
+            ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
+            ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
+            ParamDoc { name: "extra_delay", ty: "duration", default: "0s", doc: "delay added to the E-model's delay (the DOCSIS study adds 20 ms for the far side)" },
+        ],
+    },
+    build,
+};
+
+/// Codec constants.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Codec {
+    pub name: &'static str,
+    pub bit_rate: u64,
+    /// Frame (packetisation unit) in ns.
+    pub frame: Nanos,
+    pub impairment: CodecImpairment,
+}
+
+pub const G711: Codec = Codec {
+    name: "g711",
+    bit_rate: 64_000,
+    frame: 10 * NS_PER_MS,
+    impairment: emodel::G711,
+};
+pub const G711_PLC: Codec = Codec {
+    name: "g711",
+    bit_rate: 64_000,
+    frame: 10 * NS_PER_MS,
+    impairment: emodel::G711_PLC,
+};
+pub const G729A: Codec = Codec {
+    name: "g729a",
+    bit_rate: 8_000,
+    frame: 10 * NS_PER_MS,
+    impairment: emodel::G729A,
+};
+
+/// RTP clock of both codecs (RFC 3551).
+const CLOCK: u32 = 8000;
+
+/// Settings shared by all calls of an entry.
+#[derive(Clone, Copy, Debug)]
+pub struct CallConfig {
+    pub codec: Codec,
+    pub ptime: Nanos,
+    pub header_bytes: u32,
+    /// (talk mean, silence mean) with VAD.
+    pub vad: Option<(f64, f64)>,
+    pub playout: PlayoutKind,
+    pub playout_delay: Nanos,
+    pub emodel: EModel,
+    pub network_delay: bool,
+    pub extra_delay: Nanos,
+    pub start: Nanos,
+    pub stop: Nanos,
+}
+
+impl CallConfig {
+    pub fn packet_bytes(&self) -> u32 {
+        (self.codec.bit_rate * self.ptime / NS_PER_S / 8) as u32 + self.header_bytes
+    }
+}
+
+fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    let codec_name = p.choice_or("codec", "g711", &["g711", "g729a"])?;
+    let plc = p.bool_or("plc", false)?;
+    let codec = match (codec_name, plc) {
+        ("g711", false) => G711,
+        ("g711", true) => G711_PLC,
+        (_, true) => {
+            return Err(p.error(
+                "plc",
+                "G.729A has its own concealment: `plc` applies to G.711 only",
+            ))
+        }
+        _ => G729A,
+    };
+    let ptime = p.positive_duration_or("ptime", 20 * NS_PER_MS)?;
+    if ptime % codec.frame != 0 || ptime > 120 * NS_PER_MS {
+        return Err(p.error(
+            "ptime",
+            format!(
+                "{} ms: {} packetisation must be a whole number of {} ms frames from 10 ms to 120 ms",
+                ptime as f64 / 1e6,
+                codec.name,
+                codec.frame / NS_PER_MS
+            ),
+        ));
+    }
+    let header_bytes = p.u64_or("header_bytes", 40, 0, 1400)? as u32;
+    let vad = p.bool_or("vad", false)?;
+    let talk = p.positive_duration_or("talk_mean", 1_004 * NS_PER_MS)?;
+    let silence = p.positive_duration_or("silence_mean", 1_587 * NS_PER_MS)?;
+    let bidirectional = p.bool_or("bidirectional", false)?;
+    let playout = match p.choice_or("playout", "fixed", &["fixed", "adaptive"])? {
+        "adaptive" => PlayoutKind::Adaptive,
+        _ => PlayoutKind::Fixed,
+    };
+    let playout_delay = p.duration_or("playout_delay", 60 * NS_PER_MS)?;
+    let emodel = match p.choice_or("emodel", "g107", &["g107", "cole-rosenbluth"])? {
+        "cole-rosenbluth" => EModel::ColeRosenbluth,
+        _ => EModel::G107,
+    };
+    let network_delay =
+        p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
+    let extra_delay = p.duration_or("extra_delay", 0)?;
+    for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
+        let cfg = CallConfig {
+            codec,
+            ptime,
+            header_bytes,
+            vad: vad.then_some((talk as f64, silence as f64)),
+            playout,
+            playout_delay,
+            emodel,
+            network_delay,
+            extra_delay,
+            start: e.start_for(&format!("call[{k}]")),
+            stop: e.stop,
+        };
+        let app_id = e.next_app();
+        let fwd = e.next_flow();
+        let mut dirs = vec![Direction::new(fwd, &cfg, e.rng(&format!("call[{k}].fwd")))];
+        if bidirectional {
+            dirs.push(Direction::new(
+                fwd + 1,
+                &cfg,
+                e.rng(&format!("call[{k}].rev")),
+            ));
+        }
+        e.add_app(VoipCall {
+            call: k as u32,
+            cfg,
+            dirs,
+        });
+        e.add_flow(src, dst, FlowKind::Udp, None, app_id);
+        if bidirectional {
+            e.add_flow(dst, src, FlowKind::Udp, None, app_id);
+        }
+    }
+    Ok(())
+}
+
+/// One direction of a call: its sender and its receiver.
+pub struct Direction {
+    flow: u32,
+    rng: Rng,
+    // Sender.
+    next_send: Option<Nanos>,
+    seq: u64,
+    spurt: u32,
+    /// The next packet is the first of a talk spurt (the RTP marker bit).
+    spurt_first: bool,
+    /// Packets left in the current talk spurt (VAD).
+    spurt_left: u64,
+    sent: u64,
+    // Receiver.
+    playout: Playout,
+    stats: SourceStats,
+    received: u64,
+    late: u64,
+    first_seq: Option<u64>,
+    highest_seq: u64,
+    owd_sum: f64,
+    /// Sum over played packets of (playout time − generation time), ns.
+    play_delay_sum: f64,
+    played: u64,
+    jitter_ts_sum: f64,
+}
+
+impl Direction {
+    fn new(flow: u32, cfg: &CallConfig, rng: Rng) -> Self {
+        Direction {
+            flow,
+            rng,
+            next_send: None,
+            seq: 0,
+            spurt: 0,
+            spurt_first: true,
+            spurt_left: 0,
+            sent: 0,
+            playout: Playout::new(cfg.playout, cfg.playout_delay),
+            stats: SourceStats::default(),
+            received: 0,
+            late: 0,
+            first_seq: None,
+            highest_seq: 0,
+            owd_sum: 0.0,
+            play_delay_sum: 0.0,
+            played: 0,
+            jitter_ts_sum: 0.0,
+        }
+    }
+
+    /// Packets in a talk spurt of exponential length.
+    fn draw_spurt(&mut self, cfg: &CallConfig, talk: f64) -> u64 {
+        let on = self.rng.exponential(talk);
+        ((on / cfg.ptime as f64).ceil() as u64).max(1)
+    }
+
+    fn start(&mut self, cfg: &CallConfig) -> Option<Nanos> {
+        if let Some((talk, _)) = cfg.vad {
+            self.spurt_left = self.draw_spurt(cfg, talk);
+        }
+        self.next_send = (cfg.start < cfg.stop).then_some(cfg.start);
+        self.next_send
+    }
+
+    /// Send the packet due at `now`; returns the next send time.
+    fn send(&mut self, now: Nanos, cfg: &CallConfig, io: &mut AppIo) -> Option<Nanos> {
+        let first_of_spurt = std::mem::replace(&mut self.spurt_first, false);
+        let tag = AppTag {
+            unit: self.spurt,
+            unit_type: first_of_spurt as u8,
+            fragment: 0,
+            fragments: 1,
+        };
+        io.send_tagged(self.flow, false, cfg.packet_bytes(), self.seq, tag);
+        self.seq += 1;
+        self.sent += 1;
+        let mut next = now + cfg.ptime;
+        if let Some((talk, silence)) = cfg.vad {
+            self.spurt_left = self.spurt_left.saturating_sub(1);
+            if self.spurt_left == 0 {
+                let off = self.rng.exponential(silence);
+                let gaps = (off / cfg.ptime as f64).ceil() as u64;
+                next += gaps * cfg.ptime;
+                self.spurt += 1;
+                self.spurt_first = true;
+                self.spurt_left = self.draw_spurt(cfg, talk);
+            }
+        }
+        self.next_send = (next < cfg.stop).then_some(next);
+        self.next_send
+    }
+
+    fn receive(&mut self, now: Nanos, d: &Arrival) {
+        let gen = d.sent_at;
+        self.received += 1;
+        self.owd_sum += (now - gen) as f64;
+        let ts = super::rtp::ts_units(gen, CLOCK);
+        let arrival = super::rtp::ts_units(now, CLOCK);
+        self.stats.update_jitter(ts, arrival);
+        self.jitter_ts_sum += self.stats.jitter_exact();
+        self.first_seq = Some(self.first_seq.map_or(d.seq, |f| f.min(d.seq)));
+        self.highest_seq = self.highest_seq.max(d.seq);
+        match self.playout.on_packet(d.tag.unit, gen, now) {
+            Some(play) => {
+                self.played += 1;
+                self.play_delay_sum += (play - gen) as f64;
+            }
+            None => self.late += 1,
+        }
+    }
+
+    fn expected(&self) -> u64 {
+        self.first_seq.map_or(0, |f| self.highest_seq - f + 1)
+    }
+
+    /// Quality columns of this direction.
+    fn columns(&self, call: u32, cfg: &CallConfig, out: &mut Vec<(&'static str, Val)>) {
+        let expected = self.expected();
+        let frac = |n: u64| {
+            if expected > 0 {
+                n as f64 / expected as f64
+            } else {
+                f64::NAN
+            }
+        };
+        let lost = expected.saturating_sub(self.received.min(expected));
+        let late_rate = frac(self.late);
+        let total = frac(lost + self.late).min(1.0);
+        let ms = |ns: f64| ns / 1e6;
+        let extra = cfg.extra_delay as f64;
+        let m2e = ms(cfg.ptime as f64 + self.play_delay_sum / self.played as f64 + extra);
+        let owd = ms(self.owd_sum / self.received as f64);
+        let delay = if cfg.network_delay {
+            owd + ms(extra)
+        } else {
+            m2e
+        };
+        let r = if self.played > 0 {
+            cfg.emodel.r(&cfg.codec.impairment, delay, total)
+        } else {
+            f64::NAN
+        };
+        let mos = if self.played > 0 { emodel::mos(r) } else { 1.0 };
+        out.push(("call", Val::U(call as u64)));
+        out.push(("packets_sent", Val::U(self.sent)));
+        out.push(("packets_received", Val::U(self.received)));
+        out.push(("packets_late", Val::U(self.late)));
+        out.push(("voice_loss_rate", Val::F(frac(lost))));
+        out.push(("late_rate", Val::F(late_rate)));
+        out.push(("total_loss_rate", Val::F(total)));
+        out.push((
+            "jitter_ms",
+            Val::F(self.jitter_ts_sum / self.received as f64 * 1e3 / CLOCK as f64),
+        ));
+        out.push(("mouth_to_ear_ms", Val::F(m2e)));
+        out.push(("emodel_delay_ms", Val::F(delay)));
+        out.push(("r_factor", Val::F(r)));
+        out.push(("mos", Val::F(mos)));
+    }
+}
+
+/// One call: one or two directions.
+pub struct VoipCall {
+    call: u32,
+    cfg: CallConfig,
+    dirs: Vec<Direction>,
+}
+
+impl Application for VoipCall {
+    fn start(&mut self, io: &mut AppIo) {
+        if let Some(t) = self
+            .dirs
+            .iter_mut()
+            .filter_map(|d| d.start(&self.cfg))
+            .min()
+        {
+            io.wake_at(t);
+        }
+    }
+
+    fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
+        let mut next: Option<Nanos> = None;
+        for d in &mut self.dirs {
+            if d.next_send == Some(now) {
+                d.send(now, &self.cfg, io);
+            }
+            next = match (next, d.next_send) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        if let Some(t) = next {
+            io.wake_at(t);
+        }
+    }
+
+    fn wants_datagrams(&self) -> bool {
+        true
+    }
+
+    fn on_datagram(&mut self, now: Nanos, d: &Arrival, _io: &mut AppIo) {
+        if let Some(dir) = self.dirs.iter_mut().find(|x| x.flow == d.flow) {
+            dir.receive(now, d);
+        }
+    }
+
+    /// Entry row: counts summed, rates, delays, R and MOS averaged over directions.
+    fn report(apps: &[&Self], out: &mut Vec<(&'static str, Val)>) {
+        let mut rows = Vec::new();
+        for a in apps {
+            for d in &a.dirs {
+                let mut r = Vec::new();
+                d.columns(a.call, &a.cfg, &mut r);
+                r.retain(|(n, _)| *n != "call");
+                rows.push(r);
+            }
+        }
+        super::merge_rows(&rows, out);
+    }
+
+    fn report_flows(&self, out: &mut Vec<FlowReport>) {
+        for d in &self.dirs {
+            let mut cols = Vec::new();
+            d.columns(self.call, &self.cfg, &mut cols);
+            out.push(FlowReport { flow: d.flow, cols });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Action;
+
+    fn cfg(vad: bool) -> CallConfig {
+        CallConfig {
+            codec: G711,
+            ptime: 20 * NS_PER_MS,
+            header_bytes: 40,
+            vad: vad.then_some((1_004e6, 1_587e6)),
+            playout: PlayoutKind::Fixed,
+            playout_delay: 60 * NS_PER_MS,
+            emodel: EModel::ColeRosenbluth,
+            network_delay: false,
+            extra_delay: 0,
+            start: 0,
+            stop: 60 * NS_PER_S,
+        }
+    }
+
+    /// 160 B of G.711 per 20 ms + 40 B headers; G.729A 2 frames = 20 B + 40 B; the
+    /// DOCSIS study's 218 B with Ethernet framing.
+    #[test]
+    fn packet_sizes() {
+        assert_eq!(cfg(false).packet_bytes(), 200);
+        assert_eq!(
+            CallConfig {
+                codec: G729A,
+                ..cfg(false)
+            }
+            .packet_bytes(),
+            60
+        );
+        assert_eq!(
+            CallConfig {
+                header_bytes: 58,
+                ..cfg(false)
+            }
+            .packet_bytes(),
+            218
+        );
+    }
+
+    fn run_sender(c: CallConfig, until: Nanos) -> Vec<(Nanos, u64, AppTag)> {
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+        };
+        let mut io = AppIo::new(0);
+        call.start(&mut io);
+        let mut wake = match io.actions() {
+            [Action::WakeAt(t)] => Some(*t),
+            _ => None,
+        };
+        let mut sent = Vec::new();
+        while let Some(t) = wake.filter(|t| *t < until) {
+            io.reset(0);
+            call.on_wake(t, &mut io);
+            wake = None;
+            for a in io.actions() {
+                match a {
+                    Action::WakeAt(x) => wake = Some(*x),
+                    Action::Send { seq, tag, .. } => sent.push((t, *seq, *tag)),
+                    _ => {}
+                }
+            }
+        }
+        sent
+    }
+
+    /// Without VAD: one packet every 20 ms, consecutive sequence numbers.
+    #[test]
+    fn cbr_without_vad() {
+        let s = run_sender(cfg(false), NS_PER_S);
+        assert_eq!(s.len(), 50);
+        assert!(s
+            .windows(2)
+            .all(|w| w[1].0 - w[0].0 == 20 * NS_PER_MS && w[1].1 == w[0].1 + 1));
+    }
+
+    /// With VAD: on the 20 ms grid, consecutive sequence numbers across silences, and
+    /// an on-fraction near P.59's 1.004/(1.004 + 1.587) = 0.3875 over 20 000 s (the
+    /// per-spurt rounding up to whole packets adds ≈ 10 ms to each spurt and silence,
+    /// so a cycle is 2.611 s). About 7660 cycles: the on-fraction's standard error is
+    /// ≈ 0.0045 and the spurt count's ≈ 63 (renewal CLT: √(T·σ²/μ³), σ² = 1.004² +
+    /// 1.587²); the bounds are ≈ 3.3 standard errors.
+    #[test]
+    fn vad_talk_spurts() {
+        let c = CallConfig {
+            stop: 20_000 * NS_PER_S,
+            ..cfg(true)
+        };
+        let s = run_sender(c, 20_000 * NS_PER_S);
+        assert!(s.iter().all(|p| p.0 % (20 * NS_PER_MS) == 0));
+        assert!(s.windows(2).all(|w| w[1].1 == w[0].1 + 1));
+        let on = s.len() as f64 / 1_000_000.0;
+        let expect = (1.004 + 0.01) / (1.004 + 1.587 + 0.02);
+        assert!((on - expect).abs() < 0.015, "{on} vs {expect}");
+        let spurts = s.last().unwrap().2.unit as f64;
+        assert!((spurts - 20_000.0 / 2.611).abs() < 210.0, "{spurts}");
+        // Exactly the first packet of each spurt carries the marker.
+        let markers = s.iter().filter(|p| p.2.unit_type == 1).count() as f64;
+        assert_eq!(markers, spurts + 1.0);
+    }
+
+    /// Receiver by hand (fixed 60 ms buffer, Cole–Rosenbluth, G.711): 10 packets, one
+    /// lost (seq 4), one late (seq 7: 100 ms vs the 30 + 60 = 90 ms offset), the rest
+    /// at 30 ms. Expected 10, lost 1, late 1 → e = 0.2. Played delay = 90 ms for all 8
+    /// played, so mouth-to-ear = 20 + 90 = 110 ms. R = 94.2 − 0.024·110 −
+    /// 30·ln(1 + 15·0.2) = 94.2 − 2.64 − 30·ln 4 = 91.56 − 41.588831 = 49.971169.
+    #[test]
+    fn receiver_counts_and_r_by_hand() {
+        let c = cfg(false);
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+        };
+        let mut io = AppIo::new(0);
+        for seq in 0..10u64 {
+            if seq == 4 {
+                continue;
+            }
+            let gen = seq * 20 * NS_PER_MS;
+            let owd = if seq == 7 { 100 } else { 30 } * NS_PER_MS;
+            let d = Arrival {
+                flow: 0,
+                reverse: false,
+                seq,
+                size: 200,
+                sent_at: gen,
+                tag: AppTag {
+                    unit: 0,
+                    unit_type: (seq == 0) as u8,
+                    fragment: 0,
+                    fragments: 1,
+                },
+                ecn: Default::default(),
+            };
+            call.on_datagram(gen + owd, &d, &mut io);
+        }
+        let mut out = Vec::new();
+        VoipCall::report(&[&call], &mut out);
+        let get = |n: &str| match out.iter().find(|(k, _)| *k == n).unwrap().1 {
+            Val::F(x) => x,
+            Val::U(x) => x as f64,
+            _ => f64::NAN,
+        };
+        assert_eq!(get("packets_received"), 9.0);
+        assert_eq!(get("packets_late"), 1.0);
+        assert!((get("voice_loss_rate") - 0.1).abs() < 1e-12);
+        assert!((get("late_rate") - 0.1).abs() < 1e-12);
+        assert!((get("mouth_to_ear_ms") - 110.0).abs() < 1e-9);
+        assert!(
+            (get("r_factor") - 49.971169).abs() < 1e-6,
+            "{}",
+            get("r_factor")
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! `voip` and `rtp` traffic end to end: quality columns, per-flow rows, RTCP reports
+//! against ground truth, and the bufferbloat effect on a call's MOS.
+
+mod common;
+use common::*;
+
+/// A G.711 call next to 5 CUBIC uploads on a 5 Mbit/s uplink (the DOCSIS study's
+/// setting without the MAC): a 417-packet FIFO (1 s at 5 Mbit/s) fills and the call
+/// sees ~1 s of queueing (G.107 R < 20 → MOS ≈ 1), while fq_codel keeps
+/// the sparse voice flow's queue at a packet or two (MOS ≈ 4.3). Mouth-to-ear delay
+/// decides it: loss stays small in both. The call starts at 10 s, when the FIFO is
+/// full, so the fixed 60 ms playout buffer is anchored on a queued packet (a call
+/// started into an empty FIFO would lose nearly every later packet as late: MOS 1).
+fn call_with_uploads(qdisc: &str) -> aqmlab_core::Results {
+    run(
+        &format!(
+            r#"
+            duration = "40s"
+            warmup = "10s"
+            [topology]
+            kind = "dumbbell"
+            [topology.bottleneck]
+            rate = "5Mbit"
+            delay = "5ms"
+            qdisc = {qdisc}
+            [[topology.hosts]]
+            name = "ftp"
+            count = 5
+            left = {{ rate = "100Mbit", delay = "2ms" }}
+            right = {{ rate = "100Mbit", delay = "3ms" }}
+            [[topology.hosts]]
+            name = "v"
+            count = 1
+            left = {{ rate = "100Mbit", delay = "1ms" }}
+            right = {{ rate = "100Mbit", delay = "1ms" }}
+            [[traffic]]
+            kind = "tcp-bulk"
+            name = "up"
+            hosts = "ftp"
+            cc = "cubic"
+            start_jitter = "1s"
+            [[traffic]]
+            kind = "voip"
+            name = "call"
+            hosts = "v"
+            codec = "g711"
+            start = "10s"
+            "#
+        ),
+        1,
+    )
+}
+
+#[test]
+fn fifo_417_gives_a_much_lower_mos_than_fq_codel() {
+    let fifo = call_with_uploads(r#"{ kind = "pfifo", limit = "417pkt" }"#);
+    let fq = call_with_uploads(r#"{ kind = "fq_codel" }"#);
+    let m = |r: &aqmlab_core::Results, c: &str| cell(r, "apps", "app", "call", c);
+    let (mos_fifo, mos_fq) = (m(&fifo, "mos"), m(&fq, "mos"));
+    let (d_fifo, d_fq) = (m(&fifo, "mouth_to_ear_ms"), m(&fq, "mouth_to_ear_ms"));
+    eprintln!(
+        "fifo: mos {mos_fifo} m2e {d_fifo} r {}; fq_codel: mos {mos_fq} m2e {d_fq} r {}",
+        m(&fifo, "r_factor"),
+        m(&fq, "r_factor")
+    );
+    // The FIFO's standing queue: at least 300 ms more mouth-to-ear delay.
+    assert!(d_fifo > d_fq + 300.0, "{d_fifo} vs {d_fq}");
+    // fq_codel: 20 ms packetisation + ~10 ms path + 60 ms buffer + a little queueing.
+    assert!(d_fq < 120.0, "{d_fq}");
+    assert!(mos_fq > 4.0, "{mos_fq}");
+    assert!(mos_fifo < mos_fq - 0.8, "{mos_fifo} vs {mos_fq}");
+    // The uploads keep the link busy either way.
+    let util = |r: &aqmlab_core::Results| cell(r, "queues", "link", "L->R", "utilization");
+    assert!(util(&fifo) > 0.95 && util(&fq) > 0.95);
+}
+
+/// Per-call rows: a 2-call bidirectional entry has 4 flows and 4 `app_flows` rows,
+/// and the entry row's counts are their sums.
+#[test]
+fn bidirectional_calls_have_one_row_per_direction() {
+    let r = run(
+        r#"
+        duration = "10s"
+        [topology]
+        kind = "dumbbell"
+        [topology.bottleneck]
+        rate = "10Mbit"
+        delay = "20ms"
+        [[topology.hosts]]
+        name = "v"
+        count = 1
+        [[traffic]]
+        kind = "voip"
+        name = "calls"
+        hosts = "v"
+        count = 2
+        codec = "g729a"
+        bidirectional = true
+        vad = true
+        emodel = "cole-rosenbluth"
+        "#,
+        3,
+    );
+    let t = r.table("app_flows");
+    assert_eq!(t.f64s("flow"), vec![0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(t.f64s("call"), vec![0.0, 0.0, 1.0, 1.0]);
+    let sent: f64 = t.f64s("packets_sent").iter().sum();
+    assert_eq!(cell(&r, "apps", "app", "calls", "packets_sent"), sent);
+    // 60 B packets (20 B of G.729A + 40 B headers) on both directions.
+    let flows = r.table("flows");
+    let src = flows.strs("src");
+    assert!(src[0] != src[1], "the second flow runs back");
+    // Unloaded path, 20 ms ptime + 22 ms one-way + 60 ms buffer = 102 ms; no loss →
+    // C&R R = 94.2 − 0.024·102 − 11 = 80.75 per direction.
+    for r_dir in t.f64s("r_factor") {
+        assert!((r_dir - 80.75).abs() < 0.1, "{r_dir}");
+    }
+}
+
+/// RTP over a lossy link: the sender's RR-derived loss matches the ground truth, and
+/// RTCP uses about 5 % of the session bandwidth (two members, 5 s minimum).
+#[test]
+fn rtcp_reports_match_ground_truth() {
+    let r = run(
+        r#"
+        duration = "120s"
+        [topology]
+        kind = "graph"
+        nodes = [{ name = "s" }, { name = "d" }]
+        [[topology.links]]
+        from = "s"
+        to = "d"
+        rate = "10Mbit"
+        delay = "10ms"
+        loss = 0.02
+        [[traffic]]
+        kind = "rtp"
+        name = "media"
+        src = "s"
+        dst = "d"
+        rate = "800kbit"
+        size = "500B"
+        size_dist = "uniform"
+        size_spread = "200B"
+        interval_dist = "exp"
+        clock_rate = 90000
+        "#,
+        5,
+    );
+    let c = |col: &str| cell(&r, "apps", "app", "media", col);
+    let truth = c("loss_fraction_true");
+    let rr = c("loss_fraction_rr");
+    eprintln!(
+        "truth {truth} rr {rr} rtcp {} jitter {}",
+        c("rtcp_packets"),
+        c("jitter_ms")
+    );
+    // 24 000 packets at 2 %: truth within ±0.3 % of 0.02 (≈ 3.3 standard errors) and
+    // the RR (up to one report interval earlier) within 0.2 % of it.
+    assert!((truth - 0.02).abs() < 0.003, "{truth}");
+    assert!((rr - truth).abs() < 0.002, "{rr} vs {truth}");
+    assert!((c("fraction_lost_rr_mean") - 0.02).abs() < 0.006);
+    // Mean packet 500 B, exponential gaps with mean 5 ms.
+    assert!((c("mean_size_bytes") - 500.0).abs() < 3.0);
+    // Two members, 0.05·800 kbit/s = 5000 B/s ≫ 2·84 B/5 s: the 5 s minimum rules;
+    // with reconsideration the mean interval stays ≈ 5 s per member → ≈ 2·120/5 = 48
+    // packets in 120 s. RR loss at 2 % removes about one.
+    let n = c("rtcp_packets");
+    assert!((38.0..=58.0).contains(&n), "{n}");
+    // RTT from LSR/DLSR: 2 × 10 ms propagation + tiny serialisation.
+    let rtt = c("rtt_ms_rtcp");
+    assert!((20.0..21.0).contains(&rtt), "{rtt}");
+    // Uncongested path with constant delay: the RFC 3550 jitter is about the
+    // serialisation-time differences of the size spread (≤ 0.5 ms).
+    assert!(c("jitter_ms") < 0.5);
+}
+
+/// Bad input names the field.
+#[test]
+fn impossible_voice_settings_are_field_errors() {
+    let base = r#"
+        duration = "1s"
+        [topology]
+        kind = "graph"
+        nodes = [{ name = "a" }, { name = "b" }]
+        [[topology.links]]
+        from = "a"
+        to = "b"
+        rate = "1Mbit"
+        [[traffic]]
+        kind = "voip"
+        src = "a"
+        dst = "b"
+        "#;
+    let err = |extra: &str| {
+        let s = aqmlab_core::ScenarioSpec::from_toml_str(&format!("{base}{extra}")).unwrap();
+        aqmlab_core::run_scenario(&s, Some(1), &aqmlab_core::RunOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let e = err(r#"ptime = "7ms""#);
+    assert!(
+        e.starts_with("traffic[0].ptime: 7 ms: g711 packetisation"),
+        "{e}"
+    );
+    let e = err(r#"ptime = "130ms""#);
+    assert!(e.starts_with("traffic[0].ptime"), "{e}");
+    let e = err("codec = \"g729a\"\nplc = true");
+    assert!(e.starts_with("traffic[0].plc"), "{e}");
+    let e = err(r#"talk_mean = "-1s""#);
+    assert!(e.starts_with("traffic[0].talk_mean"), "{e}");
+    let e = err(r#"silence_mean = "0s""#);
+    assert!(e.starts_with("traffic[0].silence_mean"), "{e}");
+    let e = err(r#"codec = "g723""#);
+    assert!(e.starts_with("traffic[0].codec"), "{e}");
+    let e = err(r#"emodel = "pesq""#);
+    assert!(e.starts_with("traffic[0].emodel"), "{e}");
+    let rtp = base.replace("\"voip\"", "\"rtp\"");
+    let err_rtp = |extra: &str| {
+        let s = aqmlab_core::ScenarioSpec::from_toml_str(&format!("{rtp}{extra}")).unwrap();
+        aqmlab_core::run_scenario(&s, Some(1), &aqmlab_core::RunOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let e = err_rtp("rate = \"1Mbit\"\nsize = \"20B\"");
+    assert!(e.starts_with("traffic[0].size"), "{e}");
+    let e = err_rtp("rate = \"1Mbit\"\nsize_dist = \"normal\"\nsize_spread = \"200B\"");
+    assert!(e.starts_with("traffic[0].size_spread"), "{e}"); // 500 − 3·200 < 40
+    let e = err_rtp("rate = \"1Mbit\"\nsize_dist = \"normal\"");
+    assert!(e.starts_with("traffic[0].size_spread: missing"), "{e}");
+    let e = err_rtp("rate = \"1Mbit\"\ninterval = \"5ms\"");
+    assert!(e.starts_with("traffic[0].interval"), "{e}");
+    let e = err_rtp("");
+    assert!(e.starts_with("traffic[0].rate: missing"), "{e}");
+}

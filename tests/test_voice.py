@@ -1,0 +1,85 @@
+"""Voice and RTP in the Python layer: MOS in reports, per-flow one-way delay CDFs."""
+
+import subprocess
+
+import polars as pl
+import pytest
+
+import aqmlab
+from aqmlab import plots, report
+from conftest import AQMLAB, EXAMPLES, ROOT
+
+SHORT = {"duration": "25s", "warmup": "5s", "traffic[1].start": "5s"}
+
+
+def cli(*args):
+    return subprocess.run([*AQMLAB, *map(str, args)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def voice_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("voice") / "run"
+    res = aqmlab.run(EXAMPLES / "voip-uploads.toml", set=SHORT)
+    res.write_parquet(out)
+    return out, res
+
+
+def test_run_report_shows_mos_per_voice_entry_and_the_per_flow_rows(voice_run):
+    run, res = voice_run
+    p = cli("report", run)
+    assert p.returncode == 0, p.stderr
+    text = (run / "report.html").read_text()
+    assert "Voice quality (MOS per voip entry)" in text
+    assert "<h3>app_flows</h3>" in text
+    # the MOS cell of the call is in the voice table
+    mos = res.apps.filter(pl.col("app") == "call")["mos"][0]
+    assert 1.0 <= mos < 2.0  # behind the full 417-packet FIFO
+    assert report.voice_table(run)["app"].to_list() == ["call"]
+    # the one-way delay CDF figure is there (owd_hist is on in the example)
+    assert 'id="fig-owd-cdf"' in text
+
+
+def test_owd_cdf_has_one_line_per_flow_and_counts_every_packet(voice_run, tmp_path):
+    run, res = voice_run
+    fig = plots.owd_cdf(run, app="call")
+    [line] = [l for l in fig.axes[0].get_lines() if not l.get_label().startswith("_")]
+    assert line.get_label() == "flow 5 (call)"
+    y = line.get_ydata()
+    assert y[-1] == 1.0 and all(a <= b for a, b in zip(y, y[1:]))
+    # the histogram holds every delivered voice packet after the warm-up
+    h = res.owd_hist.filter(pl.col("flow") == 5)
+    assert h["packets"].sum() == res.app_flows.filter(pl.col("flow") == 5)["packets_received"][0]
+    # the delays are the FIFO's: ~1 s for the call
+    x = line.get_xdata()
+    assert 800 < x[len(x) // 2] < 1200
+    fig_all = plots.owd_cdf(run)
+    assert len([l for l in fig_all.axes[0].get_lines() if not l.get_label().startswith("_")]) == 6
+    stem = tmp_path / "owd"
+    p = cli("plot", run, "--kind", "owd-cdf", "--entity", "0,5", "--out", stem)
+    assert p.returncode == 0, p.stderr
+    assert stem.with_suffix(".png").stat().st_size > 5000
+
+
+def test_owd_cdf_without_histograms_says_how_to_get_them(tmp_path):
+    run = tmp_path / "run"
+    aqmlab.run(EXAMPLES / "voip-uploads.toml", set={**SHORT, "output.owd_hist": False}).write_parquet(run)
+    with pytest.raises(ValueError, match="owd_hist = true"):
+        plots.owd_cdf(run)
+
+
+def test_sweep_report_draws_mos_bars_with_cis(tmp_path):
+    out = tmp_path / "sweep"
+    res = aqmlab.sweep(
+        EXAMPLES / "voip-uploads.toml",
+        grid={"bottleneck.qdisc": [{"kind": "pfifo", "limit": "417pkt"}, {"kind": "fq_codel"}]},
+        seeds=2, set={**SHORT, "output.owd_hist": False}, out=out, workers=2,
+    )
+    assert res.ok == 4
+    figs = report.voice_figures(out)
+    assert [f.name for f in figs] == ["bars-mos-call"]
+    bars = [p for p in figs[0].fig.axes[0].patches]
+    heights = sorted(b.get_height() for b in bars)
+    assert heights[0] < 2.0 and heights[-1] > 4.0  # FIFO vs fq_codel
+    p = cli("report", out, "--out", tmp_path / "r.html")
+    assert p.returncode == 0, p.stderr
+    assert 'id="fig-bars-mos-call"' in (tmp_path / "r.html").read_text()
