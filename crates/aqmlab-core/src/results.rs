@@ -217,6 +217,7 @@ pub fn collect(sim: &Simulation) -> Results {
     ));
 
     tables.push(apps_table(sim, &per_s));
+    tables.extend(kind_tables(sim));
 
     // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
     // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.
@@ -402,6 +403,30 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
     );
     add_kind_columns(&mut t, rows.iter().map(|r| r.extra.as_slice()));
     t
+}
+
+/// Opt-in tables of the traffic kinds (`Application::tables`), one per name, rows of
+/// all entries in entry order.
+fn kind_tables(sim: &Simulation) -> Vec<Table> {
+    let mut out: Vec<Table> = Vec::new();
+    for (e, entry) in sim.entries.iter().enumerate() {
+        let mine: Vec<&crate::app::AnyApp> = sim
+            .apps
+            .iter()
+            .zip(&sim.app_entry)
+            .filter(|(_, &x)| x as usize == e)
+            .map(|(a, _)| a)
+            .collect();
+        let mut got = Vec::new();
+        crate::app::AnyApp::tables(&mine, &entry.name, &mut got);
+        for t in got {
+            match out.iter_mut().find(|o| o.name == t.name) {
+                Some(o) => o.append(t),
+                None => out.push(t),
+            }
+        }
+    }
+    out
 }
 
 /// Append per-kind columns (the union of names, in first-seen order); a row whose kind
