@@ -28,6 +28,10 @@ hosts = "a"
 kind = "udp-cbr"
 hosts = "a"
 rate = "3Mbit"
+[[traffic]]
+kind = "video"
+hosts = "a"
+frame_rows = true
 "#,
         1,
     );
@@ -42,6 +46,7 @@ rate = "3Mbit"
         "tcp",
         "sojourn_hist",
         "drops",
+        "frames",
     ] {
         assert!(names.contains(&t), "no table {t}: {names:?}");
     }
