@@ -133,3 +133,22 @@ def test_video_plots_draw(tmp_path):
     for fig in (vplots.strip(res.frames), vplots.psnr_over_time(res.frames)):
         assert fig.axes and fig.axes[0].has_data()
         fig.savefig(tmp_path / "f.png")
+
+
+def test_report_has_video_figures_for_a_sweep_and_a_run(tmp_path):
+    from aqmlab import report
+    from conftest import EXAMPLES
+
+    out = tmp_path / "sw"
+    res = aqmlab.sweep(EXAMPLES / "video-rb-rio.toml", grid={"bottleneck.qdisc.kind": ["rb_rio", "pfifo"]}, seeds=2,
+                       set={"duration": "4s", "traffic[1].start": "1s", "traffic[1].stop": "3s"}, out=out, workers=2)
+    assert res.ok == 4
+    figs = report.video_sweep_figures(out)
+    assert [f.name for f in figs] == ["bars-decodable-mpeg-resp", "bars-decodable-mpeg-unresp"]
+    ax = figs[0].fig.axes[0]
+    assert len(ax.patches) == 2  # one bar per discipline, with CI error bars
+    run = next((out / "runs").iterdir())
+    names = [f.name for f in report.video_run_figures(run)]
+    assert names == ["video-strip"]  # no psnr_model: no PSNR figure
+    html = report.build(out).read_text()
+    assert "Decodable-frame loss of mpeg-resp" in html

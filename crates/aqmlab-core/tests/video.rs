@@ -50,7 +50,11 @@ fn bools(r: &Results, col: &str) -> Vec<bool> {
 fn packet_loss(r: &Results, ty: &str) -> f64 {
     let t = r.table("frames");
     let types = t.strs("type");
-    let (frags, got, sent) = (u64s(r, "fragments"), u64s(r, "fragments_received"), bools(r, "sent"));
+    let (frags, got, sent) = (
+        u64s(r, "fragments"),
+        u64s(r, "fragments_received"),
+        bools(r, "sent"),
+    );
     let (mut n, mut lost) = (0, 0);
     for i in 0..types.len() {
         if types[i] == ty && sent[i] {
@@ -79,9 +83,18 @@ frame_rows = true
 
 #[test]
 fn rb_rio_drops_b_frame_packets_before_i_frame_packets() {
-    let text = scenario("10s", "10Mbit", r#"{ kind = "rb_rio", limit = "100pkt" }"#, STREAMS);
+    let text = scenario(
+        "10s",
+        "10Mbit",
+        r#"{ kind = "rb_rio", limit = "100pkt" }"#,
+        STREAMS,
+    );
     let r = common::run(&text, 1);
-    let (i, p, b) = (packet_loss(&r, "I"), packet_loss(&r, "P"), packet_loss(&r, "B"));
+    let (i, p, b) = (
+        packet_loss(&r, "I"),
+        packet_loss(&r, "P"),
+        packet_loss(&r, "B"),
+    );
     eprintln!(
         "rb_rio: packet loss I {i:.4} P {p:.4} B {b:.4}; overflow {}",
         common::cell(&r, "queues", "link", "a->b", "drops_overflow")
@@ -92,20 +105,31 @@ fn rb_rio_drops_b_frame_packets_before_i_frame_packets() {
     let dec = app(&r, "mpeg", "frames_decodable") / app(&r, "mpeg", "frames_sent");
     assert!(dec > 2.5 / 9.0 && dec < 6.0 / 9.0, "decodable {dec}");
     // A FIFO of the same size drops by arrival, not by type: I frames lose packets too.
-    let fifo = scenario("10s", "10Mbit", r#"{ kind = "pfifo", limit = "100pkt" }"#, STREAMS);
+    let fifo = scenario(
+        "10s",
+        "10Mbit",
+        r#"{ kind = "pfifo", limit = "100pkt" }"#,
+        STREAMS,
+    );
     let f = common::run(&fifo, 1);
     let fi = packet_loss(&f, "I");
     let (ri, fi_dec) = (decodable_i(&r), decodable_i(&f));
     eprintln!("pfifo: packet loss I {fi:.4}; decodable I frames {fi_dec:.3} vs rb_rio {ri:.3}");
     assert!(fi > 0.1, "FIFO I loss {fi}");
-    assert!(ri > 0.95 && fi_dec < 0.8, "decodable I: rb_rio {ri}, fifo {fi_dec}");
+    assert!(
+        ri > 0.95 && fi_dec < 0.8,
+        "decodable I: rb_rio {ri}, fifo {fi_dec}"
+    );
 }
 
 /// Fraction of the sent I frames that are decodable.
 fn decodable_i(r: &Results) -> f64 {
     let types = r.table("frames").strs("type");
     let dec = bools(r, "decodable");
-    let i: Vec<bool> = (0..types.len()).filter(|&k| types[k] == "I").map(|k| dec[k]).collect();
+    let i: Vec<bool> = (0..types.len())
+        .filter(|&k| types[k] == "I")
+        .map(|k| dec[k])
+        .collect();
     i.iter().filter(|&&d| d).count() as f64 / i.len() as f64
 }
 
@@ -129,12 +153,23 @@ count = 8
 start_jitter = "33ms"
 "#;
     // 16 × 1.09 Mbit/s into 10 Mbit/s.
-    let text = scenario("20s", "10Mbit", r#"{ kind = "pfifo", limit = "100pkt" }"#, traffic);
+    let text = scenario(
+        "20s",
+        "10Mbit",
+        r#"{ kind = "pfifo", limit = "100pkt" }"#,
+        traffic,
+    );
     let r = common::run(&text, 2);
     let full = 136_400.0 * 8.0;
-    let (rs, us) = (app(&r, "resp", "frames_skipped"), app(&r, "unresp", "frames_skipped"));
+    let (rs, us) = (
+        app(&r, "resp", "frames_skipped"),
+        app(&r, "unresp", "frames_skipped"),
+    );
     let rate = app(&r, "resp", "tfrc_rate_bps_mean");
-    let (rg, ug) = (app(&r, "resp", "goodput_bps"), app(&r, "unresp", "goodput_bps"));
+    let (rg, ug) = (
+        app(&r, "resp", "goodput_bps"),
+        app(&r, "unresp", "goodput_bps"),
+    );
     eprintln!("skipped resp {rs} unresp {us}; TFRC rate {rate:.0} (full {full}); goodput {rg:.0} vs {ug:.0}");
     assert_eq!(us, 0.0);
     assert!(rs > 0.2 * app(&r, "resp", "frames_sent"), "skipped {rs}");
@@ -152,7 +187,10 @@ src = "a"
 dst = "b"
 responsive = true
 "#;
-    let r = common::run(&scenario("10s", "100Mbit", r#"{ kind = "pfifo" }"#, traffic), 1);
+    let r = common::run(
+        &scenario("10s", "100Mbit", r#"{ kind = "pfifo" }"#, traffic),
+        1,
+    );
     assert_eq!(app(&r, "v", "frames_skipped"), 0.0);
     assert_eq!(app(&r, "v", "decodable_frame_loss_rate"), 0.0);
 }
@@ -168,11 +206,17 @@ fn temp_file(name: &str, text: &str) -> String {
 /// 1000 B packets with 40 B headers take 2 packets, 100 B frames 1.
 #[test]
 fn trace_driven_stream_loops_its_trace() {
-    let trace = temp_file("t.csv", "frame,type,size\n0,I,1200\n1,P,100\n2,P,100\n3,P,1200\n");
+    let trace = temp_file(
+        "t.csv",
+        "frame,type,size\n0,I,1200\n1,P,100\n2,P,100\n3,P,1200\n",
+    );
     let traffic = format!(
         "[[traffic]]\nkind = \"video\"\nname = \"v\"\nsrc = \"a\"\ndst = \"b\"\ntrace = \"{trace}\"\ntrace_format = \"csv\"\nfps = 25\nframe_rows = true\n"
     );
-    let r = common::run(&scenario("2s", "100Mbit", r#"{ kind = "pfifo" }"#, &traffic), 1);
+    let r = common::run(
+        &scenario("2s", "100Mbit", r#"{ kind = "pfifo" }"#, &traffic),
+        1,
+    );
     assert_eq!(app(&r, "v", "frames_sent"), 26.0);
     assert_eq!(app(&r, "v", "frames_decodable"), 26.0);
     let frags = u64s(&r, "fragments");
@@ -187,9 +231,27 @@ fn trace_driven_stream_loops_its_trace() {
 #[test]
 fn bad_traces_name_file_line_and_field() {
     let cases = [
-        ("neg.txt", "1 I 100\n2 P -5 1\n", "evalvid", "line 2, field `size`", "negative"),
-        ("type.txt", "1 I 100\n2 X 5 1\n", "evalvid", "line 2, field `type`", "unknown frame type"),
-        ("cols.csv", "frame,size\n0,100\n", "csv", "line 1, field `type`", "missing column"),
+        (
+            "neg.txt",
+            "1 I 100\n2 P -5 1\n",
+            "evalvid",
+            "line 2, field `size`",
+            "negative",
+        ),
+        (
+            "type.txt",
+            "1 I 100\n2 X 5 1\n",
+            "evalvid",
+            "line 2, field `type`",
+            "unknown frame type",
+        ),
+        (
+            "cols.csv",
+            "frame,size\n0,100\n",
+            "csv",
+            "line 1, field `type`",
+            "missing column",
+        ),
     ];
     for (name, text, fmt, place, what) in cases {
         let path = temp_file(name, text);
@@ -200,7 +262,10 @@ fn bad_traces_name_file_line_and_field() {
         let e = run_scenario(&spec, Some(1), &RunOptions::default()).unwrap_err();
         let msg = e.to_string();
         assert!(msg.contains("traffic[0].trace"), "{msg}");
-        assert!(msg.contains(&path) && msg.contains(place) && msg.contains(what), "{msg}");
+        assert!(
+            msg.contains(&path) && msg.contains(place) && msg.contains(what),
+            "{msg}"
+        );
         std::fs::remove_file(path).ok();
     }
     // GOP settings with a trace are refused, naming the key.
@@ -216,7 +281,8 @@ fn bad_traces_name_file_line_and_field() {
 
 #[test]
 fn tag_classes_are_checked() {
-    let traffic = "[[traffic]]\nkind = \"video\"\nsrc = \"a\"\ndst = \"b\"\nclass = { tag = [0, 3, 300] }\n";
+    let traffic =
+        "[[traffic]]\nkind = \"video\"\nsrc = \"a\"\ndst = \"b\"\nclass = { tag = [0, 3, 300] }\n";
     let spec = common::spec(&scenario("1s", "10Mbit", r#"{ kind = "pfifo" }"#, traffic));
     let e = run_scenario(&spec, Some(1), &RunOptions::default()).unwrap_err();
     assert!(e.to_string().contains("traffic[0].class.tag[2]"), "{e}");

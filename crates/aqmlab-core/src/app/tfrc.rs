@@ -78,7 +78,13 @@ impl LossHistory {
 
     /// Packet `seq`, sent at `sent_at`, was lost; `rtt` groups losses into events.
     /// Returns true if it starts a new loss event. `seed` gives I_1 for the first event.
-    pub fn on_loss(&mut self, seq: u64, sent_at: Nanos, rtt: Nanos, seed: impl FnOnce() -> u64) -> bool {
+    pub fn on_loss(
+        &mut self,
+        seq: u64,
+        sent_at: Nanos,
+        rtt: Nanos,
+        seed: impl FnOnce() -> u64,
+    ) -> bool {
         match self.event {
             Some((_, t0)) if sent_at <= t0 + rtt => false,
             Some((s0, _)) => {
@@ -110,11 +116,15 @@ impl LossHistory {
         let k = self.n_closed;
         // I_tot0 over I_0..I_{k-1}, I_tot1 over I_1..I_k (RFC 5348 §5.4, k ≤ n = 8).
         let (mut tot0, mut tot1, mut w_tot) = (0.0, 0.0, 0.0);
-        for i in 0..k {
-            let ii = if i == 0 { i0 } else { self.closed[i - 1] as f64 };
-            tot0 += ii * WEIGHTS[i];
-            tot1 += self.closed[i] as f64 * WEIGHTS[i];
-            w_tot += WEIGHTS[i];
+        for (i, w) in WEIGHTS.iter().enumerate().take(k) {
+            let ii = if i == 0 {
+                i0
+            } else {
+                self.closed[i - 1] as f64
+            };
+            tot0 += ii * w;
+            tot1 += self.closed[i] as f64 * w;
+            w_tot += w;
         }
         let mean = tot0.max(tot1) / w_tot;
         1.0 / mean
@@ -149,7 +159,15 @@ impl TfrcReceiver {
     /// A data packet arrived. `rtt` is the sender's estimate (carried in its header),
     /// `s` the packet size for seeding. Returns true if feedback is due at once (a new
     /// loss event raised p).
-    pub fn on_data(&mut self, now: Nanos, seq: u64, sent_at: Nanos, size: u32, rtt: Nanos, s: f64) -> bool {
+    pub fn on_data(
+        &mut self,
+        now: Nanos,
+        seq: u64,
+        sent_at: Nanos,
+        size: u32,
+        rtt: Nanos,
+        s: f64,
+    ) -> bool {
         self.bytes_since += size as u64;
         self.pending = true;
         let mut new_event = false;
@@ -190,9 +208,7 @@ impl TfrcReceiver {
 
     /// Make a report now; restarts the receive-rate measurement.
     pub fn report(&mut self, now: Nanos) -> Feedback {
-        let (t_recvdata, t_delay) = self
-            .last
-            .map_or((0, 0), |(_, sent, arr)| (sent, now - arr));
+        let (t_recvdata, t_delay) = self.last.map_or((0, 0), |(_, sent, arr)| (sent, now - arr));
         let fb = Feedback {
             t_recvdata,
             t_delay,

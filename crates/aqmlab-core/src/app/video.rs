@@ -51,28 +51,108 @@ pub const VIDEO: TrafficKind = TrafficKind {
 };
 
 const PARAMS: &[ParamDoc] = &[
-    ParamDoc { name: "pattern", ty: "string", default: "IBBPBBPBB", doc: "GOP pattern of I, P, B (synthetic source)" },
-    ParamDoc { name: "i_size", ty: "size", default: "11000B", doc: "I frame size (payload; mean if size_dist = exp)" },
-    ParamDoc { name: "p_size", ty: "size", default: "8000B", doc: "P frame size" },
-    ParamDoc { name: "b_size", ty: "size", default: "2000B", doc: "B frame size" },
-    ParamDoc { name: "size_dist", ty: "string", default: "fixed", doc: "fixed or exp (exponential frame sizes with the type's mean)" },
-    ParamDoc { name: "trace", ty: "string", default: "-", doc: "frame trace file (instead of the GOP), looped; path relative to the working directory" },
-    ParamDoc { name: "trace_format", ty: "string", default: "evalvid", doc: "evalvid (frame type size ... per line) or csv (header with type, size)" },
-    ParamDoc { name: "fps", ty: "float", default: "30", doc: "frames per second" },
-    ParamDoc { name: "packet_size", ty: "size", default: "1000B", doc: "largest IP packet; frames are fragmented into packets of at most this" },
-    ParamDoc { name: "header", ty: "size", default: "40B", doc: "IP + UDP + RTP header bytes per packet" },
-    ParamDoc { name: "responsive", ty: "bool", default: "false", doc: "TFRC rate control with media scaling (drop B, then P frames)" },
-    ParamDoc { name: "threshold", ty: "float", default: "1", doc: "fraction of a frame's packets needed to count it received" },
-    ParamDoc { name: "max_delay", ty: "duration", default: "1s", doc: "packets arriving later than this after their frame count as lost" },
-    ParamDoc { name: "order", ty: "string", default: "display (GOP), decode (trace)", doc: "frame order for B-frame references: display or decode (bitstream)" },
-    ParamDoc { name: "psnr_model", ty: "string", default: "-", doc: "CSV frame,gap,psnr_db from aqmlab.video for psnr_db_mean and video_mos" },
-    ParamDoc { name: "frame_rows", ty: "bool", default: "false", doc: "add one row per frame to the `frames` table" },
+    ParamDoc {
+        name: "pattern",
+        ty: "string",
+        default: "IBBPBBPBB",
+        doc: "GOP pattern of I, P, B (synthetic source)",
+    },
+    ParamDoc {
+        name: "i_size",
+        ty: "size",
+        default: "11000B",
+        doc: "I frame size (payload; mean if size_dist = exp)",
+    },
+    ParamDoc {
+        name: "p_size",
+        ty: "size",
+        default: "8000B",
+        doc: "P frame size",
+    },
+    ParamDoc {
+        name: "b_size",
+        ty: "size",
+        default: "2000B",
+        doc: "B frame size",
+    },
+    ParamDoc {
+        name: "size_dist",
+        ty: "string",
+        default: "fixed",
+        doc: "fixed or exp (exponential frame sizes with the type's mean)",
+    },
+    ParamDoc {
+        name: "trace",
+        ty: "string",
+        default: "-",
+        doc:
+            "frame trace file (instead of the GOP), looped; path relative to the working directory",
+    },
+    ParamDoc {
+        name: "trace_format",
+        ty: "string",
+        default: "evalvid",
+        doc: "evalvid (frame type size ... per line) or csv (header with type, size)",
+    },
+    ParamDoc {
+        name: "fps",
+        ty: "float",
+        default: "30",
+        doc: "frames per second",
+    },
+    ParamDoc {
+        name: "packet_size",
+        ty: "size",
+        default: "1000B",
+        doc: "largest IP packet; frames are fragmented into packets of at most this",
+    },
+    ParamDoc {
+        name: "header",
+        ty: "size",
+        default: "40B",
+        doc: "IP + UDP + RTP header bytes per packet",
+    },
+    ParamDoc {
+        name: "responsive",
+        ty: "bool",
+        default: "false",
+        doc: "TFRC rate control with media scaling (drop B, then P frames)",
+    },
+    ParamDoc {
+        name: "threshold",
+        ty: "float",
+        default: "1",
+        doc: "fraction of a frame's packets needed to count it received",
+    },
+    ParamDoc {
+        name: "max_delay",
+        ty: "duration",
+        default: "1s",
+        doc: "packets arriving later than this after their frame count as lost",
+    },
+    ParamDoc {
+        name: "order",
+        ty: "string",
+        default: "display (GOP), decode (trace)",
+        doc: "frame order for B-frame references: display or decode (bitstream)",
+    },
+    ParamDoc {
+        name: "psnr_model",
+        ty: "string",
+        default: "-",
+        doc: "CSV frame,gap,psnr_db from aqmlab.video for psnr_db_mean and video_mos",
+    },
+    ParamDoc {
+        name: "frame_rows",
+        ty: "bool",
+        default: "false",
+        doc: "add one row per frame to the `frames` table",
+    },
 ];
 
 /// Read the file at `p.trace` (or another key), naming the key on failure.
 fn read_file(p: &Params, key: &str, path: &str) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| p.error(key, format!("\"{path}\": cannot read: {e}")))
+    std::fs::read_to_string(path).map_err(|e| p.error(key, format!("\"{path}\": cannot read: {e}")))
 }
 
 fn size_param(p: &mut Params, key: &'static str, default: u64) -> Result<Option<u32>> {
@@ -118,7 +198,11 @@ fn read_frames(p: &mut Params, e: &EntryBuild) -> Result<(Frames, Order)> {
             },
             rng: e.rng("sizes"),
         };
-        let order = if order == "decode" { Order::Decode } else { Order::Display };
+        let order = if order == "decode" {
+            Order::Decode
+        } else {
+            Order::Display
+        };
         return Ok((frames, order));
     };
     for (key, given) in [
@@ -133,10 +217,18 @@ fn read_frames(p: &mut Params, e: &EntryBuild) -> Result<(Frames, Order)> {
         }
     }
     let text = read_file(p, "trace", file)?;
-    let fmt = if format == "csv" { Format::Csv } else { Format::Evalvid };
-    let frames = video_trace::parse(&text, fmt)
-        .map_err(|err| p.error("trace", err.describe(file)))?;
-    let order = if order == "display" { Order::Display } else { Order::Decode };
+    let fmt = if format == "csv" {
+        Format::Csv
+    } else {
+        Format::Evalvid
+    };
+    let frames =
+        video_trace::parse(&text, fmt).map_err(|err| p.error("trace", err.describe(file)))?;
+    let order = if order == "display" {
+        Order::Display
+    } else {
+        Order::Decode
+    };
     Ok((Frames::Trace(frames.into()), order))
 }
 
@@ -146,7 +238,10 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let packet_size = p.size_or("packet_size", 1000)?;
     let header = p.size_or("header", 40)?;
     if !(1..=65_535).contains(&packet_size) {
-        return Err(p.error("packet_size", format!("{packet_size}B: expected 1B to 65535B")));
+        return Err(p.error(
+            "packet_size",
+            format!("{packet_size}B: expected 1B to 65535B"),
+        ));
     }
     if header >= packet_size {
         return Err(p.error(
@@ -186,8 +281,8 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
             ));
         }
     }
-    let scaling = responsive
-        .then(|| Arc::new(Scaling::new(&frames.mean_sizes(), fps, payload, header)));
+    let scaling =
+        responsive.then(|| Arc::new(Scaling::new(&frames.mean_sizes(), fps, payload, header)));
     let cfg = Arc::new(Config {
         fps,
         payload,
@@ -495,7 +590,13 @@ impl Application for VideoApp {
                 rate_n += a.records.len() as u64;
             }
         }
-        let frac = |x: u64| if sent > 0 { 1.0 - x as f64 / sent as f64 } else { f64::NAN };
+        let frac = |x: u64| {
+            if sent > 0 {
+                1.0 - x as f64 / sent as f64
+            } else {
+                f64::NAN
+            }
+        };
         let mean = |s: f64, n: u64| if n > 0 { s / n as f64 } else { f64::NAN };
         out.push(("frames_sent", Val::U(sent)));
         out.push(("frames_skipped", Val::U(skipped)));

@@ -56,15 +56,18 @@ impl PsnrModel {
         };
         let names: Vec<&str> = header.split(',').map(str::trim).collect();
         let col = |n: &'static str| {
-            names
-                .iter()
-                .position(|c| *c == n)
-                .ok_or((hn, n, format!("missing column `{n}`; expected frame,gap,psnr_db")))
+            names.iter().position(|c| *c == n).ok_or((
+                hn,
+                n,
+                format!("missing column `{n}`; expected frame,gap,psnr_db"),
+            ))
         };
         let (cf, cg, cp) = (col("frame")?, col("gap")?, col("psnr_db")?);
         for (n, l) in lines {
             let cells: Vec<&str> = l.split(',').map(str::trim).collect();
-            let cell = |i: usize, f: &'static str| cells.get(i).copied().ok_or((n, f, "missing".to_string()));
+            let cell = |i: usize, f: &'static str| {
+                cells.get(i).copied().ok_or((n, f, "missing".to_string()))
+            };
             let frame = cell(cf, "frame")?
                 .parse::<usize>()
                 .map_err(|_| (n, "frame", "expected a frame index ≥ 0".to_string()))?;
@@ -83,7 +86,11 @@ impl PsnrModel {
         let frames = rows.iter().map(|r| r.0 + 1).max().unwrap_or(0);
         let max_gap = rows.iter().map(|r| r.1).max().unwrap_or(-1);
         if frames == 0 || max_gap < 0 {
-            return Err((0, "gap", "the model needs gaps -1..D for every frame".into()));
+            return Err((
+                0,
+                "gap",
+                "the model needs gaps -1..D for every frame".into(),
+            ));
         }
         let width = max_gap as usize + 2;
         let mut values = vec![f64::NAN; frames * width];
@@ -94,7 +101,11 @@ impl PsnrModel {
             return Err((
                 0,
                 "gap",
-                format!("no row for frame {}, gap {}", k / width, (k % width) as i64 - 1),
+                format!(
+                    "no row for frame {}, gap {}",
+                    k / width,
+                    (k % width) as i64 - 1
+                ),
             ));
         }
         Ok(PsnrModel {

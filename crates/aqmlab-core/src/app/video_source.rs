@@ -135,7 +135,9 @@ pub fn parse_pattern(s: &str) -> Result<Vec<FrameType>, String> {
     match v {
         Some(v) if v.first() == Some(&FrameType::I) => Ok(v),
         Some(_) => Err(format!("\"{s}\": a GOP starts with I")),
-        None => Err(format!("\"{s}\": expected letters I, P, B like \"IBBPBBPBB\"")),
+        None => Err(format!(
+            "\"{s}\": expected letters I, P, B like \"IBBPBBPBB\""
+        )),
     }
 }
 
@@ -177,7 +179,14 @@ mod tests {
         use FrameType::*;
         assert_eq!(
             got,
-            vec![(I, 11_000), (B, 2000), (B, 2000), (P, 8000), (I, 11_000), (B, 2000)]
+            vec![
+                (I, 11_000),
+                (B, 2000),
+                (B, 2000),
+                (P, 8000),
+                (I, 11_000),
+                (B, 2000)
+            ]
         );
         assert!(parse_pattern("BBI").is_err());
         assert!(parse_pattern("IXB").is_err());

@@ -126,15 +126,17 @@ fn parse_evalvid(text: &str) -> Result<Vec<TraceFrame>, TraceError> {
     let mut out = Vec::new();
     for (n, l) in data_lines(text) {
         let mut f = l.split_whitespace();
-        let num = f.next().ok_or_else(|| TraceError::new(n, "frame", "missing"))?;
+        let num = f
+            .next()
+            .ok_or_else(|| TraceError::new(n, "frame", "missing"))?;
         frame_number(num, n)?;
         let ty = f
             .next()
             .ok_or_else(|| TraceError::new(n, "type", "missing: expected I, P or B"))?;
         let ty = frame_type(ty, n)?;
-        let size = f
-            .next()
-            .ok_or_else(|| TraceError::new(n, "size", "missing: expected the frame size in bytes"))?;
+        let size = f.next().ok_or_else(|| {
+            TraceError::new(n, "size", "missing: expected the frame size in bytes")
+        })?;
         let size = frame_size(size, n)?;
         out.push(TraceFrame { ty, size });
     }
@@ -152,7 +154,9 @@ fn parse_csv(text: &str) -> Result<Vec<TraceFrame>, TraceError> {
             TraceError::new(
                 hn,
                 name,
-                format!("missing column `{name}` in the header {names:?}; expected frame,type,size"),
+                format!(
+                    "missing column `{name}` in the header {names:?}; expected frame,type,size"
+                ),
             )
         })
     };
@@ -162,10 +166,13 @@ fn parse_csv(text: &str) -> Result<Vec<TraceFrame>, TraceError> {
     for (n, l) in lines {
         let cells: Vec<&str> = l.split(',').collect();
         let get = |i: usize, name: &'static str| {
-            cells
-                .get(i)
-                .copied()
-                .ok_or_else(|| TraceError::new(n, name, format!("missing: the line has {} fields", cells.len())))
+            cells.get(i).copied().ok_or_else(|| {
+                TraceError::new(
+                    n,
+                    name,
+                    format!("missing: the line has {} fields", cells.len()),
+                )
+            })
         };
         if let Some(i) = cf {
             frame_number(get(i, "frame")?, n)?;
@@ -191,30 +198,63 @@ mod tests {
             (FrameType::P, 512),
             (FrameType::B, 100),
         ];
-        assert_eq!(
-            f,
-            want.map(|(ty, size)| TraceFrame { ty, size }).to_vec()
-        );
+        assert_eq!(f, want.map(|(ty, size)| TraceFrame { ty, size }).to_vec());
     }
 
     #[test]
     fn csv_reads_columns_by_name() {
         let t = "size,frame,type,extra\n100,0,I,x\n20,1,B,y\n";
         let f = parse(t, Format::Csv).unwrap();
-        assert_eq!(f[0], TraceFrame { ty: FrameType::I, size: 100 });
-        assert_eq!(f[1], TraceFrame { ty: FrameType::B, size: 20 });
+        assert_eq!(
+            f[0],
+            TraceFrame {
+                ty: FrameType::I,
+                size: 100
+            }
+        );
+        assert_eq!(
+            f[1],
+            TraceFrame {
+                ty: FrameType::B,
+                size: 20
+            }
+        );
     }
 
     #[test]
     fn errors_name_line_and_field() {
         let cases: &[(&str, Format, usize, &str, &str)] = &[
             ("1 I 100\n2 P -5\n", Format::Evalvid, 2, "size", "negative"),
-            ("1 I 100\n\n2 X 5\n", Format::Evalvid, 3, "type", "unknown frame type"),
+            (
+                "1 I 100\n\n2 X 5\n",
+                Format::Evalvid,
+                3,
+                "type",
+                "unknown frame type",
+            ),
             ("1 I 100\n2 P\n", Format::Evalvid, 2, "size", "missing"),
-            ("1 I 100\nx P 3\n", Format::Evalvid, 2, "frame", "frame number"),
+            (
+                "1 I 100\nx P 3\n",
+                Format::Evalvid,
+                2,
+                "frame",
+                "frame number",
+            ),
             ("1 I ten\n", Format::Evalvid, 1, "size", "whole number"),
-            ("frame,size\n0,100\n", Format::Csv, 1, "type", "missing column `type`"),
-            ("frame,type,size\n0,I,100\n1,P\n", Format::Csv, 3, "size", "missing"),
+            (
+                "frame,size\n0,100\n",
+                Format::Csv,
+                1,
+                "type",
+                "missing column `type`",
+            ),
+            (
+                "frame,type,size\n0,I,100\n1,P\n",
+                Format::Csv,
+                3,
+                "size",
+                "missing",
+            ),
             ("type,size\nI,-1\n", Format::Csv, 2, "size", "negative"),
             ("", Format::Evalvid, 0, "frame", "no frames"),
         ];
