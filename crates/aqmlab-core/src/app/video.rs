@@ -655,3 +655,125 @@ pub fn frames_table() -> Table {
         ],
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Action;
+    use crate::sim::rng::Rng;
+
+    fn app(responsive: bool) -> VideoApp {
+        let frames = Frames::Gop {
+            pattern: video_source::parse_pattern("IBBP").unwrap().into(),
+            sizes: [0, 2000, 1000, 500],
+            dist: SizeDist::Fixed,
+            rng: Rng::stream(1, "x"),
+        };
+        let cfg = Arc::new(Config {
+            fps: 25.0,
+            payload: 960,
+            header: 40,
+            threshold: 1.0,
+            max_delay: NS_PER_S,
+            order: Order::Display,
+            end: 10 * NS_PER_S,
+            stop: 10 * NS_PER_S,
+            model: None,
+            frame_rows: false,
+        });
+        let scaling =
+            responsive.then(|| Arc::new(Scaling::new(&frames.mean_sizes(), 25.0, 960, 40)));
+        VideoApp::new(3, frames, NS_PER_S, cfg, scaling)
+    }
+
+    /// Frame 0 (I, 2000 B) at 1 s: 3 packets of 1000, 1000 and 80 + 40 = 120 B, tagged
+    /// unit 0, type 1, fragments 0..3 of 3, sequence numbers 0..3; next wake 40 ms later.
+    #[test]
+    fn an_i_frame_goes_out_as_tagged_fragments() {
+        let mut a = app(false);
+        let mut io = AppIo::new(0);
+        a.start(&mut io);
+        assert_eq!(io.actions(), &[Action::WakeAt(NS_PER_S)]);
+        io.reset(0);
+        a.on_wake(NS_PER_S, &mut io);
+        let sends: Vec<(u32, u64, AppTag)> = io
+            .actions()
+            .iter()
+            .filter_map(|x| match *x {
+                Action::Send {
+                    size,
+                    seq,
+                    tag,
+                    reverse: false,
+                    ..
+                } => Some((size, seq, tag)),
+                _ => None,
+            })
+            .collect();
+        let tag = |fragment| AppTag {
+            unit: 0,
+            unit_type: 1,
+            fragment,
+            fragments: 3,
+        };
+        assert_eq!(
+            sends,
+            vec![(1000, 0, tag(0)), (1000, 1, tag(1)), (120, 2, tag(2))]
+        );
+        assert!(io
+            .actions()
+            .contains(&Action::WakeAt(NS_PER_S + 40 * NS_PER_MS)));
+    }
+
+    /// The receiver answers the first data packet with a report at once (40 B, back on
+    /// the flow); when it returns, the sender takes its RTT sample from it.
+    #[test]
+    fn reports_go_back_and_give_the_sender_its_rtt() {
+        let mut a = app(true);
+        let mut io = AppIo::new(0);
+        let d = Arrival {
+            flow: 3,
+            reverse: false,
+            seq: 0,
+            size: 1000,
+            sent_at: NS_PER_S,
+            tag: AppTag {
+                unit: 0,
+                unit_type: 1,
+                fragment: 0,
+                fragments: 3,
+            },
+            ecn: crate::net::packet::Ecn::default(),
+        };
+        a.records.push(FrameRec {
+            ty: FrameType::I,
+            sent_at: NS_PER_S,
+            sent: true,
+            fragments: 3,
+            got: 0,
+        });
+        a.on_datagram(NS_PER_S + 20 * NS_PER_MS, &d, &mut io);
+        assert!(io.actions().iter().any(|x| matches!(
+            x,
+            Action::Send {
+                reverse: true,
+                size: FEEDBACK_BYTES,
+                seq: 0,
+                ..
+            }
+        )));
+        assert_eq!(a.records[0].got, 1);
+        io.reset(0);
+        let back = Arrival {
+            reverse: true,
+            seq: 0,
+            size: FEEDBACK_BYTES,
+            tag: AppTag::default(),
+            ..d
+        };
+        a.on_datagram(NS_PER_S + 40 * NS_PER_MS, &back, &mut io);
+        let r = a.tfrc.as_ref().unwrap();
+        assert_eq!(r.tx.rtt, Some(40 * NS_PER_MS)); // sent at 1 s, report back at 1.04 s
+        assert!(r.reports.is_empty());
+    }
+}
