@@ -361,17 +361,30 @@ mod tests {
         assert!((h.p(seq) - 6.0 / 220.0).abs() < 1e-12, "{}", h.p(seq));
     }
 
+    /// Packets every 1 ms from t = 10 ms, RTT 50 ms; 5, 6, 7 lost in one burst, found
+    /// when 8 arrives at 18 ms. The receive rate since the first packet is 6 × 1000 B
+    /// over 8 ms = 750 000 B/s, so the first event is seeded (RFC 5348 §6.3.1) with the
+    /// interval whose p gives that rate in the equation: I_1 = round(1/p*). Then
+    /// I_0 = 8 + 1 − 5 = 4 < I_1, and p = 1/I_1.
     #[test]
-    fn receiver_groups_a_burst_into_one_event_and_asks_for_feedback() {
+    fn receiver_groups_a_burst_and_seeds_the_first_interval() {
         let mut r = TfrcReceiver::default();
         let ms = 1_000_000;
-        // Packets every 1 ms; 5, 6, 7 lost in one burst; RTT 50 ms.
         for s in 0..5u64 {
             assert!(!r.on_data(s * ms + 10 * ms, s, s * ms, 1000, 50 * ms, 1000.0));
         }
         assert!(r.on_data(18 * ms, 8, 8 * ms, 1000, 50 * ms, 1000.0));
-        assert_eq!(r.history.n_closed, 1); // the seeded interval only
-        assert!(r.report(18 * ms).p > 0.0);
+        assert_eq!(r.history.n_closed, 1); // one event for the three losses
+        let i1 = r.history.closed[0];
+        assert_eq!(i1, (1.0 / invert(1000.0, 0.05, 750_000.0)).round() as u64);
+        let x = throughput(1000.0, 0.05, 1.0 / i1 as f64);
+        assert!((x / 750_000.0 - 1.0).abs() < 0.05, "{i1} {x}");
+        let fb = r.report(18 * ms);
+        assert_eq!(fb.p, 1.0 / i1 as f64);
+        assert_eq!(fb.t_recvdata, 8 * ms);
+        assert_eq!(fb.x_recv, 750_000.0);
+        // No new event: the next report is not urgent.
+        assert!(!r.on_data(19 * ms, 9, 9 * ms, 1000, 50 * ms, 1000.0));
     }
 
     #[test]
