@@ -287,3 +287,42 @@ fn tag_classes_are_checked() {
     let e = run_scenario(&spec, Some(1), &RunOptions::default()).unwrap_err();
     assert!(e.to_string().contains("traffic[0].class.tag[2]"), "{e}");
 }
+
+#[test]
+fn bad_video_settings_name_their_key() {
+    let cases = [
+        ("pattern = \"BBI\"", "traffic[0].pattern", "starts with I"),
+        ("pattern = \"IXB\"", "traffic[0].pattern", "letters I, P, B"),
+        (
+            "header = \"1000B\"",
+            "traffic[0].header",
+            "less than packet_size",
+        ),
+        ("threshold = 0", "traffic[0].threshold", "expected a number"),
+        ("fps = 0", "traffic[0].fps", "expected a number"),
+        (
+            "trace_format = \"csv\"",
+            "traffic[0].trace_format",
+            "only with `trace`",
+        ),
+        (
+            "psnr_model = \"/nonexistent/m.csv\"",
+            "traffic[0].psnr_model",
+            "cannot read",
+        ),
+        ("order = \"random\"", "traffic[0].order", "display, decode"),
+        ("i_size = \"0B\"", "traffic[0].i_size", "expected 1B"),
+        (
+            "max_delay = \"0s\"",
+            "traffic[0].max_delay",
+            "greater than zero",
+        ),
+    ];
+    for (line, path, what) in cases {
+        let traffic = format!("[[traffic]]\nkind = \"video\"\nsrc = \"a\"\ndst = \"b\"\n{line}\n");
+        let spec = common::spec(&scenario("1s", "10Mbit", r#"{ kind = "pfifo" }"#, &traffic));
+        let e = run_scenario(&spec, Some(1), &RunOptions::default()).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.starts_with(path) && msg.contains(what), "{line}: {msg}");
+    }
+}
