@@ -205,6 +205,38 @@ def default_sweep_figures(path: Path) -> list[Figure]:
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), f"{source}, all seeds of a point pooled."))
         figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path), "First seed of each point."))
     figs.extend(voice_figures(path, agg))
+    figs.extend(video_sweep_figures(path))
+    return figs
+
+
+def video_sweep_figures(path: Path) -> list[Figure]:
+    """Decodable-frame loss per point and video entry (``video`` traffic), mean and CI."""
+    from .video import plots as vplots
+
+    apps = load_runs(path, "apps")
+    if "decodable_frame_loss_rate" not in apps.columns:
+        return []
+    figs = []
+    for app in sorted(set(apps.filter(pl.col("kind") == "video")["app"].to_list())):
+        try:
+            fig = vplots.decodable_bars(path, app=app)
+        except ValueError:
+            continue
+        figs.append(Figure(f"bars-decodable-{app}", f"Decodable-frame loss of {app}", fig,
+                           "1 − decodable/sent frames (ALGORITHMS.md §8.3); mean over seeds with the 95 % Student-t confidence interval."))
+    return figs
+
+
+def video_run_figures(path: Path) -> list[Figure]:
+    """Strip plot of decoded frames and PSNR over time when the run has a ``frames`` table."""
+    from .video import plots as vplots
+
+    frames = load_runs(path, "frames")
+    if not frames.height:
+        return []
+    figs = [Figure("video-strip", "Decoded frames of sampled streams", vplots.strip(frames), "A tick per decodable frame, coloured by type; gaps are lost, undecodable or skipped frames.")]
+    if frames["psnr_db"].is_not_nan().any():
+        figs.append(Figure("video-psnr", "PSNR per frame", vplots.psnr_over_time(frames), "Model mode (psnr_model): freeze of the last decodable frame."))
     return figs
 
 
@@ -260,6 +292,7 @@ def default_run_figures(path: Path) -> list[Figure]:
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path)))
         figs.append(Figure("cdf-qlen", f"Queue length CDF at {link}", plots.cdf(path, metric="qlen_pkts")))
     figs.extend(owd_figures(path))
+    figs.extend(video_run_figures(path))
     return figs
 
 

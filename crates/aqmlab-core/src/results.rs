@@ -235,6 +235,7 @@ pub fn collect(sim: &Simulation) -> Results {
     if let Some(t) = app_flows_table(sim) {
         tables.push(t);
     }
+    tables.extend(kind_tables(sim));
 
     // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
     // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.
@@ -509,6 +510,30 @@ fn app_flows_table(sim: &Simulation) -> Option<Table> {
     );
     add_kind_columns(&mut t, rows.iter().map(|r| r.1.cols.as_slice()));
     Some(t)
+}
+
+/// Opt-in tables of the traffic kinds (`Application::tables`), one per name, rows of
+/// all entries in entry order.
+fn kind_tables(sim: &Simulation) -> Vec<Table> {
+    let mut out: Vec<Table> = Vec::new();
+    for (e, entry) in sim.entries.iter().enumerate() {
+        let mine: Vec<&crate::app::AnyApp> = sim
+            .apps
+            .iter()
+            .zip(&sim.app_entry)
+            .filter(|(_, &x)| x as usize == e)
+            .map(|(a, _)| a)
+            .collect();
+        let mut got = Vec::new();
+        crate::app::AnyApp::tables(&mine, &entry.name, &mut got);
+        for t in got {
+            match out.iter_mut().find(|o| o.name == t.name) {
+                Some(o) => o.append(t),
+                None => out.push(t),
+            }
+        }
+    }
+    out
 }
 
 /// Append per-kind columns (the union of names, in first-seen order); a row whose kind

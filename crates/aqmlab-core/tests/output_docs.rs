@@ -35,6 +35,10 @@ hosts = "a"
 kind = "rtp"
 hosts = "a"
 rate = "100kbit"
+[[traffic]]
+kind = "video"
+hosts = "a"
+frame_rows = true
 "#,
         1,
     );
@@ -51,6 +55,7 @@ rate = "100kbit"
         "drops",
         "app_flows",
         "owd_hist",
+        "frames",
     ] {
         assert!(names.contains(&t), "no table {t}: {names:?}");
     }

@@ -24,8 +24,15 @@ pub mod rtcp;
 pub mod rtp;
 pub mod rtp_stats;
 pub mod tcp;
+pub mod tfrc;
 pub mod udp;
 pub mod voip;
+pub mod video;
+pub mod video_decode;
+pub mod video_psnr;
+pub mod video_scaling;
+pub mod video_source;
+pub mod video_trace;
 
 use crate::net::packet::{AppTag, Ecn, PacketKind};
 use crate::net::topology::Topology;
@@ -191,6 +198,13 @@ pub trait Application {
     /// Per-flow rows of the `app_flows` table (kinds with per-flow quality, such as
     /// one row per call direction); none by default.
     fn report_flows(&self, _out: &mut Vec<FlowReport>) {}
+    /// Opt-in extra tables (e.g. one row per video frame) of the entry named `entry`;
+    /// tables of the same name from several entries are concatenated.
+    fn tables(_apps: &[&Self], _entry: &str, _out: &mut Vec<crate::output::table::Table>)
+    where
+        Self: Sized,
+    {
+    }
 }
 
 /// One row of the `app_flows` table: a flow and its kind's columns.
@@ -280,6 +294,19 @@ macro_rules! registry {
                     } )*
                 }
             }
+            /// Extra tables of entry `entry` whose apps are `apps` (all of one type).
+            pub fn tables(apps: &[&AnyApp], entry: &str, out: &mut Vec<crate::output::table::Table>) {
+                match apps.first() {
+                    None => {}
+                    $( Some(AnyApp::$variant(_)) => {
+                        let mine: Vec<&$ty> = apps
+                            .iter()
+                            .filter_map(|a| match a { AnyApp::$variant(x) => Some(x), #[allow(unreachable_patterns)] _ => None })
+                            .collect();
+                        <$ty as Application>::tables(&mine, entry, out)
+                    } )*
+                }
+            }
         }
     };
 }
@@ -289,6 +316,7 @@ registry! {
     Tcp(tcp::TcpApp) => [tcp::BULK, tcp::FILE, tcp::ONOFF, tcp::ARRIVALS],
     Rtp(rtp::RtpApp) => [rtp::RTP],
     Voip(voip::VoipCall) => [voip::VOIP],
+    Video(video::VideoApp) => [video::VIDEO],
 }
 
 /// Flow kinds (the `flows` table's `kind`).
@@ -321,6 +349,10 @@ pub enum ClassSpec {
     Fixed(u8),
     /// Each packet draws its class: (class, cumulative probability), the last at 1.
     Random(Vec<(u8, f64)>),
+    /// The class follows the packet's app tag: entry `t` is the class of unit type `t`
+    /// (types beyond the list use its last entry), like `{ tag = [0, 3, 2, 1] }` for
+    /// video I → 3, P → 2, B → 1 (the Rb-RIO study's marking).
+    Tag(Vec<u8>),
 }
 
 impl ClassSpec {
@@ -334,6 +366,9 @@ impl ClassSpec {
             Value::Object(t) => t,
             _ => return Ok(ClassSpec::Fixed(p.u64_or("class", 0, 0, 255)? as u8)),
         };
+        if let Some(list) = table.get("tag") {
+            return Self::read_tag(p, table.len(), list);
+        }
         let mut cum = Vec::with_capacity(table.len());
         let mut total = 0.0;
         for (k, prob) in table {
@@ -370,6 +405,50 @@ impl ClassSpec {
         Ok(ClassSpec::Random(cum))
     }
 
+    /// `class = { tag = [c0, c1, ...] }`: a class per app unit type.
+    fn read_tag(p: &Params, keys: usize, list: &Value) -> Result<ClassSpec> {
+        let bad = |path: &str, what: String| p.error(path, what);
+        if keys != 1 {
+            return Err(bad("class", "a `tag` table takes no other keys".into()));
+        }
+        let items = list
+            .as_array()
+            .filter(|a| !a.is_empty() && a.len() <= 256)
+            .ok_or_else(|| {
+                bad(
+                    "class.tag",
+                    format!(
+                        "{}: expected a list of 1 to 256 classes, like [0, 3, 2, 1]",
+                        crate::scenario::params::show_value(list)
+                    ),
+                )
+            })?;
+        let mut map = Vec::with_capacity(items.len());
+        for (i, it) in items.iter().enumerate() {
+            match it.as_u64() {
+                Some(c) if c <= 255 => map.push(c as u8),
+                _ => {
+                    return Err(bad(
+                        &format!("class.tag[{i}]"),
+                        format!(
+                            "{}: expected a class number from 0 to 255",
+                            crate::scenario::params::show_value(it)
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(ClassSpec::Tag(map))
+    }
+
+    /// The class of a packet with app unit type `unit_type` under a `Tag` spec.
+    #[inline]
+    pub fn of_tag(map: &[u8], unit_type: u8) -> u8 {
+        map.get(unit_type as usize)
+            .copied()
+            .unwrap_or(map[map.len() - 1])
+    }
+
     /// The class of the next packet (`rng` is only drawn from for a random class).
     #[inline]
     pub fn draw(&self, rng: &mut Rng) -> u8 {
@@ -381,6 +460,8 @@ impl ClassSpec {
                     .find(|(_, c)| u < *c)
                     .map_or(cum[cum.len() - 1].0, |x| x.0)
             }
+            // Set from the tag when the tagged datagram is sent (engine `execute`).
+            ClassSpec::Tag(_) => 0,
         }
     }
 }
@@ -464,7 +545,7 @@ const COMMON: &[ParamDoc] = &[
         name: "class",
         ty: "int or table",
         default: "0",
-        doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers; or a table of class = probability, like { 3 = 0.7, 2 = 0.3 }, drawn per packet",
+        doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers; or a table of class = probability, like { 3 = 0.7, 2 = 0.3 }, drawn per packet; or { tag = [c0, c1, ...] }: the class of each tagged datagram by its app unit type (video: { tag = [0, 3, 2, 1] } puts I in 3, P in 2, B in 1)",
     },
 ];
 

@@ -76,6 +76,9 @@ impl Simulation {
                 let p = self.new_packet(flow, reverse, size, kind);
                 self.packets[p].seq = seq;
                 self.packets[p].tag = tag;
+                if let crate::app::ClassSpec::Tag(map) = &self.flows[flow as usize].class {
+                    self.packets[p].class = crate::app::ClassSpec::of_tag(map, tag.unit_type);
+                }
                 self.send(p);
             }
         }

@@ -210,6 +210,20 @@ impl Table {
         t
     }
 
+    /// Append the rows of `other`, a table of the same schema.
+    pub fn append(&mut self, other: Table) {
+        for ((name, a), (_, b)) in self.columns.iter_mut().zip(other.columns) {
+            match (a, b) {
+                (Column::F64(a), Column::F64(b)) => a.extend(b),
+                (Column::U64(a), Column::U64(b)) => a.extend(b),
+                (Column::I64(a), Column::I64(b)) => a.extend(b),
+                (Column::Str(a), Column::Str(b)) => a.extend(b),
+                (Column::Bool(a), Column::Bool(b)) => a.extend(b),
+                _ => panic!("column {name} of table {}: schemas differ", self.name),
+            }
+        }
+    }
+
     /// The column names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.columns.iter().map(|c| c.0.as_str()).collect()

@@ -1,0 +1,154 @@
+"""aqmlab.video: a real encoded clip, PSNR by decoding versus the fast model, the
+simulator's frame trace and model table end to end, MOS, and the video plots."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import aqmlab
+from aqmlab.video import Clip, mos, psnr
+from aqmlab.video import plots as vplots
+
+
+@pytest.fixture(scope="module")
+def clip() -> Clip:
+    # 48 CIF frames, GOP 12, 25 frames/s: encodes and decodes in well under a second.
+    return Clip.synthetic(n=48, fps=25, gop=12, seed=1)
+
+
+@pytest.fixture(scope="module")
+def table(clip) -> np.ndarray:
+    return clip.model_table()
+
+
+def chain(clip: Clip, n: int, lost: set[int]) -> np.ndarray:
+    """Decodable flags of ``n`` stream frames (I-P-P... GOPs, the clip looped) when the
+    frames in ``lost`` are lost: a lost frame breaks the P chain until the next I."""
+    dec = np.zeros(n, bool)
+    ok = False
+    for k in range(n):
+        if clip.types[k % len(clip)] == "I":
+            ok = k not in lost
+        else:
+            ok = ok and k not in lost
+        dec[k] = ok
+    return dec
+
+
+def test_clip_has_the_fixed_gop(clip):
+    assert clip.types == (["I"] + ["P"] * 11) * 4
+    assert len(set(clip.sizes)) > 10  # real, variable frame sizes
+
+
+def test_lossless_decode_reproduces_the_encoders_own_psnr(clip):
+    got = clip.decode_psnr(np.ones(len(clip), bool))
+    np.testing.assert_allclose(got, clip.encoder_psnr, rtol=0, atol=1e-9)
+    assert 30 < clip.encoder_psnr.mean() < 60
+
+
+@pytest.mark.parametrize(
+    "lost",
+    [
+        set(),
+        {5},  # a P frame: frames 5..11 freeze on frame 4
+        {12},  # an I frame: the second GOP freezes on frame 11
+        {0, 1},  # the stream's first I: grey until frame 12
+        {3, 20, 30, 47},  # several chains, across the GOPs
+        {40, 50, 61},  # across the clip's loop (stream frames 48+ repeat the clip)
+    ],
+)
+def test_model_mode_agrees_with_decoding(clip, table, lost):
+    dec = chain(clip, 72, lost)
+    real = clip.decode_psnr(dec)
+    model = clip.model_psnr(dec, table)
+    np.testing.assert_allclose(model, real, rtol=0, atol=1e-9)
+    if lost:
+        assert real.min() < clip.encoder_psnr.min() - 5  # freezes do cost quality
+
+
+def test_freeze_shows_the_last_decoded_frame(clip):
+    dec = chain(clip, 12, {5})
+    got = clip.decode_psnr(dec)
+    dy = clip.decoded_y()
+    for k in range(5, 12):
+        assert got[k] == pytest.approx(psnr(clip.original_y[k], dy[4]), abs=1e-12)
+
+
+def test_psnr_cap_and_mos_table():
+    a = np.zeros((4, 4), np.uint8)
+    assert psnr(a, a) == 100.0
+    b = a.copy()
+    b[0, 0] = 255  # MSE = 255²/16 → PSNR = 10·log10(16) = 12.04 dB
+    assert psnr(a, b) == pytest.approx(10 * np.log10(16))
+    assert list(mos([38, 37, 31.5, 31, 25.5, 25, 20.5, 20, 3])) == [5, 4, 4, 3, 3, 2, 2, 1, 1]
+    assert mos(40.0) == 5
+
+
+def test_simulated_stream_psnr_matches_decoding_its_received_frames(clip, tmp_path):
+    """The simulator sends the clip's trace over a lossy link and applies the model
+    table; decoding exactly the frames it judged decodable gives the same PSNR."""
+    trace = clip.write_trace(tmp_path / "st_clip.txt")
+    model = clip.write_model(tmp_path / "model.csv", max_gap=len(clip) - 1)
+    scen = {
+        "name": "video-psnr",
+        "duration": "8s",
+        "topology": {
+            "kind": "graph",
+            "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"from": "a", "to": "b", "rate": "20Mbit", "delay": "10ms", "loss": 0.01}],
+        },
+        "traffic": [{
+            "kind": "video", "name": "v", "src": "a", "dst": "b", "trace": str(trace),
+            "fps": 25, "psnr_model": str(model), "frame_rows": True,
+        }],
+    }
+    res = aqmlab.run(scen, seed=3)
+    fr = res.frames.sort("frame")
+    dec = fr["decodable"].to_numpy()
+    assert fr.height == 176  # frames due at 0..7 s (deadline 1 s in an 8 s run)
+    assert 0 < (~dec).sum() < fr.height  # some loss, not all
+    real = clip.decode_psnr(dec)
+    np.testing.assert_allclose(fr["psnr_db"].to_numpy(), real, rtol=0, atol=1e-9)
+    apps = res.apps.filter(pl.col("app") == "v")
+    assert apps["psnr_db_mean"][0] == pytest.approx(real.mean(), abs=1e-9)
+    assert apps["video_mos"][0] == pytest.approx(mos(real).mean(), abs=1e-12)
+    assert apps["frames_decodable"][0] == dec.sum()
+
+
+def test_video_plots_draw(tmp_path):
+    scen = {
+        "name": "video-plots",
+        "duration": "3s",
+        "topology": {
+            "kind": "graph",
+            "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"from": "a", "to": "b", "rate": "5Mbit", "delay": "5ms"}],
+        },
+        "traffic": [{"kind": "video", "name": "v", "src": "a", "dst": "b", "count": 5, "frame_rows": True}],
+    }
+    res = aqmlab.run(scen, seed=1)
+    assert vplots.sample_flows(res.frames, 3) == [0, 2, 4]
+    for fig in (vplots.strip(res.frames), vplots.psnr_over_time(res.frames)):
+        assert fig.axes and fig.axes[0].has_data()
+        fig.savefig(tmp_path / "f.png")
+
+
+def test_report_has_video_figures_for_a_sweep_and_a_run(tmp_path):
+    from aqmlab import report
+    from conftest import EXAMPLES
+
+    out = tmp_path / "sw"
+    res = aqmlab.sweep(EXAMPLES / "video-rb-rio.toml", grid={"bottleneck.qdisc.kind": ["rb_rio", "pfifo"]}, seeds=2,
+                       set={"duration": "4s", "traffic[1].start": "1s", "traffic[1].stop": "3s"}, out=out, workers=2)
+    assert res.ok == 4
+    figs = report.video_sweep_figures(out)
+    assert [f.name for f in figs] == ["bars-decodable-mpeg-resp", "bars-decodable-mpeg-unresp"]
+    ax = figs[0].fig.axes[0]
+    assert len(ax.patches) == 2  # one bar per discipline, with CI error bars
+    run = next((out / "runs").iterdir())
+    names = [f.name for f in report.video_run_figures(run)]
+    assert names == ["video-strip"]  # no psnr_model: no PSNR figure
+    html = report.build(out).read_text()
+    assert "Decodable-frame loss of mpeg-resp" in html
