@@ -107,4 +107,11 @@ pub struct Link {
     pub qdisc_rng: Rng,
     pub loss_rng: Rng,
     pub pcap: Option<PcapWriter>,
+    /// The link whose queue this link's discipline monitors (`qdisc.monitor`).
+    pub monitor: Option<u32>,
+    /// Since when the link has had nothing to send (None while it sends): read by
+    /// disciplines that monitor this link.
+    pub idle_since: Option<Nanos>,
+    /// Bytes the link has started sending since the run began (never reset).
+    pub sent_bytes: u64,
 }

@@ -134,6 +134,10 @@ pub struct LinkSpec {
     pub rate: Rate,
     #[serde(default)]
     pub delay: Option<Duration>,
+    /// With `delay`: the link's delay is drawn once, U[delay, delay_max], from the
+    /// stream `link[NAME].delay` (per-terminal GEO delays of the satellite study).
+    #[serde(default)]
+    pub delay_max: Option<Duration>,
     /// Queue discipline table; default `{ kind = "pfifo", limit = "1000pkt" }`.
     #[serde(default)]
     pub qdisc: Option<Value>,
@@ -302,6 +306,15 @@ impl ScenarioSpec {
 impl LinkSpec {
     /// Checks of one link's own fields, at `path`.
     pub fn validate(&self, path: &str) -> Result<()> {
+        if let Some(m) = self.delay_max {
+            let d = self.delay.map_or(0, |d| d.0);
+            if m.0 < d {
+                return Err(ScenarioError::new(
+                    format!("{path}.delay_max"),
+                    format!("{}ns: expected at least `delay` ({d}ns)", m.0),
+                ));
+            }
+        }
         if let Some(l) = self.loss {
             if !(0.0..=1.0).contains(&l) {
                 return Err(ScenarioError::new(
