@@ -16,11 +16,13 @@ mod apps;
 mod build;
 mod guard;
 mod link;
+mod pep;
 mod record;
 mod tcp;
 
 pub use guard::RunFailure;
 pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
+pub use pep::PepLeg;
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
@@ -57,6 +59,8 @@ pub struct Flow {
     /// from `class_rng` (the entry's `class.flow[k]` stream).
     pub class: crate::app::ClassSpec,
     pub class_rng: Option<crate::sim::rng::Rng>,
+    /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
+    pub pep: Option<PepLeg>,
 }
 
 /// Options that are not part of the scenario.
@@ -107,6 +111,9 @@ pub struct Simulation {
     guard: guard::Guard,
     /// Why the run stopped early, if it did.
     pub failure: Option<RunFailure>,
+    /// Split-TCP proxies (`crate::pep`), and the PEP of each node.
+    pub peps: Vec<crate::pep::Pep>,
+    pep_at: Vec<Option<u32>>,
 }
 
 /// Flow hash over the 5-tuple (src, dst, ports from the flow id, protocol).

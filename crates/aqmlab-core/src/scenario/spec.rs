@@ -96,6 +96,9 @@ pub struct TopologySpec {
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     pub name: String,
+    /// What the node does besides forwarding: `{ kind = "pep", ... }` (`crate::pep`).
+    #[serde(default)]
+    pub function: Option<Value>,
 }
 
 fn default_count() -> u32 {
