@@ -8,13 +8,14 @@
 //! - an unmarked packet: `B ← min(B + incr, size)`, at most once per freeze time
 //!   (200 ms, "about an RTT"); `incr` = 1 % of the configured buffer `size`.
 //!
-//! The advertised window is `min(B − held, max_window)` (`Pep::window`), `held` being
-//! what the user's connections have delivered to the PEP and the terminal has not yet
-//! acknowledged. Choices the study leaves open, made here and documented in
-//! docs/access/satellite-pep.md: the freeze time runs from the last change of `B` (a mark
-//! or a growth), so the packet after a mark cannot undo it at once; marks are not
-//! frozen (the definition freezes increments only); `B` has no floor (the window may
-//! close; the server then probes, and the PEP announces the window as it reopens).
+//! The advertised window is `min(max_window, B, buffer − held)` (`Pep::window`),
+//! `held` being what the user's connections have delivered to the PEP and the terminal
+//! has not yet acknowledged. Choices the study leaves open, made here and documented in
+//! docs/access/satellite-pep.md: the freeze time runs from the last change of `B` (a
+//! mark or a growth), so the packet after a mark cannot undo it at once; marks are not
+//! frozen (the definition freezes increments only); the window counts `B` as at least
+//! one MSS (below that the server sends nothing, so no unmarked packet could ever grow
+//! `B` again).
 
 use crate::sim::time::Nanos;
 

@@ -7,8 +7,9 @@
 //! PEP carries the bytes to the terminal on a TCP connection of its own (its sender, the
 //! terminal's receiver; configured by the PEP's `tcp` table, the long GEO RTT). Between
 //! the two the PEP holds each user's bytes: delivered by the upstream leg, not yet
-//! acknowledged by the terminal. The upstream receive window announces the room left,
-//! `min(B − held, max_window)`, so a slow space link pushes back on the servers; with
+//! acknowledged by the terminal. The upstream receive window announces
+//! `min(max_window, B, buffer − held)` (`Pep::window`), so a slow space link pushes
+//! back on the servers; with
 //! buffer flow control (`flow_control.rs`) CE marks from the AQM in front of the PEP
 //! shrink `B` instead of reaching the servers.
 //!
@@ -261,12 +262,18 @@ impl Pep {
         c
     }
 
-    /// The receive window to announce on `conn`'s upstream leg:
-    /// `min(B − held, max_window)` of its user.
+    /// The receive window to announce on `conn`'s upstream leg, for its user:
+    /// `min(max_window, max(B, MSS), buffer − held)`. `B` is the flow-controlled
+    /// buffer (the study's `W = min(B, MaxRcvWnd)`, `B = buffer` without flow control);
+    /// `buffer − held` is the room the PEP has, so a slow space link pushes back. `B`
+    /// counts as at least one MSS (of the PEP's `tcp`): below one segment the server
+    /// could send nothing, and without arrivals `B` would never grow again (the
+    /// study's ns-2 windows count whole packets).
     pub fn window(&self, conn: u32) -> u64 {
         let u = &self.users[self.conns[conn as usize].user as usize];
-        let room = (u.buf.cap - u.held as f64).max(0.0) as u64;
-        room.min(self.cfg.max_window)
+        let b = u.buf.cap.max(self.cfg.tcp.mss as f64) as u64;
+        let room = self.cfg.buffer.saturating_sub(u.held);
+        b.min(room).min(self.cfg.max_window)
     }
 
     /// The connections sharing `conn`'s user buffer (their windows change together).
@@ -383,7 +390,8 @@ mod tests {
     }
 
     /// With flow control (decr 0.5): each marked data segment halves B; the window is
-    /// min(B − held, 16 000): 625 000 → … six marks → 9 765.625 B → window 9 765.
+    /// min(16 000, B, 625 000 − held): 625 000 → … six marks → 9 765.625 B → window
+    /// 9 765; four more → 610.35 B, below one MSS → the window is 1448.
     #[test]
     fn marks_shrink_the_window_through_the_buffer() {
         let mut p = pep(json!({"kind": "pep", "flow_control": true, "decr": 0.5})).unwrap();
@@ -394,7 +402,13 @@ mod tests {
             p.on_upstream(i, a, got, false, Some(true));
         }
         assert_eq!(p.buffer_of(a), 625_000.0 / 64.0);
-        assert_eq!(p.window(a), 9765 - 6 * 1448);
+        assert_eq!(p.window(a), 9765);
+        for i in 7..=10u64 {
+            got += 1448;
+            p.on_upstream(i, a, got, false, Some(true));
+        }
+        assert_eq!(p.buffer_of(a), 625_000.0 / 1024.0);
+        assert_eq!(p.window(a), 1448);
     }
 
     #[test]
