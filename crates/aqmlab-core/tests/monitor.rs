@@ -53,7 +53,10 @@ fn red_at_the_receive_queue_drops_by_the_transmit_queue() {
     let tx_q = common::cell(&r, "queues", "link", "tx", "qlen_pkts_mean");
     let offered = 2e6 * 10.0 / 8.0 / 1500.0; // 1667 packets
     assert_eq!(tx_overflow, 0.0);
-    assert!((rx_forced / offered - 0.5).abs() < 0.02, "{rx_forced} of {offered}");
+    assert!(
+        (rx_forced / offered - 0.5).abs() < 0.02,
+        "{rx_forced} of {offered}"
+    );
     assert!((9.0..=11.0).contains(&tx_q), "tx queue {tx_q}");
 
     let r = common::run(&scenario(&format!("{{ {RED} }}")), 1);
@@ -65,8 +68,7 @@ fn red_at_the_receive_queue_drops_by_the_transmit_queue() {
 fn monitor_names_are_checked_with_their_field_path() {
     let run = |q: &str| {
         run_scenario(&common::spec(&scenario(q)), Some(1), &RunOptions::default())
-            .err()
-            .expect("must fail")
+            .expect_err("must fail")
             .to_string()
     };
     let e = run(&format!("{{ {RED}, monitor = \"txx\" }}"));

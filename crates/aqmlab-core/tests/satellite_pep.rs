@@ -123,7 +123,10 @@ fn a_pep_cuts_a_single_transfers_completion_time() {
     let server = flow(&r, 0, "completion_s");
     let with_pep = flow(&r, 1, "completion_s");
     assert!(server < 1.0, "server leg {server} s");
-    assert!((0.61 * 5.0..4.5).contains(&with_pep), "with PEP {with_pep} s");
+    assert!(
+        (0.61 * 5.0..4.5).contains(&with_pep),
+        "with PEP {with_pep} s"
+    );
     assert!(with_pep < e2e / 2.5, "{with_pep} vs {e2e}");
 }
 
@@ -136,7 +139,8 @@ fn a_pep_cuts_a_single_transfers_completion_time() {
 fn buffer_flow_control_with_decr_half_lowers_utilisation() {
     let rx = r#"{ kind = "red", min = "20pkt", max = "60pkt", probability = 0.1, wq = 0.02, action = "mark", monitor = "tx" }"#;
     let util = |fc: bool| {
-        let function = format!(r#", function = {{ kind = "pep", flow_control = {fc}, decr = 0.5 }}"#);
+        let function =
+            format!(r#", function = {{ kind = "pep", flow_control = {fc}, decr = 0.5 }}"#);
         let topo = topology(&function, 4, "delay = \"300ms\"\ndelay_max = \"400ms\"", rx);
         let mut text = format!("duration = \"40s\"\nwarmup = \"10s\"\n{topo}");
         for i in 0..4 {
@@ -152,7 +156,10 @@ fn buffer_flow_control_with_decr_half_lowers_utilisation() {
     };
     let (plain, marks_plain) = util(false);
     let (fc, marks_fc) = util(true);
-    assert!(marks_plain > 0.0 && marks_fc > 0.0, "{marks_plain} {marks_fc}");
+    assert!(
+        marks_plain > 0.0 && marks_fc > 0.0,
+        "{marks_plain} {marks_fc}"
+    );
     assert!(plain > 0.9, "without flow control {plain}");
     assert!(fc < plain - 0.1, "flow control {fc} vs {plain}");
 }
@@ -163,8 +170,7 @@ fn bad_pep_input_names_the_field() {
         let topo = topology(function, 1, "delay = \"300ms\"", PLAIN_RX);
         let text = format!("duration = \"1s\"\n{topo}");
         run_scenario(&common::spec(&text), Some(1), &RunOptions::default())
-            .err()
-            .expect("must fail")
+            .expect_err("must fail")
             .to_string()
     };
     let e = err(r#", function = { kind = "pep", decr = 2.0 }"#);
@@ -177,4 +183,47 @@ fn bad_pep_input_names_the_field() {
     assert!(e.contains("topology.nodes[2].function.kind"), "{e}");
     let e = err(r#", function = "pep""#);
     assert!(e.contains("topology.nodes[2].function"), "{e}");
+}
+
+/// tcp-http through the PEP: one user, 250 KB pages, 1 s think time, 20 s. The app
+/// hears a page is done when the terminal has acknowledged it all: each page then takes
+/// at least the PEP–terminal handshake and one data round (2 × 0.61 s) plus the think
+/// time, so at most ⌈20 / 2.22⌉ = 9 pages start. Were pages done when the PEP had them
+/// (the server leg: ~0.1 s), some 15 would start.
+#[test]
+fn http_pages_through_the_pep_wait_for_the_terminal() {
+    let topo = topology(PEP, 1, "delay = \"300ms\"", PLAIN_RX);
+    let r = run(&format!(
+        r#"
+duration = "20s"
+{topo}
+[[traffic]]
+kind = "tcp-http"
+src = "srv"
+dst = "cli0"
+size_min = "250KB"
+size_max = "250KB"
+think = "1s"
+"#
+    ));
+    let pages = common::cell(&r, "apps", "kind", "tcp-http", "pages");
+    assert!((4.0..=9.0).contains(&pages), "{pages} pages");
+    // Both legs of every page: 2 flows per page; one app flow per page in `apps`.
+    assert_eq!(common::flows(&r, "completion_s").len(), 2 * pages as usize);
+    assert_eq!(common::cell(&r, "apps", "kind", "tcp-http", "flows"), pages);
+    // Pages done end to end: the app's bytes are the terminal's.
+    let done = common::flows(&r, "transfers")
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .sum::<f64>();
+    assert!(done >= pages - 1.0, "{done} of {pages}");
+    assert_eq!(
+        common::cell(&r, "apps", "kind", "tcp-http", "bytes_delivered"),
+        common::flows(&r, "bytes_delivered")
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .sum::<f64>()
+    );
 }

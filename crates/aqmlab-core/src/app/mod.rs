@@ -513,9 +513,16 @@ fn node_lists(p: &mut Params, topo: &Topology) -> Result<Option<Vec<(u32, u32)>>
             .map(|(i, x)| {
                 let at = format!("{key}[{i}]");
                 let name = x.as_str().ok_or_else(|| {
-                    p.error(&at, format!("{}: expected a node name", crate::scenario::params::show_value(x)))
+                    p.error(
+                        &at,
+                        format!(
+                            "{}: expected a node name",
+                            crate::scenario::params::show_value(x)
+                        ),
+                    )
                 })?;
-                topo.node(name).ok_or_else(|| p.error(&at, format!("\"{name}\": no such node")))
+                topo.node(name)
+                    .ok_or_else(|| p.error(&at, format!("\"{name}\": no such node")))
             })
             .collect()
     };
@@ -524,7 +531,9 @@ fn node_lists(p: &mut Params, topo: &Topology) -> Result<Option<Vec<(u32, u32)>>
         return Err(p.error("hosts", "give either `hosts` or `src` and `dst`, not both"));
     }
     let n = src.len().max(dst.len());
-    let pairs: Vec<(u32, u32)> = (0..n).map(|k| (src[k % src.len()], dst[k % dst.len()])).collect();
+    let pairs: Vec<(u32, u32)> = (0..n)
+        .map(|k| (src[k % src.len()], dst[k % dst.len()]))
+        .collect();
     if let Some(k) = pairs.iter().position(|(a, b)| a == b) {
         return Err(p.error("dst", format!("pair {k} sends from a node to itself")));
     }

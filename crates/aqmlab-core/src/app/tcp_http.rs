@@ -189,8 +189,23 @@ mod tests {
         io.reset(7);
         u.on_wake(5 * NS_PER_S, &mut io);
         let a = io.actions().to_vec();
-        assert!(matches!(a[0], Action::NewTcpFlow { flow: 7, src: 0, dst: 1, .. }));
-        let Action::Write { flow: 7, bytes, fin: true } = a[1] else { panic!("{a:?}") };
+        assert!(matches!(
+            a[0],
+            Action::NewTcpFlow {
+                flow: 7,
+                src: 0,
+                dst: 1,
+                ..
+            }
+        ));
+        let Action::Write {
+            flow: 7,
+            bytes,
+            fin: true,
+        } = a[1]
+        else {
+            panic!("{a:?}")
+        };
         assert!((250_000..=550_000).contains(&bytes));
         assert_eq!(a[2], Action::Connect { flow: 7 });
         io.reset(8);
@@ -211,7 +226,9 @@ mod tests {
         for i in 0..1000 {
             io.reset(i);
             u.on_wake(NS_PER_S, &mut io);
-            let Action::Write { bytes, .. } = io.actions()[1] else { panic!() };
+            let Action::Write { bytes, .. } = io.actions()[1] else {
+                panic!()
+            };
             assert!((250_000..=550_000).contains(&bytes));
             sum += bytes;
         }

@@ -21,8 +21,8 @@ mod record;
 mod tcp;
 
 pub use guard::RunFailure;
-pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
 pub use pep::PepLeg;
+pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};

@@ -99,7 +99,8 @@ impl Simulation {
             (Some(PepLeg::Up { pep, conn }), TcpEndpoint::Receiver(r)) => {
                 let delivered = r.delivered;
                 let fin = r.fin_at.is_some_and(|f| r.rcv_nxt >= f);
-                let established = r.state == crate::transport::tcp::receiver::ReceiverState::Established;
+                let established =
+                    r.state == crate::transport::tcp::receiver::ReceiverState::Established;
                 if established && self.peps[pep as usize].conns[conn as usize].down.is_none() {
                     self.pep_open_down(pep, conn, flow);
                 }

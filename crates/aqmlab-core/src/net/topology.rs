@@ -112,8 +112,11 @@ impl Builder {
         )?;
         if q.monitor.is_some() {
             // Rebuilt once every link exists, with the monitored link's `LinkInfo`.
-            self.monitors
-                .push((self.links.len(), format!("{path}.qdisc"), spec.qdisc.clone()));
+            self.monitors.push((
+                self.links.len(),
+                format!("{path}.qdisc"),
+                spec.qdisc.clone(),
+            ));
         }
         let rate_change = if let Some(steps) = &spec.rate_schedule {
             RateChange::Schedule {
@@ -371,7 +374,11 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
 fn resolve_monitors(b: &mut Builder) -> Result<()> {
     for (l, path, spec) in std::mem::take(&mut b.monitors) {
         let spec = spec.expect("only a given qdisc table can name a monitor");
-        let name = b.links[l].qdisc.monitor.clone().expect("recorded with a monitor");
+        let name = b.links[l]
+            .qdisc
+            .monitor
+            .clone()
+            .expect("recorded with a monitor");
         let Some(m) = b.links.iter().position(|x| x.name == name) else {
             let known: Vec<&str> = b.links.iter().map(|x| x.name.as_str()).collect();
             return Err(ScenarioError::new(

@@ -54,9 +54,7 @@ impl BufferControl {
         if marked {
             self.cap *= cfg.decr;
             self.last_change = Some(now);
-        } else if self.cap < self.size
-            && self.last_change.is_none_or(|t| now - t >= cfg.freeze)
-        {
+        } else if self.cap < self.size && self.last_change.is_none_or(|t| now - t >= cfg.freeze) {
             self.cap = (self.cap + cfg.incr).min(self.size);
             self.last_change = Some(now);
         }

@@ -1,5 +1,6 @@
-//! A Performance Enhancing Proxy that splits TCP (RFC 3135 §2.1.1 and §2.5 "split
-//! connections"; the satellite-gateway study, shared STUDIES.md §4, ALGORITHMS.md §10.4).
+//! A Performance Enhancing Proxy that splits TCP (RFC 3135: a transport-layer PEP,
+//! §2.1.1, with split connections and local acknowledgements; the satellite-gateway
+//! study, shared STUDIES.md §4, ALGORITHMS.md §10.4).
 //!
 //! A node with `function = { kind = "pep", ... }` terminates every TCP connection whose
 //! path crosses it: the internet server's connection ends at the PEP (the PEP's
@@ -60,7 +61,7 @@ const fn p(
 pub const DOC: KindDoc = KindDoc {
     kind: "pep",
     summary: "split-TCP Performance Enhancing Proxy with per-user buffers and buffer flow control",
-    source: "RFC 3135 §2.1.1, §2.5; satellite-gateway study (STUDIES.md §4, ALGORITHMS.md §10.4)",
+    source: "RFC 3135 §2.1.1 (transport-layer PEPs, split connections); satellite-gateway study (STUDIES.md §4, ALGORITHMS.md §10.4)",
     params: &[
         p("buffer", "size", "625KB", "per-user PEP buffer B (the ceiling of flow control)"),
         p(
@@ -153,7 +154,10 @@ impl PepConfig {
 /// Build the PEP of a node's `function` table at `path`.
 pub fn build(spec: &Value, path: &str, node: u32) -> Result<Pep> {
     let map = spec.as_object().ok_or_else(|| {
-        ScenarioError::new(path, "expected a table like { kind = \"pep\", buffer = \"625KB\" }")
+        ScenarioError::new(
+            path,
+            "expected a table like { kind = \"pep\", buffer = \"625KB\" }",
+        )
     })?;
     match map.get("kind") {
         Some(Value::String(k)) if k == "pep" => {}
@@ -380,7 +384,13 @@ mod tests {
         assert_eq!(p.user_conns(a), &[a, b]);
         assert_eq!(p.window(a), 16_000);
         let f = p.on_upstream(0, a, 610_000, false, None);
-        assert_eq!(f, Forward { bytes: 610_000, fin: false });
+        assert_eq!(
+            f,
+            Forward {
+                bytes: 610_000,
+                fin: false
+            }
+        );
         p.on_upstream(0, b, 10_000, true, None);
         assert_eq!((p.window(a), p.window(b)), (5_000, 5_000));
         assert_eq!(p.window(other), 16_000);
@@ -432,7 +442,9 @@ mod tests {
         assert_eq!(e.path, "topology.nodes[1].function.buffer");
         let e = pep(json!({"kind": "pep", "tcp": {"iw": 0}})).err().unwrap();
         assert_eq!(e.path, "topology.nodes[1].function.tcp.iw");
-        let e = pep(json!({"kind": "pep", "tcp": {"color": 1}})).err().unwrap();
+        let e = pep(json!({"kind": "pep", "tcp": {"color": 1}}))
+            .err()
+            .unwrap();
         assert_eq!(e.path, "topology.nodes[1].function.tcp.color");
         let e = pep(json!({"kind": "pep", "bufer": "1MB"})).err().unwrap();
         assert_eq!(e.path, "topology.nodes[1].function.bufer");

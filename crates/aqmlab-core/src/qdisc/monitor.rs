@@ -102,7 +102,10 @@ mod tests {
     fn red_drops_by_the_monitored_queue_average_not_its_own() {
         let spec = json!({"kind": "red", "min": "2pkt", "max": "4pkt", "probability": 0.0,
                           "wq": 0.5, "mean_pkt_size": "500B"});
-        let info = LinkInfo { rate_bps: 1_000_000_000, mtu: 1500 };
+        let info = LinkInfo {
+            rate_bps: 1_000_000_000,
+            mtu: 1500,
+        };
         let run = |monitored: bool| {
             let mut q = build(&spec, "q", &info).unwrap();
             let mut h = Harness::new();
@@ -111,14 +114,28 @@ mod tests {
                 (MS, busy(6)),
                 (2 * MS, busy(6)),
                 (3 * MS, busy(0)),
-                (5 * MS, Some(Monitored { idle_since: Some(3 * MS), ..busy(0).unwrap() })),
-                (6 * MS, Some(Monitored { idle_since: Some(3 * MS), ..busy(0).unwrap() })),
+                (
+                    5 * MS,
+                    Some(Monitored {
+                        idle_since: Some(3 * MS),
+                        ..busy(0).unwrap()
+                    }),
+                ),
+                (
+                    6 * MS,
+                    Some(Monitored {
+                        idle_since: Some(3 * MS),
+                        ..busy(0).unwrap()
+                    }),
+                ),
             ];
             for (t, m) in states {
                 h.monitor = if monitored { m } else { None };
                 let p = h.packet(1, 500);
                 q.enqueue(p, &mut h.ctx(t));
-                let super::super::AnyQdisc::Red(r) = &q.inner else { unreachable!() };
+                let super::super::AnyQdisc::Red(r) = &q.inner else {
+                    unreachable!()
+                };
                 avgs.push(r.avg());
             }
             (avgs, h.dropped())
@@ -140,7 +157,10 @@ mod tests {
     #[test]
     fn sred_reads_the_monitored_queue() {
         let spec = json!({"kind": "sred", "limit": "60pkt", "zombies": 10});
-        let info = LinkInfo { rate_bps: 10_000_000, mtu: 1500 };
+        let info = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+        };
         for (len, want) in [(30, 0.15), (12, 0.0375), (0, 0.0)] {
             let mut q = build(&spec, "q", &info).unwrap();
             let mut h = Harness::new();
@@ -153,7 +173,10 @@ mod tests {
 
     #[test]
     fn only_the_listed_kinds_take_monitor_and_it_must_be_a_name() {
-        let info = LinkInfo { rate_bps: 10_000_000, mtu: 1500 };
+        let info = LinkInfo {
+            rate_bps: 10_000_000,
+            mtu: 1500,
+        };
         for k in MONITOR_KINDS {
             let q = build(&json!({"kind": k, "monitor": "tx"}), "q", &info).unwrap();
             assert_eq!(q.monitor.as_deref(), Some("tx"));
