@@ -227,3 +227,61 @@ think = "1s"
             .sum::<f64>()
     );
 }
+
+#[test]
+fn bad_http_and_link_input_names_the_field() {
+    let err = |traffic: &str, geo: &str| {
+        let topo = topology("", 2, geo, PLAIN_RX);
+        let text =
+            format!("duration = \"1s\"\n{topo}\n[[traffic]]\nkind = \"tcp-http\"\n{traffic}");
+        run_scenario(&common::spec(&text), Some(1), &RunOptions::default())
+            .expect_err("must fail")
+            .to_string()
+    };
+    let ok_geo = "delay = \"300ms\"";
+    let e = err(
+        "src = \"srv\"\ndst = \"cli0\"\nsize_min = \"550KB\"\nsize_max = \"250KB\"",
+        ok_geo,
+    );
+    assert!(e.contains("traffic[0].size_max"), "{e}");
+    let e = err(
+        "src = \"srv\"\ndst = \"cli0\"\nsize_max = \"250KB\"",
+        ok_geo,
+    );
+    assert!(
+        e.contains("traffic[0].size_min") && e.contains("missing"),
+        "{e}"
+    );
+    let e = err(
+        "src = \"srv\"\ndst = [\"cli0\", \"cli9\"]\nsize_min = \"1KB\"\nsize_max = \"2KB\"",
+        ok_geo,
+    );
+    assert!(
+        e.contains("traffic[0].dst[1]") && e.contains("\"cli9\": no such node"),
+        "{e}"
+    );
+    let e = err(
+        "src = \"srv\"\ndst = [\"cli0\", 3]\nsize_min = \"1KB\"\nsize_max = \"2KB\"",
+        ok_geo,
+    );
+    assert!(e.contains("traffic[0].dst[1]"), "{e}");
+    let e = err(
+        "src = \"srv\"\ndst = \"cli0\"\nsize_min = \"1KB\"\nsize_max = \"2KB\"",
+        "delay = \"300ms\"\ndelay_max = \"200ms\"",
+    );
+    assert!(e.contains("topology.links[5].delay_max"), "{e}");
+}
+
+/// `src`/`dst` lists pair round-robin: 1 server × 2 clients → pairs (srv, cli0),
+/// (srv, cli1); with `users = 2` four users, each fetching at least one page.
+#[test]
+fn node_lists_pair_round_robin() {
+    let topo = topology("", 2, "delay = \"300ms\"", PLAIN_RX);
+    let r = run(&format!(
+        "duration = \"5s\"\n{topo}\n[[traffic]]\nkind = \"tcp-http\"\nsrc = [\"srv\"]\ndst = [\"cli0\", \"cli1\"]\nusers = 2\nsize_min = \"10KB\"\nsize_max = \"10KB\"\n"
+    ));
+    let t = r.table("flows");
+    let dst = t.strs("dst");
+    assert_eq!(dst.iter().filter(|d| *d == "cli0").count(), 2);
+    assert_eq!(dst.iter().filter(|d| *d == "cli1").count(), 2);
+}
