@@ -45,7 +45,7 @@ pub const KIND: TrafficKind = TrafficKind {
         params: &[
             p("users", "int", "1", "users (live connection slots) per host pair"),
             p("size_min", "size", "required", "smallest page"),
-            p("size_max", "size", "required", "largest page (sizes U[size_min, size_max])"),
+            p("size_max", "size", "required", "largest page (sizes uniform from size_min to size_max)"),
             p("think", "duration", "10s", "think time after a page is acknowledged"),
             p(
                 "ramp_step",
