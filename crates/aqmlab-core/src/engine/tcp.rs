@@ -52,16 +52,18 @@ impl Simulation {
         let now = self.now();
         let flow = self.tcp_flow[e] as usize;
         let split = self.flows[flow].pep.is_some();
-        let mut seg = *seg;
-        let marked = if split {
-            self.pep_take_mark(e, &mut seg)
+        let mut own;
+        let (seg, marked) = if split {
+            own = *seg;
+            let m = self.pep_take_mark(e, &mut own);
+            (&own, m)
         } else {
-            None
+            (seg, None)
         };
         let st = &mut self.flows[flow].stats;
         match &mut self.tcp[e] {
-            TcpEndpoint::Sender(s) => s.on_segment(now, &seg, &mut self.seg_buf, st),
-            TcpEndpoint::Receiver(r) => r.on_segment(now, &seg, &mut self.seg_buf, st),
+            TcpEndpoint::Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
+            TcpEndpoint::Receiver(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
         }
         self.tcp_after(e);
         if split {
