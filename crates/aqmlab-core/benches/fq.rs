@@ -53,6 +53,7 @@ fn bench(c: &mut Criterion) {
                 rng: &mut rng,
                 link_rate_bps: link.rate_bps,
                 mtu: link.mtu,
+                monitor: None,
             };
             for _ in 0..PER_FLOW {
                 for (f, &h) in hashes.iter().enumerate() {

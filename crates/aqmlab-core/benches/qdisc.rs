@@ -83,6 +83,7 @@ impl Bench {
             rng: &mut self.rng,
             link_rate_bps: RATE,
             mtu: 1500,
+            monitor: None,
         };
         self.q.enqueue(p, &mut ctx);
         self.recycle_events();
@@ -103,6 +104,7 @@ impl Bench {
             rng: &mut self.rng,
             link_rate_bps: RATE,
             mtu: 1500,
+            monitor: None,
         };
         if let Some(t) = self.q.next_timer() {
             if t <= self.now {

@@ -40,6 +40,7 @@ fn main() {
         rng: &mut rng,
         link_rate_bps: link.rate_bps,
         mtu: link.mtu,
+        monitor: None,
     };
     for _ in 0..4 {
         for (f, &h) in hashes.iter().enumerate() {

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod measure;
 pub mod net;
 pub mod output;
+pub mod pep;
 pub mod qdisc;
 pub mod results;
 pub mod scenario;

@@ -446,8 +446,16 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
         .collect();
     for f in &sim.flows {
         let r = &mut rows[f.entry as usize];
-        r.flows += 1;
-        r.bytes += f.stats.bytes_delivered;
+        // A PEP-split connection counts once: as the app's flow, with the bytes the
+        // terminal received (the server leg's bytes only reached the PEP).
+        match f.pep {
+            Some(crate::engine::PepLeg::Up { .. }) => r.flows += 1,
+            Some(crate::engine::PepLeg::Down { .. }) => r.bytes += f.stats.bytes_delivered,
+            None => {
+                r.flows += 1;
+                r.bytes += f.stats.bytes_delivered;
+            }
+        }
         r.sent += f.stats.packets_sent;
         r.lost += f.stats.packets_dropped;
         if f.stats.owd.count() > 0 {

@@ -25,6 +25,7 @@ pub mod rtp;
 pub mod rtp_stats;
 pub mod tcp;
 pub mod tfrc;
+pub mod tcp_http;
 pub mod udp;
 pub mod voip;
 pub mod video;
@@ -317,6 +318,7 @@ registry! {
     Rtp(rtp::RtpApp) => [rtp::RTP],
     Voip(voip::VoipCall) => [voip::VOIP],
     Video(video::VideoApp) => [video::VIDEO],
+    Http(tcp_http::HttpUser) => [tcp_http::KIND],
 }
 
 /// Flow kinds (the `flows` table's `kind`).
@@ -552,6 +554,12 @@ const COMMON: &[ParamDoc] = &[
 /// Where an entry's flows run: (src, dst) per flow.
 fn placements(p: &mut Params, topo: &Topology) -> Result<Vec<(u32, u32)>> {
     let count = p.u64_or("count", 1, 1, 1_000_000)? as usize;
+    if let Some(pairs) = node_lists(p, topo)? {
+        return Ok(pairs
+            .iter()
+            .flat_map(|&pr| std::iter::repeat_n(pr, count))
+            .collect());
+    }
     let hosts = p.string("hosts")?;
     let src = p.string("src")?;
     let dst = p.string("dst")?;
@@ -609,6 +617,56 @@ fn placements(p: &mut Params, topo: &Topology) -> Result<Vec<(u32, u32)>> {
         .iter()
         .flat_map(|&pr| std::iter::repeat_n(pr, count))
         .collect())
+}
+
+/// `src` and `dst` given as lists of node names (e.g. 60 servers and 200 clients of
+/// the satellite study): pair k is (src[k mod S], dst[k mod D]) for k < max(S, D).
+/// None if neither is a list.
+fn node_lists(p: &mut Params, topo: &Topology) -> Result<Option<Vec<(u32, u32)>>> {
+    let (Some(s), Some(d)) = (p.peek("src"), p.peek("dst")) else {
+        return Ok(None);
+    };
+    if !s.is_array() && !d.is_array() {
+        return Ok(None);
+    }
+    let mut names = |key: &'static str| -> Result<Vec<u32>> {
+        let v = p.raw(key).expect("peeked");
+        let items: Vec<&Value> = match v {
+            Value::Array(a) if !a.is_empty() => a.iter().collect(),
+            Value::Array(_) => return Err(p.error(key, "[]: expected at least one node name")),
+            v => vec![v],
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let at = format!("{key}[{i}]");
+                let name = x.as_str().ok_or_else(|| {
+                    p.error(
+                        &at,
+                        format!(
+                            "{}: expected a node name",
+                            crate::scenario::params::show_value(x)
+                        ),
+                    )
+                })?;
+                topo.node(name)
+                    .ok_or_else(|| p.error(&at, format!("\"{name}\": no such node")))
+            })
+            .collect()
+    };
+    let (src, dst) = (names("src")?, names("dst")?);
+    if p.peek("hosts").is_some() {
+        return Err(p.error("hosts", "give either `hosts` or `src` and `dst`, not both"));
+    }
+    let n = src.len().max(dst.len());
+    let pairs: Vec<(u32, u32)> = (0..n)
+        .map(|k| (src[k % src.len()], dst[k % dst.len()]))
+        .collect();
+    if let Some(k) = pairs.iter().position(|(a, b)| a == b) {
+        return Err(p.error("dst", format!("pair {k} sends from a node to itself")));
+    }
+    Ok(Some(pairs))
 }
 
 /// Traffic kinds and their parameters (the common ones are in `common_params`).

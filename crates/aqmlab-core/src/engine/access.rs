@@ -8,11 +8,13 @@ impl Simulation {
     /// packets entered its RsQ.
     pub(super) fn access_step(&mut self, l: usize, timer: bool) {
         let now = self.now();
+        let monitor = self.links[l].monitor.map(|m| self.monitored(m as usize));
         let link = &mut self.links[l];
         let Some(model) = link.access.as_mut() else {
             return;
         };
         let mut ctx = QdiscCtx {
+            monitor,
             now,
             packets: &mut self.packets,
             events: &mut self.qevents,
@@ -40,6 +42,7 @@ impl Simulation {
             let pk = &self.packets[p];
             link.stats.tx_packets += 1;
             link.stats.tx_bytes += pk.size as u64;
+            link.sent_bytes += pk.size as u64;
             link.stats.busy_ns += tx_time(pk.size, link.rate_bps);
             if let Some(w) = &mut link.pcap {
                 // An I/O error here must not abort the run; it is reported at the end.

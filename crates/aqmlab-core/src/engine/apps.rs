@@ -43,6 +43,7 @@ impl Simulation {
                 let f = self.add_flow(entry, FlowKind::Tcp, src, dst, cfg.cc.name(), a as u32);
                 debug_assert_eq!(f, flow, "flow ids are handed out in order");
                 self.add_tcp_endpoints(f, cfg);
+                self.pep_intercept(f);
             }
             Action::Write { flow, bytes, fin } => {
                 let s = self.sender_of(flow);
@@ -115,6 +116,7 @@ impl Simulation {
                 .get(entry as usize)
                 .map_or(crate::app::ClassSpec::Fixed(0), |e| e.class.clone()),
             class_rng: None,
+            pep: None,
         });
         if let Some(n) = self.entry_flows.get_mut(entry as usize) {
             *n += 1;
@@ -135,8 +137,11 @@ impl Simulation {
     /// A transfer of `flow` was acknowledged completely: tell its app, and release a
     /// connection whose last byte (FIN) is acknowledged.
     pub(super) fn on_transfer_done(&mut self, flow: u32) {
-        let a = self.flows[flow as usize].app as usize;
-        self.run_app(a, |app, now, io| app.on_transfer_done(now, flow, io));
+        // A split flow's transfer is done for the app when the terminal has it (PEP).
+        if self.pep_upstream_done(flow) {
+            let a = self.flows[flow as usize].app as usize;
+            self.run_app(a, |app, now, io| app.on_transfer_done(now, flow, io));
+        }
         let s = self.sender_of(flow);
         if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
             if snd.app_fin && snd.snd_una >= snd.app_written {

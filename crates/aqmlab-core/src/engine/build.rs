@@ -122,7 +122,10 @@ impl Simulation {
                 ..Default::default()
             },
             failure: None,
+            peps: Vec::new(),
+            pep_at: Vec::new(),
         };
+        sim.build_peps(spec)?;
         sim.check_series_estimate()?;
         // First in the queue, so the counters restart before anything else happens at
         // that instant: a packet counts when it is created or arrives at or after it.
@@ -134,6 +137,7 @@ impl Simulation {
             let id = sim.add_flow(f.entry, f.kind, f.src, f.dst, cc, f.app);
             if let Some(cfg) = f.tcp {
                 sim.add_tcp_endpoints(id, cfg);
+                sim.pep_intercept(id);
             }
         }
         for a in 0..sim.apps.len() {

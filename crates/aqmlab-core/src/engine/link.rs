@@ -132,6 +132,7 @@ impl Simulation {
         l: usize,
         f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T,
     ) -> T {
+        let monitor = self.links[l].monitor.map(|m| self.monitored(m as usize));
         let link = &mut self.links[l];
         let link_rate_bps = link.qdisc_rate_bps();
         let mut ctx = QdiscCtx {
@@ -141,8 +142,22 @@ impl Simulation {
             rng: &mut link.qdisc_rng,
             link_rate_bps,
             mtu: link.mtu,
+            monitor,
         };
         f(&mut link.qdisc, &mut ctx)
+    }
+
+    /// What a discipline monitoring link `m` sees of it now (`qdisc::monitor`).
+    #[inline]
+    pub(super) fn monitored(&self, m: usize) -> crate::qdisc::monitor::Monitored {
+        let link = &self.links[m];
+        crate::qdisc::monitor::Monitored {
+            len_packets: link.qdisc.len_packets(),
+            len_bytes: link.qdisc.len_bytes(),
+            rate_bps: link.rate_bps,
+            idle_since: link.idle_since,
+            sent_bytes: link.sent_bytes,
+        }
     }
 
     /// Apply the drops and marks the qdisc reported, update queue-length averages and
@@ -206,9 +221,15 @@ impl Simulation {
         debug_assert!(self.links[l].tx.is_none());
         let next = self.with_qdisc(l, |q, ctx| q.dequeue(ctx));
         self.after_qdisc(l);
-        let Some(p) = next else { return };
+        let Some(p) = next else {
+            let link = &mut self.links[l];
+            link.idle_since.get_or_insert(now);
+            return;
+        };
         let link = &mut self.links[l];
         let pk = &self.packets[p];
+        link.idle_since = None;
+        link.sent_bytes += pk.size as u64;
         let sojourn = now - pk.enqueued;
         if pk.enqueued >= link.stats.window_start {
             link.stats.dequeued += 1;

@@ -18,10 +18,12 @@ mod apps;
 mod build;
 mod guard;
 mod link;
+mod pep;
 mod record;
 mod tcp;
 
 pub use guard::RunFailure;
+pub use pep::PepLeg;
 pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
 pub use tcp::TcpEndpoint;
 
@@ -59,6 +61,8 @@ pub struct Flow {
     /// from `class_rng` (the entry's `class.flow[k]` stream).
     pub class: crate::app::ClassSpec,
     pub class_rng: Option<crate::sim::rng::Rng>,
+    /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
+    pub pep: Option<PepLeg>,
 }
 
 /// Options that are not part of the scenario.
@@ -111,6 +115,9 @@ pub struct Simulation {
     guard: guard::Guard,
     /// Why the run stopped early, if it did.
     pub failure: Option<RunFailure>,
+    /// Split-TCP proxies (`crate::pep`), and the PEP of each node.
+    pub peps: Vec<crate::pep::Pep>,
+    pep_at: Vec<Option<u32>>,
 }
 
 /// Flow hash over the 5-tuple (src, dst, ports from the flow id, protocol).

@@ -51,12 +51,24 @@ impl Simulation {
     pub(super) fn tcp_input(&mut self, e: usize, seg: &Segment) {
         let now = self.now();
         let flow = self.tcp_flow[e] as usize;
+        let split = self.flows[flow].pep.is_some();
+        let mut own;
+        let (seg, marked) = if split {
+            own = *seg;
+            let m = self.pep_take_mark(e, &mut own);
+            (&own, m)
+        } else {
+            (seg, None)
+        };
         let st = &mut self.flows[flow].stats;
         match &mut self.tcp[e] {
             TcpEndpoint::Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
             TcpEndpoint::Receiver(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
         }
         self.tcp_after(e);
+        if split {
+            self.pep_after_input(e, marked);
+        }
     }
 
     pub(super) fn on_transport_timer(&mut self, e: usize) {

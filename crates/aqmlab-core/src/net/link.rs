@@ -122,4 +122,11 @@ pub struct Link {
     pub access: Option<Box<super::docsis::Docsis>>,
     /// The time of the pending access-model timer event, if any.
     pub access_timer_at: Option<Nanos>,
+    /// The link whose queue this link's discipline monitors (`qdisc.monitor`).
+    pub monitor: Option<u32>,
+    /// Since when the link has had nothing to send (None while it sends): read by
+    /// disciplines that monitor this link.
+    pub idle_since: Option<Nanos>,
+    /// Bytes the link has started sending since the run began (never reset).
+    pub sent_bytes: u64,
 }

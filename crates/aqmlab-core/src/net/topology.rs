@@ -50,6 +50,8 @@ struct Builder {
     links: Vec<Link>,
     /// Link names so far (a linear scan per link made 10 000 host pairs quadratic).
     link_names: std::collections::BTreeSet<String>,
+    /// Links whose discipline monitors another link: (link, qdisc path, qdisc spec).
+    monitors: Vec<(usize, String, Option<serde_json::Value>)>,
 }
 
 const DEFAULT_MTU: u32 = 1500;
@@ -111,6 +113,14 @@ impl Builder {
             &format!("{path}.qdisc"),
             &info,
         )?;
+        if q.monitor.is_some() {
+            // Rebuilt once every link exists, with the monitored link's `LinkInfo`.
+            self.monitors.push((
+                self.links.len(),
+                format!("{path}.qdisc"),
+                spec.qdisc.clone(),
+            ));
+        }
         let rate_change = if let Some(steps) = &spec.rate_schedule {
             RateChange::Schedule {
                 steps: steps.iter().map(|s| (s.at.0, s.rate.0)).collect(),
@@ -126,6 +136,14 @@ impl Builder {
         } else {
             RateChange::Fixed
         };
+        let delay = match spec.delay_max {
+            None => spec.delay.map(|d| d.0).unwrap_or(0),
+            Some(max) => {
+                let min = spec.delay.map_or(0, |d| d.0);
+                let mut r = Rng::stream(self.seed, &format!("link[{name}].delay"));
+                min + r.below(max.0 - min + 1)
+            }
+        };
         self.links.push(Link {
             qdisc_rng: Rng::stream(self.seed, &format!("link[{name}].qdisc")),
             loss_rng: Rng::stream(self.seed, &format!("link[{name}].loss")),
@@ -133,7 +151,7 @@ impl Builder {
             from,
             to,
             rate_bps: spec.rate.0,
-            delay: spec.delay.map(|d| d.0).unwrap_or(0),
+            delay,
             mtu,
             loss: spec.loss.unwrap_or(0.0),
             outages: spec
@@ -151,6 +169,9 @@ impl Builder {
             pcap: None,
             access,
             access_timer_at: None,
+            monitor: None,
+            idle_since: Some(0),
+            sent_bytes: 0,
         });
         Ok(())
     }
@@ -216,6 +237,7 @@ fn default_access() -> LinkSpec {
         name: None,
         rate: Rate(1_000_000_000),
         delay: None,
+        delay_max: None,
         qdisc: None,
         mtu: None,
         loss: None,
@@ -250,6 +272,7 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
         node_index: BTreeMap::new(),
         links: Vec::new(),
         link_names: Default::default(),
+        monitors: Vec::new(),
     };
     let mut groups = BTreeMap::new();
     match spec.kind.as_str() {
@@ -405,6 +428,7 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
             ))
         }
     }
+    resolve_monitors(&mut b)?;
     let ends: Vec<(u32, u32)> = b.links.iter().map(|l| (l.from, l.to)).collect();
     Ok(Topology {
         routes: Routes::compute(b.nodes.len(), &ends),
@@ -413,4 +437,38 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
         groups,
         node_index: b.node_index,
     })
+}
+
+/// Resolve each `qdisc.monitor` name to a link index and rebuild that discipline with the
+/// monitored link's rate and MTU (its derived defaults, e.g. AVQRED's capacities, are the
+/// monitored link's).
+fn resolve_monitors(b: &mut Builder) -> Result<()> {
+    for (l, path, spec) in std::mem::take(&mut b.monitors) {
+        let spec = spec.expect("only a given qdisc table can name a monitor");
+        let name = b.links[l]
+            .qdisc
+            .monitor
+            .clone()
+            .expect("recorded with a monitor");
+        let Some(m) = b.links.iter().position(|x| x.name == name) else {
+            let known: Vec<&str> = b.links.iter().map(|x| x.name.as_str()).collect();
+            return Err(ScenarioError::new(
+                format!("{path}.monitor"),
+                format!("\"{name}\": no such link; links are: {}", known.join(", ")),
+            ));
+        };
+        if m == l {
+            return Err(ScenarioError::new(
+                format!("{path}.monitor"),
+                format!("\"{name}\": a discipline monitors its own link without `monitor`; name another link"),
+            ));
+        }
+        let info = LinkInfo {
+            rate_bps: b.links[m].rate_bps,
+            mtu: b.links[m].mtu,
+        };
+        b.links[l].qdisc = qdisc::build(&spec, &path, &info)?;
+        b.links[l].monitor = Some(m as u32);
+    }
+    Ok(())
 }

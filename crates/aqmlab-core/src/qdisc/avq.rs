@@ -20,6 +20,8 @@
 //! `C` before subtracting `α·b`; ns-2 adds and subtracts first, then clips to [0, C]; we
 //! follow ns-2 (read in source). ns-2's `markfront_`/`drop_front_` options are left out
 //! (the arrival is the one marked or dropped, ns-2's default).
+//!
+//! With `monitor = "LINK"` (`monitor.rs`) `C` is that link's rate.
 
 use super::queue::PacketQueue;
 use super::red::{self, Action};
@@ -155,7 +157,8 @@ fn secs(from: Nanos, to: Nanos) -> f64 {
 impl Discipline for Avq {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let b = ctx.packets[p].size as f64;
-        let c = ctx.link_rate_bps as f64 / 8.0;
+        // With `monitor`, C is the monitored link's rate (the capacity to protect).
+        let c = ctx.monitor.map_or(ctx.link_rate_bps, |m| m.rate_bps) as f64 / 8.0;
         if self.ctilde < 0.0 {
             self.ctilde = self.ecnlim * c;
             self.last_drain = ctx.now;

@@ -18,6 +18,9 @@
 //! - Signalling follows `action` (mark an ECN-capable packet, else drop). A packet that
 //!   is not signalled is added to `VQ`; a marked one is queued but not added.
 //! - The real queue is a FIFO of `limit` (tail drop).
+//!
+//! With `monitor = "LINK"` (`monitor.rs`) the measured output rate is that link's
+//! (bytes it starts sending per period), and the default capacities its rate.
 
 use super::pfavqred::PerFlow;
 use super::queue::PacketQueue;
@@ -101,6 +104,8 @@ pub struct Avqred {
     next_measure: Nanos,
     /// Bytes sent since the last measurement.
     out_bytes: u64,
+    /// With `monitor`: the monitored link's `sent_bytes` at the last measurement.
+    monitor_sent: Option<u64>,
     pub(super) per_flow: Option<PerFlow>,
     queue: PacketQueue,
 }
@@ -143,6 +148,7 @@ impl Avqred {
             last: 0,
             next_measure: interval,
             out_bytes: 0,
+            monitor_sent: None,
             per_flow,
             queue: PacketQueue::new(),
         })
@@ -239,7 +245,16 @@ impl Discipline for Avqred {
         if ctx.now < self.next_measure {
             return;
         }
-        let out = self.out_bytes as f64 * 8.0 * NS_PER_S as f64 / self.interval as f64;
+        // With `monitor`, the output rate is the monitored link's (the first period
+        // only starts the count).
+        let sent = match ctx.monitor {
+            Some(m) => {
+                let prev = self.monitor_sent.replace(m.sent_bytes);
+                m.sent_bytes - prev.unwrap_or(m.sent_bytes)
+            }
+            None => self.out_bytes,
+        };
+        let out = sent as f64 * 8.0 * NS_PER_S as f64 / self.interval as f64;
         self.v_cap = (self.alpha * out + (1.0 - self.alpha) * self.v_cap)
             .clamp(self.min_capacity, self.max_capacity);
         self.out_bytes = 0;

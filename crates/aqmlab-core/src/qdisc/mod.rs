@@ -31,6 +31,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod gk;
+pub mod monitor;
 pub mod pfavqred;
 pub mod pi;
 pub mod pi2;
@@ -116,6 +117,8 @@ pub struct QdiscCtx<'a> {
     pub link_rate_bps: u64,
     /// The link MTU in bytes (CoDel's "one MTU queued" test, DRR's default quantum).
     pub mtu: u32,
+    /// The queue this discipline monitors (`monitor = "LINK"`), if any (`monitor.rs`).
+    pub monitor: Option<monitor::Monitored>,
 }
 
 impl QdiscCtx<'_> {
@@ -273,6 +276,8 @@ registry! {
 pub struct Qdisc {
     pub kind: &'static str,
     pub inner: AnyQdisc,
+    /// `monitor = "LINK"`: the link whose queue it reads (resolved by the topology).
+    pub monitor: Option<String>,
 }
 
 impl Qdisc {
@@ -280,6 +285,7 @@ impl Qdisc {
         Qdisc {
             kind,
             inner: inner.into(),
+            monitor: None,
         }
     }
 
@@ -366,12 +372,14 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
             ),
         ));
     };
-    let mut p = Params::new(path, map, &["kind"]);
+    let monitor = monitor::read(map, path, kind.doc.kind)?;
+    let mut p = Params::new(path, map, &["kind", "monitor"]);
     let inner = (kind.build)(&mut p, link)?;
     p.finish(&format!("queue discipline `{name}`"))?;
     Ok(Qdisc {
         kind: kind.doc.kind,
         inner,
+        monitor,
     })
 }
 
@@ -386,6 +394,8 @@ pub mod testing {
         pub rng: Rng,
         pub rate_bps: u64,
         pub mtu: u32,
+        /// The monitored queue's state passed in `ctx` (`monitor.rs`).
+        pub monitor: Option<monitor::Monitored>,
     }
 
     impl Default for Harness {
@@ -402,6 +412,7 @@ pub mod testing {
                 rng: Rng::stream(1, "test"),
                 rate_bps: 10_000_000,
                 mtu: 1500,
+                monitor: None,
             }
         }
 
@@ -423,6 +434,7 @@ pub mod testing {
                 rng: &mut self.rng,
                 link_rate_bps: self.rate_bps,
                 mtu: self.mtu,
+                monitor: self.monitor,
             }
         }
 

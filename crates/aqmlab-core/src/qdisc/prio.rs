@@ -218,7 +218,15 @@ impl Prio {
         let mut qs = Vec::with_capacity(bands as usize);
         for i in 0..bands as usize {
             let spec = children.map(|c| &c[i]).unwrap_or(&default_child);
-            qs.push(build(spec, &p.key_path(&format!("children[{i}]")), link)?);
+            let child_path = p.key_path(&format!("children[{i}]"));
+            let child = build(spec, &child_path, link)?;
+            if child.monitor.is_some() {
+                return Err(crate::scenario::error::ScenarioError::new(
+                    format!("{child_path}.monitor"),
+                    "only a link's own discipline can monitor another link, not a child queue",
+                ));
+            }
+            qs.push(child);
         }
         let mut q = Prio::new(classifier, qs);
         if kind == "wrr" {

@@ -18,6 +18,10 @@
 //!
 //! Arrivals that pass but find the buffer at `limit` are tail-dropped (`Overflow`).
 //!
+//! With `monitor = "LINK"` (`monitor.rs`) `q` is that link's queue and the idle decay
+//! follows that link's idle periods and rate (`Average::update_monitored`); the
+//! decision still applies to the arrival here.
+//!
 //! Where the sources differ, and what we do:
 //! - **Idle period** starts when the link asks for a packet and the queue is empty (a
 //!   dequeue that returns nothing: the link goes idle), as ns-3 `RedQueueDisc::DoDequeue`.
@@ -219,6 +223,9 @@ pub struct Average {
     pub wq: f64,
     pub(crate) idle: bool,
     idle_since: Nanos,
+    /// The last update (monitored mode: the decay over a monitored idle period starts
+    /// at the later of this and the period's start).
+    last: Nanos,
 }
 
 impl Average {
@@ -229,6 +236,7 @@ impl Average {
             wq,
             idle: true,
             idle_since: 0,
+            last: 0,
         }
     }
 
@@ -252,6 +260,34 @@ impl Average {
         } else {
             self.avg = (1.0 - self.wq) * self.avg + self.wq * q;
         }
+        self.last = now;
+        self.avg
+    }
+
+    /// The arrival-time update when the average follows another link's queue
+    /// (`monitor`): `q` that queue now, `idle_since` when it went idle (None: busy).
+    /// While it is busy an EWMA step; while it is idle the paper's decay `(1−wq)^m` for
+    /// the idle time not yet accounted (since the later of the period's start and the
+    /// last update), as many EWMA steps with q = 0 as mean-size packets it could have
+    /// sent. (Arrivals here do not end the monitored link's idle period, so the
+    /// unmonitored rule "decay once, at the first arrival" would forget later idle time.)
+    pub fn update_monitored(
+        &mut self,
+        q: f64,
+        idle_since: Option<Nanos>,
+        now: Nanos,
+        s: f64,
+    ) -> f64 {
+        match idle_since {
+            Some(t) => {
+                let from = t.max(self.last);
+                let m = now.saturating_sub(from) as f64 / s;
+                self.avg *= libm::pow(1.0 - self.wq, m);
+            }
+            None => self.avg = (1.0 - self.wq) * self.avg + self.wq * q,
+        }
+        self.idle = false;
+        self.last = now;
         self.avg
     }
 
@@ -543,8 +579,21 @@ impl Red {
 
     /// Update the average for an arrival of `size` bytes and decide its fate.
     fn decide(&mut self, size: u32, ctx: &mut QdiscCtx) -> Decision {
-        let s = tx_time(self.mean_pkt_size, ctx.link_rate_bps);
-        let avg = self.average.update(self.qlen(), ctx.now, s);
+        let avg = match ctx.monitor {
+            None => {
+                let s = tx_time(self.mean_pkt_size, ctx.link_rate_bps);
+                self.average.update(self.qlen(), ctx.now, s)
+            }
+            Some(m) => {
+                let s = tx_time(self.mean_pkt_size, m.rate_bps);
+                let q = if self.bytemode {
+                    m.len_bytes as f64
+                } else {
+                    m.len_packets as f64
+                };
+                self.average.update_monitored(q, m.idle_since, ctx.now, s)
+            }
+        };
         let scale = if self.bytemode {
             size as f64 / self.mean_pkt_size as f64
         } else {
@@ -585,8 +634,9 @@ impl Discipline for Red {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let p = self.queue.pop_front(ctx.packets);
-        if p.is_none() {
-            // The link found nothing to send: an idle period starts now.
+        if p.is_none() && ctx.monitor.is_none() {
+            // The link found nothing to send: an idle period starts now (a monitoring
+            // RED follows the monitored link's idle periods instead).
             self.average.go_idle(ctx.now);
         }
         p

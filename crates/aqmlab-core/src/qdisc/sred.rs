@@ -28,6 +28,8 @@
 //! misbehaving flows and the drop-from-zombie-count refinements are not implemented.
 //!
 //! Cost: O(1) per packet (one random zombie, no scan); memory M zombies (12 B + stamp).
+//!
+//! With `monitor = "LINK"` (`monitor.rs`) `q` is that link's queue; drops stay here.
 
 use super::queue::PacketQueue;
 use super::red;
@@ -191,9 +193,14 @@ impl Discipline for Sred {
         let hit = self.zombie_step(flow, ctx);
         let alpha = self.p_overwrite / self.m as f64;
         self.p_hit = (1.0 - alpha) * self.p_hit + alpha * if hit { 1.0 } else { 0.0 };
+        // With `monitor`, the monitored link's queue (in the unit of `limit`).
+        let (len, bytes) = match ctx.monitor {
+            Some(m) => (m.len_packets, m.len_bytes),
+            None => (self.queue.len(), self.queue.bytes()),
+        };
         let q = match self.limit {
-            Limit::Packets(_) => self.queue.len() as f64,
-            Limit::Bytes(_) => self.queue.bytes() as f64,
+            Limit::Packets(_) => len as f64,
+            Limit::Bytes(_) => bytes as f64,
         };
         let p_zap = self.p_zap(self.p_sred(q), hit);
         self.last_p = p_zap;

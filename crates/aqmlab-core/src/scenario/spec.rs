@@ -96,6 +96,9 @@ pub struct TopologySpec {
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     pub name: String,
+    /// What the node does besides forwarding: `{ kind = "pep", ... }` (`crate::pep`).
+    #[serde(default)]
+    pub function: Option<Value>,
 }
 
 fn default_count() -> u32 {
@@ -134,6 +137,10 @@ pub struct LinkSpec {
     pub rate: Rate,
     #[serde(default)]
     pub delay: Option<Duration>,
+    /// With `delay`: the link's delay is drawn once, U[delay, delay_max], from the
+    /// stream `link[NAME].delay` (per-terminal GEO delays of the satellite study).
+    #[serde(default)]
+    pub delay_max: Option<Duration>,
     /// Queue discipline table; default `{ kind = "pfifo", limit = "1000pkt" }`.
     #[serde(default)]
     pub qdisc: Option<Value>,
@@ -311,6 +318,15 @@ impl ScenarioSpec {
 impl LinkSpec {
     /// Checks of one link's own fields, at `path`.
     pub fn validate(&self, path: &str) -> Result<()> {
+        if let Some(m) = self.delay_max {
+            let d = self.delay.map_or(0, |d| d.0);
+            if m.0 < d {
+                return Err(ScenarioError::new(
+                    format!("{path}.delay_max"),
+                    format!("{}ns: expected at least `delay` ({d}ns)", m.0),
+                ));
+            }
+        }
         if let Some(l) = self.loss {
             if !(0.0..=1.0).contains(&l) {
                 return Err(ScenarioError::new(

@@ -272,6 +272,22 @@ impl TcpSender {
         self.transmit(now, out, st);
     }
 
+    /// A relay (the PEP) appends `bytes` it has received to a stream whose transfer
+    /// boundaries it tracks itself: unlike `write`, no transfer end is set, so no
+    /// completion is reported. With `fin`, the connection closes after them.
+    pub fn append(
+        &mut self,
+        now: Nanos,
+        bytes: u64,
+        fin: bool,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
+        self.app_written += bytes;
+        self.app_fin = fin;
+        self.transmit(now, out, st);
+    }
+
     /// The application stops writing: no new data after what has been sent.
     pub fn stop_writing(&mut self) {
         self.app_written = self.snd_nxt;
