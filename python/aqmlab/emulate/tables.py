@@ -70,7 +70,7 @@ def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[st
             "owd_ms_p50": _q(owd, 0.5), "owd_ms_p95": _q(owd, 0.95), "owd_ms_p99": _q(owd, 0.99),
             "loss_rate": dropped / sent if sent else 0.0,
             "completion_s": NAN, "transfers": 0,
-            "marks": e.get("marks", 0), "kernel_cc": f.kernel_cc,
+            "marks": e.get("marks", 0), "kernel_cc": r.get("kernel_cc", "") if f.kind == "tcp" else "",
             "cwnd_end_pkts": r.get("cwnd_end_pkts", 0) or 0,
             "error": r.get("error", ""),
         })

@@ -119,7 +119,7 @@ def tcp_sender(spec, clk, out, series, warm, end, every):
     except OSError as e:
         out["error"] = f"connect: {e}"
         return
-    out["cc_kernel"] = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).split(b"\0")[0].decode()
+    out["kernel_cc"] = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).split(b"\0")[0].decode()
     stop_at = min(end, clk.at(spec["stop_s"]))
     s.setblocking(False)
     payload = b"\0" * (1 << 16)
