@@ -105,3 +105,59 @@ def figure(t: pl.DataFrame, title: str, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def compare_many(cases: list[tuple[str, dict]], out: str | Path, seed: int | None = None) -> pl.DataFrame:
+    """`compare_real` for each (scenario, overrides) case; writes every case to
+    ``out/CASE/``, the long table ``out/all.csv`` (case, metric, simulated, emulated,
+    plus the emulator's scheduling error) and ``out/all.png``. This is how the tables
+    of docs/emulation.md were made."""
+    out = Path(out)
+    rows = []
+    for scenario, overrides in cases:
+        q = overrides.get("bottleneck.qdisc", {}).get("kind", "as-is") if isinstance(overrides.get("bottleneck.qdisc"), dict) else "as-is"
+        name = f"{Path(scenario).stem}-{q}"
+        t, _, emu = compare_real(scenario, seed=seed, set=overrides, out=out / name)
+        e = emu.emulation.row(0, named=True)
+        for r in t.iter_rows(named=True):
+            rows.append({"case": name, "scenario": Path(scenario).stem, "qdisc": q, "metric": r["metric"],
+                         "simulated": r["simulated"], "emulated": r["emulated"]})
+        for k in ("sched_err_us_p50", "sched_err_us_p99", "sched_err_us_max"):
+            rows.append({"case": name, "scenario": Path(scenario).stem, "qdisc": q, "metric": k,
+                         "simulated": math.nan, "emulated": float(e[k])})
+    d = pl.DataFrame(rows)
+    d.write_csv(out / "all.csv")
+    figure_many(d, out / "all.png")
+    return d
+
+
+def figure_many(d: pl.DataFrame, path: Path) -> None:
+    """One row of panels per scenario, one panel per metric, sim/real bars per qdisc."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [m for m, _ in METRICS if m != "jain"]
+    scenarios = d["scenario"].unique(maintain_order=True).to_list()
+    fig, axes = plt.subplots(len(scenarios), len(shown), figsize=(2.3 * len(shown), 2.6 * len(scenarios)), squeeze=False)
+    for i, sc in enumerate(scenarios):
+        x = d.filter(pl.col("scenario") == sc)
+        qdiscs = x["qdisc"].unique(maintain_order=True).to_list()
+        for j, m in enumerate(shown):
+            ax = axes[i][j]
+            y = x.filter(pl.col("metric") == m)
+            sim = [y.filter(pl.col("qdisc") == q)["simulated"][0] for q in qdiscs]
+            emu = [y.filter(pl.col("qdisc") == q)["emulated"][0] for q in qdiscs]
+            pos = range(len(qdiscs))
+            ax.bar([p - 0.2 for p in pos], sim, 0.4, label="sim", color="#4C72B0")
+            ax.bar([p + 0.2 for p in pos], emu, 0.4, label="real", color="#DD8452")
+            ax.set_xticks(list(pos), qdiscs, rotation=45, fontsize=7)
+            ax.tick_params(labelsize=7)
+            ax.set_title(m if i else m, fontsize=8)
+            if j == 0:
+                ax.set_ylabel(sc, fontsize=8)
+        axes[i][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
