@@ -222,7 +222,8 @@ fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 #[pyfunction]
 fn emulate(py: Python<'_>, scenario_json: &str, config_json: &str) -> PyResult<String> {
     let spec = parse(scenario_json)?;
-    let cfg = aqmlab_core::emulate::EmuConfig::from_json_str(config_json).map_err(scenario_error)?;
+    let cfg =
+        aqmlab_core::emulate::EmuConfig::from_json_str(config_json).map_err(scenario_error)?;
     match guarded(py, || aqmlab_core::emulate::run(&spec, &cfg, 0, 1))? {
         Ok(v) => Ok(v.to_string()),
         Err(aqmlab_core::emulate::EmuError::Scenario(e)) => Err(scenario_error(e)),

@@ -50,9 +50,8 @@ pub fn parse(b: &[u8]) -> Option<Ipv4Info> {
     let frag_offset = u16::from_be_bytes([b[6], b[7]]) & 0x1fff;
     let proto = b[9];
     let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-    let has_ports = matches!(proto, PROTO_TCP | PROTO_UDP)
-        && frag_offset == 0
-        && total_len as usize >= ihl + 4;
+    let has_ports =
+        matches!(proto, PROTO_TCP | PROTO_UDP) && frag_offset == 0 && total_len as usize >= ihl + 4;
     let (sport, dport) = if has_ports {
         (
             u16::from_be_bytes([b[ihl], b[ihl + 1]]),
@@ -168,7 +167,11 @@ mod tests {
             h[10..12].copy_from_slice(&c.to_be_bytes());
             set_ce(&mut h);
             assert_eq!(h[1], tos | 3);
-            assert_eq!(u16::from_be_bytes([h[10], h[11]]), full_checksum(&h[..20]), "tos {tos:#x}");
+            assert_eq!(
+                u16::from_be_bytes([h[10], h[11]]),
+                full_checksum(&h[..20]),
+                "tos {tos:#x}"
+            );
         }
         // Hand-worked: TOS 0x00 -> 0x03 adds 3 to the sum, so 0xb861 becomes 0xb85e.
         let mut h = header();

@@ -146,13 +146,27 @@ pub fn build_pipes(spec: &ScenarioSpec, cfg: &EmuConfig) -> Result<(Pipe, Pipe),
     for (i, h) in cfg.hosts.iter().enumerate() {
         let path = format!("emulate.hosts[{i}]");
         let node = topo.node(&h.node).ok_or_else(|| {
-            ScenarioError::new(format!("{path}.node"), format!("\"{}\": no such host", h.node))
+            ScenarioError::new(
+                format!("{path}.node"),
+                format!("\"{}\": no such host", h.node),
+            )
         })?;
         let ip: Ipv4Addr = h.ip.parse().map_err(|_| {
-            ScenarioError::new(format!("{path}.ip"), format!("\"{}\": expected an IPv4 address", h.ip))
+            ScenarioError::new(
+                format!("{path}.ip"),
+                format!("\"{}\": expected an IPv4 address", h.ip),
+            )
         })?;
-        let up = topo.links.iter().find(|l| l.from == node).map_or(0, |l| l.delay);
-        let down = topo.links.iter().find(|l| l.to == node).map_or(0, |l| l.delay);
+        let up = topo
+            .links
+            .iter()
+            .find(|l| l.from == node)
+            .map_or(0, |l| l.delay);
+        let down = topo
+            .links
+            .iter()
+            .find(|l| l.to == node)
+            .map_or(0, |l| l.delay);
         hosts.push((u32::from(ip), up, down));
     }
     let node_name = |i: u32| topo.nodes[i as usize].name.clone();
@@ -265,7 +279,9 @@ fn flow_rows(p: &Pipe) -> Vec<Value> {
 }
 
 fn drop_rows(p: &Pipe, t0: Nanos, until: Nanos) -> Vec<Value> {
-    let Some(log) = &p.drop_log else { return Vec::new() };
+    let Some(log) = &p.drop_log else {
+        return Vec::new();
+    };
     log.iter()
         .filter(|d| d.time <= until)
         .map(|d| {

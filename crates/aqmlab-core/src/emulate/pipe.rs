@@ -276,7 +276,9 @@ impl Pipe {
             }
         }
         self.qevents.clear();
-        self.stats.qlen_pkts.set(now, self.qdisc.len_packets() as u64);
+        self.stats
+            .qlen_pkts
+            .set(now, self.qdisc.len_packets() as u64);
         self.stats.qlen_bytes.set(now, self.qdisc.len_bytes());
         self.timer_at = self.qdisc.next_timer();
     }
@@ -498,7 +500,10 @@ mod tests {
         let mut p = pipe(8_000_000, 0, json!({"kind": "pfifo"}));
         p.arrive(0, &dgram(1000, 0));
         p.arrive(0, &dgram(1000, 0));
-        assert_eq!(drain(&mut p, 5 * NS_PER_MS), vec![3 * NS_PER_MS, 4 * NS_PER_MS]);
+        assert_eq!(
+            drain(&mut p, 5 * NS_PER_MS),
+            vec![3 * NS_PER_MS, 4 * NS_PER_MS]
+        );
     }
 
     #[test]
