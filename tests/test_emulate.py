@@ -73,12 +73,35 @@ def test_codel_keeps_the_sojourn_near_its_target_with_kernel_flows():
     # Four CUBIC flows into 10 Mbit/s, 20 ms: a 1000-packet pfifo would hold ~1 s of
     # queue; CoDel (target 5 ms, interval 100 ms) keeps the median sojourn near 5 ms.
     doc = dumbbell({"kind": "codel"}, [{"kind": "tcp-bulk", "hosts": "a", "cc": "cubic"}], "8s", "3s", count=4)
+    doc["output"] = {"timeseries": "100ms", "drops": True, "tcp_timeseries": "500ms"}
     res = emulate(doc)
     q = res.queues.row(0, named=True)
     assert q["drops_early"] > 0, q
     assert q["sojourn_ms_p50"] <= 10.0, q
     assert q["utilization"] >= 0.85, q
     assert res.flows["retransmits"].sum() > 0
+    # The opt-in tables: every early drop of the window is logged once, the time series
+    # covers 0..8 s every 100 ms for both links (as a simulation's), the kernel's cwnd
+    # is sampled.
+    drops = res.drops.filter(res.drops["link"] == "L->R")
+    assert (drops["reason"] == "early").sum() == q["drops_early"]
+    ts = res.timeseries.filter(res.timeseries["link"] == "L->R")
+    assert ts["time_ns"].to_list() == [k * 100_000_000 for k in range(81)]
+    assert res.tcp["cwnd_bytes"].min() > 0 and res.tcp["flow"].n_unique() == 4
+
+
+def test_ce_marks_written_by_the_emulator_slow_the_kernel_senders():
+    # CoDel with ECN, senders with net.ipv4.tcp_ecn = 1: CoDel marks instead of
+    # dropping; only if the CE bit reaches the receiver (header rewritten, checksum
+    # valid) and the sender reacts to ECE does the queue stay near target without drops.
+    doc = dumbbell({"kind": "codel", "ecn": True}, [{"kind": "tcp-bulk", "hosts": "a", "cc": "cubic", "ecn": True}],
+                   "6s", "2s", count=2)
+    res = emulate(doc)
+    q = res.queues.row(0, named=True)
+    assert q["marks"] > 0 and q["drops"] == 0, q
+    assert res.flows["marks"].sum() == q["marks"]
+    assert q["sojourn_ms_p50"] <= 10.0, q
+    assert res.flows["retransmits"].sum() == 0
 
 
 def test_teardown_leaves_no_namespace_after_success_error_and_ctrl_c():

@@ -360,7 +360,7 @@ pub fn run(
                             t0 = Some(now);
                             restart_at = Some(now + warmup);
                             measure_end = cfg.measure_ns.map(|d| now + d.max(warmup));
-                            ts_next = ts_every.map(|_| now + warmup);
+                            ts_next = ts_every.map(|_| now);
                         }
                         if buf[..n].contains(&b'q') {
                             stop_reason = "stopped";
@@ -384,21 +384,24 @@ pub fn run(
             late_1ms = 0;
             restart_at = None;
         }
+        // Time series as a simulation writes them: every interval from time zero to
+        // the end of the measurement, both ends included.
+        while let (Some(t), Some(every), Some(z)) = (ts_next, ts_every, t0) {
+            if now < t || measure_end.is_some_and(|m| t > m) {
+                break;
+            }
+            for p in [&mut fwd, &mut rev] {
+                p.advance(t);
+                series.push(sample(p, t - z));
+            }
+            ts_next = Some(t + every);
+        }
         if let Some(m) = measure_end.filter(|&m| now >= m && restart_at.is_none()) {
             fwd.advance(m);
             rev.advance(m);
             snapshot = Some(measurement(&fwd, &rev, m, &sched, late_1ms));
             measure_end = None;
             ts_next = None;
-        }
-        if let (Some(t), Some(every), Some(z)) = (ts_next, ts_every, t0) {
-            if now >= t {
-                for p in [&mut fwd, &mut rev] {
-                    p.advance(t);
-                    series.push(sample(p, t - z));
-                }
-                ts_next = Some(t + every);
-            }
         }
         for (p, out) in [(&mut fwd, rfd), (&mut rev, lfd)] {
             p.advance(now);
