@@ -155,3 +155,35 @@ def test_unsupported_inputs_name_their_field():
         emulate(doc)
     assert e.value.path == "topology.bottleneck.rate"
     assert not mine()
+
+
+def test_the_emulate_command_prints_json_with_the_emulation_table(tmp_path):
+    import json
+
+    scen = tmp_path / "probe.toml"
+    scen.write_text(textwrap.dedent("""
+        name = "probe"
+        duration = "1.5s"
+        [topology]
+        kind = "dumbbell"
+        [topology.bottleneck]
+        rate = "10Mbit"
+        delay = "5ms"
+        [[topology.hosts]]
+        name = "a"
+        count = 1
+        [[traffic]]
+        kind = "udp-cbr"
+        hosts = "a"
+        rate = "200kbit"
+        size = "500B"
+    """))
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "emulate", str(scen), "--json", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["summary"]["mode"] == "emulated"
+    assert d["emulation"][0]["datagrams"] > 0
+    assert d["flows"][0]["packets_delivered"] > 0
+    assert (tmp_path / "out" / "emulation.parquet").exists()
+    assert not mine()
