@@ -9,7 +9,6 @@ table with the emulator's scheduling error. Needs root and /dev/net/tun.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -20,7 +19,7 @@ from typing import Any
 from ..errors import ScenarioError, SimulationError
 from ..results import Results
 from ..scenario import ScenarioLike, check_seed, load_scenario, validate
-from .netns import Testbed, host_ip
+from .netns import Testbed
 from .plan import Plan, make_plan
 
 #: Highest bottleneck rate accepted without ``force`` (bit/s): the emulator kept its

@@ -22,7 +22,6 @@ part of the delay.
 from __future__ import annotations
 
 import json
-import math
 import random
 import select
 import socket
@@ -187,7 +186,7 @@ def udp_sender(spec, clk, out, warm, end):
             sent_bytes += size
         seq += 1
         t += rng.expovariate(1 / gap) if spec["poisson"] else gap
-    out.update(packets_sent=sent, bytes_sent=sent_bytes, first_seq_in_window=None)
+    out.update(packets_sent=sent, bytes_sent=sent_bytes)
     s.close()
 
 

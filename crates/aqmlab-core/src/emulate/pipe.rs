@@ -22,7 +22,7 @@ use std::collections::{BinaryHeap, HashMap};
 use super::ipv4::{self, Ipv4Info, PROTO_TCP};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
-use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
+use crate::qdisc::{Discipline, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
 use crate::sim::rng::Rng;
 use crate::sim::time::{tx_time, Nanos};
 
@@ -402,15 +402,6 @@ impl Pipe {
     /// Packets queued, in transmission or propagating.
     pub fn in_network(&self) -> usize {
         self.packets.live()
-    }
-
-    /// Drop reasons in the order of the `queues` table's columns.
-    pub fn drops_by_reason(&self) -> [(DropReason, u64); 3] {
-        [
-            (DropReason::Overflow, self.stats.drops_overflow),
-            (DropReason::Early, self.stats.drops_early),
-            (DropReason::Forced, self.stats.drops_forced),
-        ]
     }
 }
 
