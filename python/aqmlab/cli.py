@@ -597,6 +597,82 @@ def bench(
     out_console.print(t)
 
 
+@app.command()
+def emulate(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a dumbbell topology.")],
+    seed: Annotated[Optional[int], typer.Option(help="Random seed (default: the scenario's).")] = None,
+    set: SetOpt = None,
+    out: Annotated[Optional[Path], typer.Option(help="Write the tables as Parquet here.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
+) -> None:
+    """Run the scenario's bottleneck live between two network namespaces, with the
+    kernel's TCP (root; see docs/emulation.md)."""
+    from .emulate import emulate as run_emulation
+
+    try:
+        if out is not None:
+            check_run_out(out)
+        if not json_out:
+            err_console.print("emulating in real time (the scenario's duration)...", highlight=False)
+        res = run_emulation(scenario, seed=seed, set=set, force=force, log=lambda m: err_console.print(m, highlight=False))
+        if out is not None:
+            res.write_parquet(out)
+    except (ScenarioError, SimulationError) as e:
+        fail(e)
+    if json_out:
+        d = res.to_dict()
+        d = {k: d[k] for k in ("summary", "queues", "flows", "apps", "emulation")}
+        print(json.dumps(d, default=str))
+        return
+    e = res.emulation.row(0, named=True)
+    out_console.print(
+        f"[bold]{res.summary['scenario'][0]}[/] emulated for {e['measured_s']:.1f} s (after warm-up); "
+        f"scheduling error p50 {e['sched_err_us_p50']:.1f} µs, p99 {e['sched_err_us_p99']:.1f} µs, "
+        f"max {e['sched_err_us_max']:.0f} µs over {e['datagrams']:,} datagrams ({e['late_over_1ms']} later than 1 ms)",
+        highlight=False,
+    )
+    out_console.print(_table(res.queues, QUEUE_COLUMNS, "queues (emulated)", ("link", "qdisc")))
+    out_console.print(_table(res.flows, FLOW_COLUMNS + ["timeouts", "kernel_cc"], "flows (Linux TCP counters)", ("app", "kind", "src", "dst", "kernel_cc")))
+    if out is not None:
+        out_console.print(f"tables written to {out}/")
+
+
+@app.command("compare-real")
+def compare_real(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a dumbbell topology.")],
+    seed: Annotated[Optional[int], typer.Option(help="Random seed for both runs (default: the scenario's).")] = None,
+    set: SetOpt = None,
+    out: Annotated[Optional[Path], typer.Option(help="Folder for both runs' tables, comparison.csv and comparison.png.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
+) -> None:
+    """Run the scenario simulated (TCP profile linux) and emulated (Linux TCP) with the
+    same seed; print the side-by-side table (goodput, utilisation, sojourn, drops,
+    retransmits, RTOs)."""
+    from .emulate.compare import compare_real as run_compare
+
+    try:
+        if out is not None:
+            check_run_out(out)
+        t, _, emu = run_compare(scenario, seed=seed, set=set, out=out, force=force, log=lambda m: err_console.print(m, highlight=False))
+    except (ScenarioError, SimulationError) as e:
+        fail(e)
+    if json_out:
+        print(json.dumps(t.to_dicts(), default=str))
+        return
+    tab = Table(title="simulated (TCP profile linux) vs emulated (Linux TCP)")
+    for c in ("metric", "simulated", "emulated", "emulated_over_simulated"):
+        tab.add_column(c, justify="left" if c == "metric" else "right")
+    for r in t.iter_rows(named=True):
+        tab.add_row(r["metric"], _fmt(r["simulated"]), _fmt(r["emulated"]), _fmt(r["emulated_over_simulated"]))
+    out_console.print(tab)
+    e = emu.emulation.row(0, named=True)
+    out_console.print(f"emulator scheduling error: p50 {e['sched_err_us_p50']:.1f} µs, p99 {e['sched_err_us_p99']:.1f} µs, max {e['sched_err_us_max']:.0f} µs", highlight=False)
+    if out is not None:
+        out_console.print(f"written to {out}/ (comparison.csv, comparison.png, simulated/, emulated/)")
+
+
 def main() -> None:
     try:
         app()

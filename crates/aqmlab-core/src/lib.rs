@@ -5,6 +5,8 @@
 //! steps (progress bars) and collect [`results::Results`].
 
 pub mod app;
+#[cfg(target_os = "linux")]
+pub mod emulate;
 pub mod engine;
 pub mod measure;
 pub mod net;

@@ -215,6 +215,22 @@ fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     docs_to_py(py, &kinds)
 }
 
+/// Run the emulator (`aqmlab_core::emulate::run`) on stdin (control) and stdout
+/// (`ready`); returns its report as JSON text. Meant for the `aqmlab.emulate.pump`
+/// process, which the Python side starts and stops.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+fn emulate(py: Python<'_>, scenario_json: &str, config_json: &str) -> PyResult<String> {
+    let spec = parse(scenario_json)?;
+    let cfg =
+        aqmlab_core::emulate::EmuConfig::from_json_str(config_json).map_err(scenario_error)?;
+    match guarded(py, || aqmlab_core::emulate::run(&spec, &cfg, 0, 1))? {
+        Ok(v) => Ok(v.to_string()),
+        Err(aqmlab_core::emulate::EmuError::Scenario(e)) => Err(scenario_error(e)),
+        Err(e) => Err(simulation_error(format!("emulator: {e}"))),
+    }
+}
+
 /// Test hook: panic inside the core, to prove a panic becomes a Python exception.
 /// Only in builds with the `test-hooks` feature (the Makefile's), not in wheels.
 #[cfg(feature = "test-hooks")]
@@ -233,6 +249,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_kinds, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
     #[cfg(feature = "test-hooks")]
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())

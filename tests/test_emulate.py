@@ -1,0 +1,188 @@
+"""Emulation (docs/emulation.md): real packets through the emulator between two
+network namespaces, real Linux TCP. Needs root and /dev/net/tun (CI has both); where
+they are missing every test here is skipped with the reason printed."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from aqmlab.emulate import available, emulate
+from aqmlab.emulate import netns
+from aqmlab.emulate.netns import namespaces, ours
+
+WHY = available()
+if WHY:
+    print(f"\n*** SKIPPING the emulation tests: {WHY} ***", file=sys.stderr)
+pytestmark = pytest.mark.skipif(WHY is not None, reason=f"SKIPPED LOUDLY: {WHY}")
+
+
+def dumbbell(qdisc: dict, traffic: list, duration: str, warmup: str, rate: str = "10Mbit", delay: str = "20ms", count: int = 1) -> dict:
+    return {
+        "name": "emu-test",
+        "duration": duration,
+        "warmup": warmup,
+        "seed": 1,
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {"rate": rate, "delay": delay, "qdisc": qdisc},
+            "hosts": [{"name": "a", "count": count, "left": {"rate": "1Gbit", "delay": "0ms"},
+                       "right": {"rate": "1Gbit", "delay": "0ms"}}],
+        },
+        "traffic": traffic,
+    }
+
+
+def mine() -> list[str]:
+    return [n for n in ours() if n.startswith(f"aqmlab-{os.getpid()}-")]
+
+
+def test_udp_probe_one_way_delay_is_the_configured_delay_at_low_load():
+    # 200-byte probes at 100 kbit/s (1 % load): no queue, so the one-way delay is the
+    # 20 ms propagation plus one serialisation, 200 B at 10 Mbit/s = 0.16 ms.
+    doc = dumbbell({"kind": "pfifo", "limit": "100pkt"},
+                   [{"kind": "udp-cbr", "hosts": "a", "rate": "100kbit", "size": "200B"}], "2.5s", "0.5s")
+    res = emulate(doc)
+    f = res.flows.row(0, named=True)
+    expected = 20.0 + 200 * 8 / 10e6 * 1e3
+    assert f["packets_delivered"] >= 0.95 * f["packets_sent"] > 100
+    assert abs(f["owd_ms_p50"] - expected) < 1.0, f
+    assert abs(f["owd_ms_mean"] - expected) < 1.0, f
+    q = res.queues.row(0, named=True)
+    assert q["link"] == "L->R" and q["drops"] == 0
+    assert res.emulation["datagrams"][0] > 100
+
+
+def test_one_kernel_cubic_flow_fills_a_10_mbit_bottleneck():
+    doc = dumbbell({"kind": "pfifo", "limit": "200pkt"}, [{"kind": "tcp-bulk", "hosts": "a", "cc": "cubic"}], "6s", "2s")
+    res = emulate(doc)
+    q = res.queues.row(0, named=True)
+    f = res.flows.row(0, named=True)
+    assert f["kernel_cc"] == "cubic", "TCP_CONGESTION was not applied"
+    assert q["utilization"] >= 0.9, q
+    # Goodput counts TCP payload: 1448 of every 1500 bytes with timestamps.
+    assert f["goodput_bps"] >= 0.9 * 10e6 * 1448 / 1500, f
+    assert q["throughput_bps"] <= 10e6 * 1.001, "the emulator must never exceed its rate"
+
+
+def test_codel_keeps_the_sojourn_near_its_target_with_kernel_flows():
+    # Four CUBIC flows into 10 Mbit/s, 20 ms: a 1000-packet pfifo would hold ~1 s of
+    # queue; CoDel (target 5 ms, interval 100 ms) keeps the median sojourn near 5 ms.
+    doc = dumbbell({"kind": "codel"}, [{"kind": "tcp-bulk", "hosts": "a", "cc": "cubic"}], "8s", "3s", count=4)
+    doc["output"] = {"timeseries": "100ms", "drops": True, "tcp_timeseries": "500ms"}
+    res = emulate(doc)
+    q = res.queues.row(0, named=True)
+    assert q["drops_early"] > 0, q
+    assert q["sojourn_ms_p50"] <= 10.0, q
+    assert q["utilization"] >= 0.85, q
+    assert res.flows["retransmits"].sum() > 0
+    # The opt-in tables: every early drop of the window is logged once, the time series
+    # covers 0..8 s every 100 ms for both links (as a simulation's), the kernel's cwnd
+    # is sampled.
+    drops = res.drops.filter(res.drops["link"] == "L->R")
+    assert (drops["reason"] == "early").sum() == q["drops_early"]
+    ts = res.timeseries.filter(res.timeseries["link"] == "L->R")
+    assert ts["time_ns"].to_list() == [k * 100_000_000 for k in range(81)]
+    assert res.tcp["cwnd_bytes"].min() > 0 and res.tcp["flow"].n_unique() == 4
+
+
+def test_ce_marks_written_by_the_emulator_slow_the_kernel_senders():
+    # CoDel with ECN, senders with net.ipv4.tcp_ecn = 1: CoDel marks instead of
+    # dropping; only if the CE bit reaches the receiver (header rewritten, checksum
+    # valid) and the sender reacts to ECE does the queue stay near target without drops.
+    doc = dumbbell({"kind": "codel", "ecn": True}, [{"kind": "tcp-bulk", "hosts": "a", "cc": "cubic", "ecn": True}],
+                   "6s", "2s", count=2)
+    res = emulate(doc)
+    q = res.queues.row(0, named=True)
+    assert q["marks"] > 0 and q["drops"] == 0, q
+    assert res.flows["marks"].sum() == q["marks"]
+    assert q["sojourn_ms_p50"] <= 10.0, q
+    assert res.flows["retransmits"].sum() == 0
+
+
+def test_teardown_leaves_no_namespace_after_success_error_and_ctrl_c():
+    doc = dumbbell({"kind": "pfifo"}, [], "1s", "0s")
+    with netns.Testbed(doc, ["a_l0"], ["a_r0"]) as tb:
+        created = dict(tb.ns)
+        assert all(n in namespaces() for n in created.values())
+    assert not mine()
+    for exc in (RuntimeError("simulated failure"), KeyboardInterrupt()):
+        with pytest.raises(type(exc)):
+            with netns.Testbed(doc, ["a_l0"], ["a_r0"]):
+                assert len(mine()) == 2
+                raise exc
+        assert not mine(), type(exc)
+
+
+def test_sigterm_tears_down_and_stale_namespaces_are_swept(tmp_path):
+    script = textwrap.dedent("""
+        import sys, time
+        from aqmlab.emulate.netns import Testbed
+        doc = {"duration": "1s", "topology": {"kind": "dumbbell", "bottleneck": {"rate": "1Mbit"},
+               "hosts": [{"name": "a", "count": 1}]}}
+        with Testbed(doc, ["a_l0"], ["a_r0"]) as tb:
+            print(" ".join(tb.ns.values()), flush=True)
+            time.sleep(60)
+    """)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        names = p.stdout.readline().split()
+        assert len(names) == 2 and all(n in namespaces() for n in names)
+        p.send_signal(sig)
+        p.wait(timeout=10)
+        if sig == signal.SIGKILL:
+            # Nothing can run on SIGKILL: the next testbed sweeps what it left.
+            assert all(n in namespaces() for n in names)
+            from aqmlab.emulate.netns import cleanup_stale
+
+            assert sorted(cleanup_stale()) == sorted(names)
+        assert not any(n in namespaces() for n in names), sig
+
+
+def test_unsupported_inputs_name_their_field():
+    from aqmlab.errors import ScenarioError
+
+    doc = dumbbell({"kind": "pfifo"}, [{"kind": "tcp-bulk", "hosts": "a", "cc": "vegas"}], "1s", "0s")
+    with pytest.raises(ScenarioError) as e:
+        emulate(doc)
+    assert e.value.path == "traffic[0].cc" and "reno" in str(e.value)
+    doc = dumbbell({"kind": "pfifo"}, [{"kind": "udp-cbr", "hosts": "a", "rate": "1Mbit"}], "1s", "0s", rate="1Gbit")
+    with pytest.raises(ScenarioError) as e:
+        emulate(doc)
+    assert e.value.path == "topology.bottleneck.rate"
+    assert not mine()
+
+
+def test_the_emulate_command_prints_json_with_the_emulation_table(tmp_path):
+    import json
+
+    scen = tmp_path / "probe.toml"
+    scen.write_text(textwrap.dedent("""
+        name = "probe"
+        duration = "1.5s"
+        [topology]
+        kind = "dumbbell"
+        [topology.bottleneck]
+        rate = "10Mbit"
+        delay = "5ms"
+        [[topology.hosts]]
+        name = "a"
+        count = 1
+        [[traffic]]
+        kind = "udp-cbr"
+        hosts = "a"
+        rate = "200kbit"
+        size = "500B"
+    """))
+    r = subprocess.run([sys.executable, "-m", "aqmlab.cli", "emulate", str(scen), "--json", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["summary"]["mode"] == "emulated"
+    assert d["emulation"][0]["datagrams"] > 0
+    assert d["flows"][0]["packets_delivered"] > 0
+    assert (tmp_path / "out" / "emulation.parquet").exists()
+    assert not mine()
