@@ -244,6 +244,9 @@ impl Pipe {
             rng: &mut self.rng,
             link_rate_bps: self.rate_bps,
             mtu: self.mtu,
+            // One bottleneck per direction: no other queue to monitor (`qdisc.monitor`
+            // is not emulated).
+            monitor: None,
         };
         f(&mut self.qdisc, &mut ctx)
     }
