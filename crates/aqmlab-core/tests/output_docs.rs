@@ -28,6 +28,11 @@ hosts = "a"
 kind = "udp-cbr"
 hosts = "a"
 rate = "3Mbit"
+[[traffic]]
+kind = "web-packmime"
+hosts = "a"
+rate = 5.0
+page_rows = true
 "#,
         1,
     );
@@ -42,6 +47,7 @@ rate = "3Mbit"
         "tcp",
         "sojourn_hist",
         "drops",
+        "pages",
     ] {
         assert!(names.contains(&t), "no table {t}: {names:?}");
     }

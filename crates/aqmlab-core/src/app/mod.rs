@@ -51,7 +51,7 @@ pub enum Action {
     /// The application writes no more on the flow.
     StopWriting { flow: u32 },
     /// Call `on_received` once the flow's receiver holds `bytes` in-order bytes (a count
-    /// since the connection opened); replaces an earlier mark of the flow.
+    /// since the connection opened, above what it holds now); replaces an earlier mark.
     NotifyReceived { flow: u32, bytes: u64 },
     /// Give up the connection (a page that timed out): the sender stops, its timers and
     /// scoreboard are dropped, and later segments are ignored.

@@ -67,12 +67,12 @@ impl Simulation {
             }
             Action::NotifyReceived { flow, bytes } => {
                 let (_, r) = self.flows[flow as usize].tcp.expect("a TCP flow");
-                let r = r as usize;
-                if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r] {
+                // The mark lies ahead of what has arrived (the response is written in
+                // the same callback), so it is checked when segments arrive, never here:
+                // that keeps apps from being re-entered while their actions run.
+                if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
                     rcv.notify_at = Some(bytes);
                 }
-                // Already there (a mark at or below what arrived): report at once.
-                self.check_received(r);
             }
             Action::Abort { flow } => {
                 let (s, r) = self.flows[flow as usize].tcp.expect("a TCP flow");
