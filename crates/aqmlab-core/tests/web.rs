@@ -64,11 +64,13 @@ fn page_plts(r: &aqmlab_core::Results) -> Vec<f64> {
     r.table("pages").f64s("plt_s")
 }
 
-/// Worked by hand (10 Mbit/s: 0.8 µs per byte; header_bytes 52, SYNs + 8):
-/// one exchange = request 352 B (0.2816 ms) + 10 ms, the server's SYN 60 B (0.048 ms)
-/// + 10 ms, the client's SYN-ACK 60 B (0.048 ms) + 10 ms, the data segment
-/// 1448 + 52 = 1500 B (1.2 ms) + 10 ms = 41.5776 ms (2 RTT + serialisation: the
-/// handshake's RTT and the request–response RTT).
+/// Worked by hand (10 Mbit/s: 0.8 µs per byte; header_bytes 52, SYNs 8 more), one
+/// exchange, each packet's serialisation plus 10 ms propagation:
+///   request 352 B:          0.2816 ms + 10 ms
+///   server SYN 60 B:        0.048 ms + 10 ms
+///   client SYN-ACK 60 B:    0.048 ms + 10 ms
+///   data 1448 + 52 = 1500 B: 1.2 ms + 10 ms
+///   total 41.5776 ms (2 RTT: the handshake's and the request–response's).
 /// The HTML arrives at 41.5776 ms. Its segment carries the FIN, so the client ACKs at
 /// once (52 B, 0.0416 ms) and the next request queues behind that ACK on the uplink:
 /// the object arrives at 41.5776 + 0.0416 + 41.5776 = 83.1968 ms.
@@ -177,7 +179,10 @@ fn packmime_connections_complete_on_a_clean_path() {
     // Every response took at least the 2 RTTs of handshake and request (40 ms).
     assert!(r.table("pages").f64s("plt_s").iter().all(|&x| x > 0.040));
     // Persistent connections carry several responses.
-    let r = common::run(&scenario(&format!("{t}\npersistent = 1.0"), "40s", "", ""), 3);
+    let r = common::run(
+        &scenario(&format!("{t}\npersistent = 1.0"), "40s", "", ""),
+        3,
+    );
     let row = |c: &str| common::cell(&r, "apps", "app", "w", c);
     assert!(row("pages_completed") > row("connections"));
 }
@@ -196,7 +201,9 @@ fn bad_web_parameters_name_their_field() {
     assert_eq!(e.path, "traffic[0].think", "{e}");
     let e = error_of(&format!("{base}\nconns_per_server = 0"));
     assert_eq!(e.path, "traffic[0].conns_per_server", "{e}");
-    let e = error_of(&format!("{base}\nobjects = 100000\nobject_size = \"1000GB\""));
+    let e = error_of(&format!(
+        "{base}\nobjects = 100000\nobject_size = \"1000GB\""
+    ));
     assert_eq!(e.path, "traffic[0].object_size", "{e}");
     assert!(e.message.contains("2^48"), "{e}");
     let e = error_of(&format!("{base}\nservers = [\"s\", \"nowhere\"]"));
@@ -205,7 +212,9 @@ fn bad_web_parameters_name_their_field() {
     assert_eq!(e.path, "traffic[0].servers", "{e}");
     let e = error_of(&format!("{base}\nrequest_size = \"0B\""));
     assert_eq!(e.path, "traffic[0].request_size", "{e}");
-    let e = error_of(&format!("{base}\nsize_model = \"lognormal\"\npage_total = \"10B\""));
+    let e = error_of(&format!(
+        "{base}\nsize_model = \"lognormal\"\npage_total = \"10B\""
+    ));
     assert_eq!(e.path, "traffic[0].page_total", "{e}");
     let pm = "kind = \"web-packmime\"\nsrc = \"s\"\ndst = \"c\"";
     let e = error_of(pm);

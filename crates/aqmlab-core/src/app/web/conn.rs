@@ -170,7 +170,10 @@ impl Http {
         delay: Nanos,
     ) {
         let mss = self.cfg.mss as u64;
-        let c = self.conns.get_mut(&flow).expect("request on an open connection");
+        let c = self
+            .conns
+            .get_mut(&flow)
+            .expect("request on an open connection");
         let frags = bytes.div_ceil(mss).clamp(1, MAX_REQUEST_FRAGMENTS);
         c.req += 1;
         c.frags = frags as u32;
@@ -254,7 +257,12 @@ impl Http {
     }
 
     /// Run the timers due at `now`; kind timers are handed back through `on_kind`.
-    pub fn on_wake(&mut self, now: Nanos, io: &mut AppIo, mut on_kind: impl FnMut(Event, &mut AppIo, &mut Self)) {
+    pub fn on_wake(
+        &mut self,
+        now: Nanos,
+        io: &mut AppIo,
+        mut on_kind: impl FnMut(Event, &mut AppIo, &mut Self),
+    ) {
         while let Some(t) = self.timers.pop_due(now) {
             match t {
                 Timer::Resend { flow, req, attempt } => {
@@ -305,5 +313,134 @@ impl Http {
         if self.conns.remove(&flow).is_some() && abort {
             io.abort(flow);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::Action;
+
+    fn tag(req: u32, fragment: u16, fragments: u16) -> AppTag {
+        AppTag {
+            unit: req,
+            unit_type: 0,
+            fragment,
+            fragments,
+        }
+    }
+
+    /// The first request opens the server's connection (write, SYN, receipt mark); a
+    /// duplicate is ignored; the second request on the open connection only writes.
+    #[test]
+    fn requests_open_then_reuse_the_connection() {
+        let cfg = TcpConfig::default(); // mss 1448, header 52, initial_rto 1 s
+        let mut h = Http::new(cfg);
+        let mut io = AppIo::new(7);
+        let f = h.open(&mut io, 1, 2, 0);
+        assert_eq!(f, 7);
+        h.request(0, &mut io, f, 300, 25_000, false, 0);
+        let acts: Vec<Action> = io.drain().collect();
+        assert!(matches!(
+            acts[0],
+            Action::NewTcpFlow {
+                flow: 7,
+                src: 2,
+                dst: 1,
+                ..
+            }
+        ));
+        assert!(matches!(
+            acts[1],
+            Action::Send {
+                flow: 7,
+                size: 352,
+                reverse: true,
+                ..
+            }
+        ));
+        assert_eq!(acts[2], Action::WakeAt(1_000_000_000));
+        h.on_request(10, &mut io, f, tag(1, 0, 1));
+        let acts: Vec<Action> = io.drain().collect();
+        assert_eq!(
+            acts,
+            vec![
+                Action::NotifyReceived {
+                    flow: 7,
+                    bytes: 25_000
+                },
+                Action::Write {
+                    flow: 7,
+                    bytes: 25_000,
+                    fin: false
+                },
+                Action::Connect { flow: 7 },
+            ]
+        );
+        h.on_request(11, &mut io, f, tag(1, 0, 1));
+        assert!(io.actions().is_empty(), "duplicate request answered");
+        // The resend timer finds the request delivered: nothing is sent.
+        h.on_wake(1_000_000_000, &mut io, |_, _, _| panic!("no kind timers"));
+        assert!(io.actions().is_empty());
+        assert_eq!(h.resent, 0);
+        // Second request: later requests resend after min_rto (200 ms).
+        h.request(2_000, &mut io, f, 300, 10_000, true, 0);
+        let acts: Vec<Action> = io.drain().collect();
+        assert_eq!(acts[1], Action::WakeAt(2_000 + 200_000_000));
+        h.on_request(3_000, &mut io, f, tag(2, 0, 1));
+        let acts: Vec<Action> = io.drain().collect();
+        assert_eq!(
+            acts,
+            vec![
+                Action::NotifyReceived {
+                    flow: 7,
+                    bytes: 35_000
+                },
+                Action::Write {
+                    flow: 7,
+                    bytes: 10_000,
+                    fin: true
+                },
+            ]
+        );
+    }
+
+    /// A 3000-byte request is three datagrams (⌈3000/1448⌉, 1000 B each); the server
+    /// answers only when all are there; a lost one is resent alone after 1 s, then
+    /// after 2 s more.
+    #[test]
+    fn fragmented_request_needs_every_fragment_and_resends_the_missing_one() {
+        let mut h = Http::new(TcpConfig::default());
+        let mut io = AppIo::new(0);
+        let f = h.open(&mut io, 1, 2, 0);
+        h.request(0, &mut io, f, 3000, 500, true, 0);
+        let sends = io
+            .drain()
+            .filter(|a| matches!(a, Action::Send { size: 1052, .. }))
+            .count();
+        assert_eq!(sends, 3);
+        h.on_request(5, &mut io, f, tag(1, 0, 3));
+        h.on_request(6, &mut io, f, tag(1, 2, 3));
+        assert!(io.actions().is_empty());
+        h.on_wake(1_000_000_000, &mut io, |_, _, _| {});
+        let acts: Vec<Action> = io.drain().collect();
+        assert_eq!(acts.len(), 2, "{acts:?}");
+        assert!(matches!(
+            acts[0],
+            Action::Send {
+                tag: AppTag { fragment: 1, .. },
+                ..
+            }
+        ));
+        assert_eq!(acts[1], Action::WakeAt(3_000_000_000));
+        h.on_request(1_000_000_010, &mut io, f, tag(1, 1, 3));
+        assert!(matches!(
+            io.actions()[1],
+            Action::Write {
+                bytes: 500,
+                fin: true,
+                ..
+            }
+        ));
     }
 }

@@ -100,18 +100,30 @@ mod tests {
         let want = 305.0 * libm::exp(ln_gamma(1.0 + 1.0 / k));
         let sd = 305.0 * libm::sqrt(libm::exp(ln_gamma(1.0 + 2.0 / k)) - (want / 305.0).powi(2));
         let got = mean(&mut || weibull(&mut r, k, 305.0));
-        assert!((got - want).abs() < 5.0 * sd / (n as f64).sqrt(), "{got} vs {want}");
+        assert!(
+            (got - want).abs() < 5.0 * sd / (n as f64).sqrt(),
+            "{got} vs {want}"
+        );
         // Gamma(3.22, 1/3.22): mean 1, variance 1/3.22.
         let got = mean(&mut || gamma(&mut r, 3.22, 1.0 / 3.22));
-        assert!((got - 1.0).abs() < 5.0 * (1.0f64 / 3.22).sqrt() / (n as f64).sqrt(), "{got}");
+        assert!(
+            (got - 1.0).abs() < 5.0 * (1.0f64 / 3.22).sqrt() / (n as f64).sqrt(),
+            "{got}"
+        );
         // Gamma(0.5, 2): mean 1 (the boosted branch).
         let got = mean(&mut || gamma(&mut r, 0.5, 2.0));
-        assert!((got - 1.0).abs() < 5.0 * 2.0f64.sqrt() / (n as f64).sqrt(), "{got}");
+        assert!(
+            (got - 1.0).abs() < 5.0 * 2.0f64.sqrt() / (n as f64).sqrt(),
+            "{got}"
+        );
         // Normal: mean 0, variance 1.
         let got = mean(&mut || normal(&mut r));
         assert!(got.abs() < 5.0 / (n as f64).sqrt(), "{got}");
         let var = mean(&mut || normal(&mut r).powi(2));
-        assert!((var - 1.0).abs() < 5.0 * 2.0f64.sqrt() / (n as f64).sqrt(), "{var}");
+        assert!(
+            (var - 1.0).abs() < 5.0 * 2.0f64.sqrt() / (n as f64).sqrt(),
+            "{var}"
+        );
     }
 
     #[test]

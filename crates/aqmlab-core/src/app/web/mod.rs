@@ -75,7 +75,10 @@ pub fn pages_table(apps: &[AnyApp], app_entry: &[u32], names: &[String]) -> Opti
         .filter_map(|(a, &e)| Some((e, log_of(a)?.rows.as_ref()?)))
         .flat_map(|(e, rows)| rows.iter().map(move |r| (e, r)))
         .collect();
-    if !apps.iter().any(|a| log_of(a).is_some_and(|l| l.rows.is_some())) {
+    if !apps
+        .iter()
+        .any(|a| log_of(a).is_some_and(|l| l.rows.is_some()))
+    {
         return None;
     }
     Some(Table::from_rows(

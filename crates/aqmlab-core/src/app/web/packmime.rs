@@ -133,8 +133,10 @@ impl PackMime {
     fn request(&mut self, now: Nanos, io: &mut AppIo, flow: u32) {
         let plan = self.plans.get_mut(&flow).expect("a planned connection");
         let last = plan.objects_left == 0 && plan.pages_left == 0;
-        let req = (libm::round(self.model.request_size(&mut self.rng)) as u64)
-            .clamp(1, super::conn::MAX_REQUEST_FRAGMENTS * self.http.cfg.mss as u64);
+        let req = (libm::round(self.model.request_size(&mut self.rng)) as u64).clamp(
+            1,
+            super::conn::MAX_REQUEST_FRAGMENTS * self.http.cfg.mss as u64,
+        );
         let resp = if plan.persistent {
             self.model.persist_rsp.sample(&mut self.rng)
         } else {
@@ -152,9 +154,11 @@ impl PackMime {
         plan.waiting = Some((id, req));
         self.http.request(now, io, flow, req, resp, last, delay);
         let t = now.saturating_add(self.log.timeout);
-        self.http
-            .timers
-            .set(t, Timer::Kind(TIMEOUT, (flow as u64) << 32 | (id & 0xffff_ffff)), io);
+        self.http.timers.set(
+            t,
+            Timer::Kind(TIMEOUT, (flow as u64) << 32 | (id & 0xffff_ffff)),
+            io,
+        );
     }
 
     fn arrive(&mut self, now: Nanos, io: &mut AppIo) {
@@ -217,7 +221,8 @@ impl Application for PackMime {
 
     fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
         let mut due = Vec::new();
-        self.http.on_wake(now, io, |Event::Kind(c, a), _, _| due.push((c, a)));
+        self.http
+            .on_wake(now, io, |Event::Kind(c, a), _, _| due.push((c, a)));
         for (c, a) in due {
             self.on_kind(now, io, c, a);
         }

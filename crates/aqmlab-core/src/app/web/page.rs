@@ -150,10 +150,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let think = p.duration_or("think", 5 * NS_PER_S)?;
     let request = p.size_or("request_size", 300)?;
     if request == 0 || request > super::conn::MAX_REQUEST_FRAGMENTS * c.cfg.mss as u64 {
-        return Err(p.error(
-            "request_size",
-            format!("{request}B: expected 1B to 64 MSS"),
-        ));
+        return Err(p.error("request_size", format!("{request}B: expected 1B to 64 MSS")));
     }
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let servers = match &servers_spec {
@@ -292,7 +289,8 @@ impl WebPage {
             bytes: 0,
         });
         let f = self.http.open(io, self.client, self.servers[0], id);
-        self.http.request(now, io, f, self.request, self.html, true, 0);
+        self.http
+            .request(now, io, f, self.request, self.html, true, 0);
         let t = now.saturating_add(self.log.timeout);
         self.http.timers.set(t, Timer::Kind(TIMEOUT, id), io);
     }
@@ -313,7 +311,8 @@ impl WebPage {
             return false;
         };
         let last = page.queues[s].is_empty();
-        self.http.request(now, io, flow, self.request, size, last, 0);
+        self.http
+            .request(now, io, flow, self.request, size, last, 0);
         true
     }
 
@@ -370,7 +369,8 @@ impl Application for WebPage {
 
     fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
         let mut due = Vec::new();
-        self.http.on_wake(now, io, |Event::Kind(c, a), _, _| due.push((c, a)));
+        self.http
+            .on_wake(now, io, |Event::Kind(c, a), _, _| due.push((c, a)));
         for (c, a) in due {
             self.on_kind(now, io, c, a);
         }
