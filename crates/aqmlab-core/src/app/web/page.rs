@@ -18,6 +18,12 @@
 //! says "100 object sizes ... scaled to 600 KB in total"). Object k goes to server
 //! `k / objects`.
 //!
+//! `keep_alive = true`: connections stay open across pages (HTTP keep-alive); the
+//! HTML connection becomes one of server 1's, and the next page reuses them without a
+//! handshake (the TCP sender's restart-after-idle applies). A user then makes at most
+//! `servers × conns_per_server` connections (plus new ones after a failed page), so
+//! its flows stop growing with the run length; by default each page opens new ones.
+//!
 //! A page not complete `timeout` (60 s) after its first request fails: its connections
 //! are aborted, it counts in `pages_failed` (and in the PLT statistics at the timeout
 //! unless `failed_plt = "exclude"`), and the user thinks and goes on.
@@ -55,6 +61,7 @@ pub const WEB_PAGE: TrafficKind = TrafficKind {
             p("timeout", "duration", "60s", "a page not loaded this long after its first request fails"),
             p("failed_plt", "string", "censor", "failed pages in the PLT statistics: censor (at the timeout) or exclude"),
             p("page_rows", "bool", "false", "one row per page in the `pages` table"),
+            p("keep_alive", "bool", "false", "keep connections open across pages and reuse them (no handshake); bounds the flows a user makes"),
         ],
     },
     build,
@@ -93,6 +100,9 @@ pub struct WebPage {
     pub think: Nanos,
     pub request: u64,
     pub stop: Nanos,
+    /// Reuse connections across pages (`keep_alive`); idle ones per server.
+    pub keep_alive: bool,
+    idle: Vec<Vec<u32>>,
     start: Nanos,
     http: Http,
     page: Option<Page>,
@@ -149,6 +159,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     }
     let think = p.duration_or("think", 5 * NS_PER_S)?;
     let request = p.size_or("request_size", 300)?;
+    let keep_alive = p.bool_or("keep_alive", false)?;
     if request == 0 || request > super::conn::MAX_REQUEST_FRAGMENTS * c.cfg.mss as u64 {
         return Err(p.error("request_size", format!("{request}B: expected 1B to 64 MSS")));
     }
@@ -165,6 +176,8 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         }
         let app = WebPage {
             client: dst,
+            idle: vec![Vec::new(); servers.len()],
+            keep_alive,
             servers,
             conns_per_server: conns,
             objects,
@@ -228,6 +241,7 @@ fn read_servers(p: &mut Params, e: &EntryBuild) -> Result<ServersSpec> {
 impl WebPage {
     /// A user built directly (tests): one client, its servers, defaults otherwise.
     pub fn new(client: u32, servers: Vec<u32>, cfg: TcpConfig, seed: u64) -> Self {
+        let n_servers = servers.len();
         WebPage {
             client,
             servers,
@@ -238,6 +252,8 @@ impl WebPage {
             think: 5 * NS_PER_S,
             request: 300,
             stop: u64::MAX,
+            keep_alive: false,
+            idle: vec![Vec::new(); n_servers],
             start: 0,
             http: Http::new(cfg),
             page: None,
@@ -288,9 +304,10 @@ impl WebPage {
             objects: objects + 1,
             bytes: 0,
         });
-        let f = self.http.open(io, self.client, self.servers[0], id);
+        let f = self.conn_to(io, 0);
+        let last = !self.keep_alive;
         self.http
-            .request(now, io, f, self.request, self.html, true, 0);
+            .request(now, io, f, self.request, self.html, last, 0);
         let t = now.saturating_add(self.log.timeout);
         self.http.timers.set(t, Timer::Kind(TIMEOUT, id), io);
     }
@@ -304,13 +321,32 @@ impl WebPage {
         }
     }
 
+    /// A connection to server `s`: an idle kept-alive one, or a new one.
+    fn conn_to(&mut self, io: &mut AppIo, s: usize) -> u32 {
+        match self.idle[s].pop() {
+            Some(f) => f,
+            None => self.http.open(io, self.client, self.servers[s], s as u64),
+        }
+    }
+
+    /// Connection `flow` to server `s` has nothing more to fetch: keep it for the next
+    /// page, or let it go (`abort`: stop its sender, whose FIN may not be acknowledged
+    /// yet; the client already has everything).
+    fn done_with(&mut self, io: &mut AppIo, flow: u32, s: usize, abort: bool) {
+        if self.keep_alive {
+            self.idle[s].push(flow);
+        } else {
+            self.http.close(io, flow, abort);
+        }
+    }
+
     /// Ask for server `s`'s next object on `flow`; false if none is left.
     fn fetch_next(&mut self, now: Nanos, io: &mut AppIo, flow: u32, s: usize) -> bool {
         let page = self.page.as_mut().expect("a page is loading");
         let Some(size) = page.queues[s].pop_front() else {
             return false;
         };
-        let last = page.queues[s].is_empty();
+        let last = page.queues[s].is_empty() && !self.keep_alive;
         self.http
             .request(now, io, flow, self.request, size, last, 0);
         true
@@ -328,6 +364,7 @@ impl WebPage {
                     for f in flows {
                         self.http.close(io, f, true);
                     }
+                    self.idle.iter_mut().for_each(Vec::clear);
                     self.next_page(now, io);
                 }
             }
@@ -398,20 +435,21 @@ impl Application for WebPage {
         page.bytes += got;
         if !page.html_done {
             page.html_done = true;
-            self.http.close(io, flow, false);
+            // Kept alive, the HTML connection becomes one of server 1's.
+            self.done_with(io, flow, 0, false);
             for s in 0..self.servers.len() {
                 for _ in 0..self.conns_per_server {
                     if self.page.as_ref().expect("loading").queues[s].is_empty() {
                         break;
                     }
-                    let f = self.http.open(io, self.client, self.servers[s], s as u64);
+                    let f = self.conn_to(io, s);
                     self.fetch_next(now, io, f, s);
                 }
             }
         } else if !self.fetch_next(now, io, flow, owner as usize) {
             // Nothing left for this server: the connection is done (its FIN went
-            // with the last response, or it is let go here).
-            self.http.close(io, flow, true);
+            // with the last response, or it is let go here) or kept for the next page.
+            self.done_with(io, flow, owner as usize, true);
         }
         let pg = self.page.as_ref().expect("loading");
         if pg.left == 0 {
