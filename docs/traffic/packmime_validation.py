@@ -66,7 +66,8 @@ def tail_cdf(x_tab: np.ndarray, y_tab: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def logit_inv(v: float) -> float:
-    return 1.0 / (1.0 + math.exp(-v))
+    """ns-2's base-2 logitinv (tools/rng.h): 2^v / (1 + 2^v)."""
+    return 1.0 / (1.0 + 2.0 ** (-v))
 
 
 def mean_ceil_weibull(shape: float, scale: float) -> float:

@@ -54,9 +54,10 @@ pub fn ln_gamma(x: f64) -> f64 {
     libm::lgamma(x)
 }
 
-/// `1 / (1 + e^−x)`, ns-2's `RNG::logitinv`.
+/// ns-2's `RNG::logitinv` (tools/rng.h), in base 2: `2^x / (1 + 2^x)` (its `logit`
+/// is `log2(x / (1 − x))`), not the natural-base logistic function.
 pub fn logit_inv(x: f64) -> f64 {
-    1.0 / (1.0 + libm::exp(-x))
+    1.0 / (1.0 + libm::exp2(-x))
 }
 
 /// A piecewise-linear inverse CDF: x ascending, y at each x.
@@ -124,6 +125,13 @@ mod tests {
             (var - 1.0).abs() < 5.0 * 2.0f64.sqrt() / (n as f64).sqrt(),
             "{var}"
         );
+    }
+
+    /// Base 2: logitinv(1) = 2/3 (the natural logistic would give 0.731).
+    #[test]
+    fn logit_inv_is_base_2_as_ns2() {
+        assert!((logit_inv(1.0) - 2.0 / 3.0).abs() < 1e-15);
+        assert!((logit_inv(-2.0) - 0.2).abs() < 1e-15);
     }
 
     #[test]

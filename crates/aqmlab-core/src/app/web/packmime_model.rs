@@ -4,6 +4,7 @@
 //! (fitted parameters and inverse-CDF tables, reimplemented here; the tables are data
 //! from that file).
 //!
+//! (`logitinv(x) = 2^x/(1 + 2^x)`, ns-2's base-2 form, `dist::logit_inv`.)
 //! - Connection inter-arrivals: Weibull with shape `logitinv(0.352 + 0.388·log2 r)` and
 //!   scale `1/(r·Γ(1 + 1/shape))` (mean `1/r`), r = new connections per second.
 //! - Request sizes (ns-2 `PACKMIME_REQ_SIZE`, its "fsize1" fit): with probability 0.5
@@ -293,23 +294,23 @@ mod tests {
     }
 
     /// Connection gaps at 8/s (the rural study): shape logitinv(0.352 + 0.388·3) =
-    /// logitinv(1.516) = 0.81995; scale = 1/(8·Γ(1 + 1/0.81995)) = 0.11223 s;
-    /// mean 1/8 s. Median scale·ln2^(1/shape) = 0.07178 s.
+    /// 2^1.516/(1 + 2^1.516) = 0.74093; scale = 1/(8·Γ(1 + 1/0.74093)) = 0.10392 s;
+    /// mean 1/8 s. Median scale·ln2^(1/shape) = 0.06337 s.
     #[test]
     fn arrival_gaps_match_the_fitted_weibull() {
         let (k, l) = arrival_weibull(8.0);
-        assert!((k - 0.81995).abs() < 1e-4, "{k}");
-        assert!((l - 0.11223).abs() < 1e-4, "{l}");
+        assert!((k - 0.74093).abs() < 1e-4, "{k}");
+        assert!((l - 0.10392).abs() < 1e-4, "{l}");
         let mut r = Rng::stream(1, "pm.arrive");
         let m = Model::new(8.0, &mut r);
         let n = 200_000;
         let mean = (0..n).map(|_| m.arrival_gap(&mut r)).sum::<f64>() / n as f64;
-        // sd of Weibull(0.82): λ·√(Γ(1+2/k) − Γ(1+1/k)²) ≈ 0.1534 s.
+        // sd of Weibull(0.741): λ·√(Γ(1+2/k) − Γ(1+1/k)²) ≈ 0.1714 s.
         assert!(
-            (mean - 0.125).abs() < 5.0 * 0.1534 / (n as f64).sqrt(),
+            (mean - 0.125).abs() < 5.0 * 0.1714 / (n as f64).sqrt(),
             "{mean}"
         );
-        check_fraction(|| m.arrival_gap(&mut r), 0.07178, 0.5, "gap median");
+        check_fraction(|| m.arrival_gap(&mut r), 0.06337, 0.5, "gap median");
     }
 
     /// Requests: half the mass in table A (≤ 421.788 B), the other half in the tail
@@ -358,8 +359,9 @@ mod tests {
     }
 
     /// Runs alternate, starting with downloads; mean download run length at 8/s:
-    /// E⌈W⌉ with W ~ Weibull(logitinv(1.293 + 0.948) = 0.9038, 3.11), whose mean
-    /// 3.11·Γ(1 + 1/0.9038) = 3.265 — so ⌈W⌉ averages between 3.265 and 4.265.
+    /// E⌈W⌉ with W ~ Weibull(logitinv(1.293 + 0.948) = 2^2.241/(1 + 2^2.241) = 0.82540,
+    /// 3.11), whose mean 3.11·Γ(1 + 1/0.82540) = 3.448 — so ⌈W⌉ averages between
+    /// 3.448 and 4.448.
     #[test]
     fn response_runs_alternate_with_the_fitted_lengths() {
         let mut r = Rng::stream(4, "pm.runs");
@@ -381,7 +383,7 @@ mod tests {
             }
         }
         let mean = total as f64 / runs as f64;
-        assert!(mean > 3.265 && mean < 4.265, "{mean}");
+        assert!(mean > 3.448 && mean < 4.448, "{mean}");
     }
 
     /// Server delay: 0.1 s exactly when W < 10: 1 − exp(−(10/305)^0.63) = 0.10963.
