@@ -120,11 +120,6 @@ impl PackMime {
         }
     }
 
-    /// Connections alive (bounded: finished ones are forgotten).
-    pub fn live_connections(&self) -> usize {
-        self.plans.len()
-    }
-
     fn arrival_gap(&mut self) -> Nanos {
         from_secs(self.model.arrival_gap(&mut self.rng))
     }

@@ -29,7 +29,7 @@
 //! unless `failed_plt = "exclude"`), and the user thinks and goes on.
 
 use super::conn::{Event, Http, Timer};
-use super::stats::{self, FailedPlt, PageLog};
+use super::stats::{self, PageLog};
 use super::{p, read_common, Common};
 use crate::app::tcp::tcp_params;
 use crate::app::{AppIo, Application, EntryBuild, TrafficKind};
@@ -38,7 +38,6 @@ use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
-use crate::transport::tcp::TcpConfig;
 use std::collections::VecDeque;
 
 pub const WEB_PAGE: TrafficKind = TrafficKind {
@@ -239,35 +238,6 @@ fn read_servers(p: &mut Params, e: &EntryBuild) -> Result<ServersSpec> {
 }
 
 impl WebPage {
-    /// A user built directly (tests): one client, its servers, defaults otherwise.
-    pub fn new(client: u32, servers: Vec<u32>, cfg: TcpConfig, seed: u64) -> Self {
-        let n_servers = servers.len();
-        WebPage {
-            client,
-            servers,
-            conns_per_server: 6,
-            objects: 25,
-            html: 100_000,
-            sizes: SizeModel::Fixed(25_000),
-            think: 5 * NS_PER_S,
-            request: 300,
-            stop: u64::MAX,
-            keep_alive: false,
-            idle: vec![Vec::new(); n_servers],
-            start: 0,
-            http: Http::new(cfg),
-            page: None,
-            pages: 0,
-            rng: Rng::stream(seed, "web-page"),
-            log: PageLog::new(0, 60 * NS_PER_S, FailedPlt::Censor, true),
-        }
-    }
-
-    /// Requests resent so far.
-    pub fn requests_resent(&self) -> u64 {
-        self.http.resent
-    }
-
     /// The object sizes of a new page, per server.
     fn draw_sizes(&mut self) -> Vec<VecDeque<u64>> {
         let n = self.servers.len() * self.objects as usize;
