@@ -75,7 +75,15 @@ LABELS: dict[str, tuple[str, float]] = {
     "wall_time_s": ("wall time (s)", 1.0),
     "mos": ("MOS (ITU-T G.107 Annex B)", 1.0),
     "r_factor": ("E-model R", 1.0),
+    "plt_s_median": ("median page load time (s)", 1.0),
+    "plt_s_mad": ("page load time MAD (s)", 1.0),
+    "plt_s_p95": ("95th pct. page load time (s)", 1.0),
+    "pages_completed": ("pages completed", 1.0),
+    "pages_failed": ("pages failed", 1.0),
 }
+
+#: Traffic kinds whose apps rows carry page-load-time columns.
+WEB_KINDS = ("web-page", "web-packmime")
 
 
 def metric_label(metric: str) -> tuple[str, float]:

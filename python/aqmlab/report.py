@@ -200,6 +200,7 @@ def default_sweep_figures(path: Path) -> list[Figure]:
         except ValueError:
             continue
         figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with the 95 % Student-t confidence interval."))
+    figs += web_figures(path, agg, x, hue)
     if load_runs(path, "timeseries").height:
         source = "Every dequeued packet (per-link histograms)" if load_runs(path, "sojourn_hist").height else "Samples of the time series"
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), f"{source}, all seeds of a point pooled."))
@@ -282,6 +283,33 @@ def voice_table(path: Path) -> pl.DataFrame:
         return pl.DataFrame()
     df = df.filter(pl.col("kind") == "voip")
     return df.select([c for c in VOICE_COLUMNS if c in df.columns])
+
+
+def web_apps(path: Path) -> list[str]:
+    """Names of the web-page / web-packmime entries of a sweep (PLT columns)."""
+    apps = load_runs(path, "apps")
+    if not apps.height or "kind" not in apps.columns:
+        return []
+    return sorted(set(apps.filter(pl.col("kind").is_in(plots.WEB_KINDS))["app"].to_list()))
+
+
+def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -> list[Figure]:
+    """Page load time per web entry: a sweep line and bars with 95 % CIs (when the
+    sweep has web kinds)."""
+    figs: list[Figure] = []
+    note = ("Mean over seeds of each run's median page load time (failed pages at the timeout "
+            "unless failed_plt = \"exclude\"), with the 95 % Student-t confidence interval.")
+    for app in web_apps(path):
+        for metric, kind in (("plt_s_median", "sweep"), ("plt_s_median", "bars"), ("pages_failed", "bars")):
+            try:
+                if kind == "sweep":
+                    fig = plots.sweep_lines(path, metric=metric, table="apps", app=app, agg=agg, x=x, hue=hue)
+                else:
+                    fig = plots.bars(path, metric=metric, table="apps", app=app, agg=agg)
+            except ValueError:
+                continue
+            figs.append(Figure(f"{kind}-{metric}-{app}", f"{plots.metric_label(metric)[0]} of {app}", fig, note))
+    return figs
 
 
 def default_run_figures(path: Path) -> list[Figure]:

@@ -236,6 +236,11 @@ pub fn collect(sim: &Simulation) -> Results {
         tables.push(t);
     }
     tables.extend(kind_tables(sim));
+    // Opt-in (`page_rows = true` on a web entry): one row per page.
+    let names: Vec<String> = sim.entries.iter().map(|e| e.name.clone()).collect();
+    if let Some(t) = crate::app::web::pages_table(&sim.apps, &sim.app_entry, &names) {
+        tables.push(t);
+    }
 
     // Opt-in (`child_stats = true` on a scheduler): one row per child queue that saw
     // a packet, so a 1024-bucket FQ-CoDel lists only the buckets in use.

@@ -39,6 +39,11 @@ rate = "100kbit"
 kind = "video"
 hosts = "a"
 frame_rows = true
+[[traffic]]
+kind = "web-packmime"
+hosts = "a"
+rate = 5.0
+page_rows = true
 "#,
         1,
     );
@@ -56,6 +61,7 @@ frame_rows = true
         "app_flows",
         "owd_hist",
         "frames",
+        "pages",
     ] {
         assert!(names.contains(&t), "no table {t}: {names:?}");
     }

@@ -34,6 +34,7 @@ pub mod video_psnr;
 pub mod video_scaling;
 pub mod video_source;
 pub mod video_trace;
+pub mod web;
 
 use crate::net::packet::{AppTag, Ecn, PacketKind};
 use crate::net::topology::Topology;
@@ -64,6 +65,12 @@ pub enum Action {
     Connect { flow: u32 },
     /// The application writes no more on the flow.
     StopWriting { flow: u32 },
+    /// Call `on_received` once the flow's receiver holds `bytes` in-order bytes (a count
+    /// since the connection opened, above what it holds now); replaces an earlier mark.
+    NotifyReceived { flow: u32, bytes: u64 },
+    /// Give up the connection (a page that timed out): the sender stops, its timers and
+    /// scoreboard are dropped, and later segments are ignored.
+    Abort { flow: u32 },
     /// Send one datagram of `size` IP bytes on the flow (`reverse`: from the flow's
     /// destination back to its source, like RTCP receiver reports), with an app tag.
     Send {
@@ -135,6 +142,16 @@ impl AppIo {
         self.actions.push(Action::StopWriting { flow });
     }
 
+    /// Ask for `on_received(flow)` when the receiver of `flow` has `bytes` in order.
+    pub fn notify_received(&mut self, flow: u32, bytes: u64) {
+        self.actions.push(Action::NotifyReceived { flow, bytes });
+    }
+
+    /// Abandon TCP flow `flow` (see `Action::Abort`).
+    pub fn abort(&mut self, flow: u32) {
+        self.actions.push(Action::Abort { flow });
+    }
+
     pub fn send(&mut self, flow: u32, size: u32, seq: u64, kind: PacketKind) {
         self.actions.push(Action::Send {
             flow,
@@ -182,6 +199,9 @@ pub trait Application {
     fn on_wake(&mut self, now: Nanos, io: &mut AppIo);
     /// A TCP transfer on one of its flows was acknowledged completely.
     fn on_transfer_done(&mut self, _now: Nanos, _flow: u32, _io: &mut AppIo) {}
+    /// The receiver of one of its TCP flows reached the mark set with
+    /// `AppIo::notify_received` (the client has the whole response).
+    fn on_received(&mut self, _now: Nanos, _flow: u32, _io: &mut AppIo) {}
     /// True if the app wants `on_datagram` for its flows' datagrams (receivers that
     /// compute loss, jitter, frames); others cost nothing per delivered datagram.
     fn wants_datagrams(&self) -> bool {
@@ -272,6 +292,9 @@ macro_rules! registry {
             pub fn on_transfer_done(&mut self, now: Nanos, flow: u32, io: &mut AppIo) {
                 match self { $( AnyApp::$variant(a) => a.on_transfer_done(now, flow, io) ),* }
             }
+            pub fn on_received(&mut self, now: Nanos, flow: u32, io: &mut AppIo) {
+                match self { $( AnyApp::$variant(a) => a.on_received(now, flow, io) ),* }
+            }
             #[inline]
             pub fn wants_datagrams(&self) -> bool {
                 match self { $( AnyApp::$variant(a) => a.wants_datagrams() ),* }
@@ -319,6 +342,8 @@ registry! {
     Voip(voip::VoipCall) => [voip::VOIP],
     Video(video::VideoApp) => [video::VIDEO],
     Http(tcp_http::HttpUser) => [tcp_http::KIND],
+    WebPage(web::page::WebPage) => [web::page::WEB_PAGE],
+    WebPackMime(web::packmime::PackMime) => [web::packmime::WEB_PACKMIME],
 }
 
 /// Flow kinds (the `flows` table's `kind`).
@@ -710,6 +735,8 @@ pub struct EntryBuild<'a> {
     /// The run's duration.
     pub duration: Nanos,
     pub seed: u64,
+    /// The topology (kinds that name further nodes, like web servers).
+    pub topo: &'a Topology,
     traffic: &'a mut Traffic,
 }
 
@@ -833,6 +860,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
             stop,
             duration,
             seed,
+            topo,
             traffic: &mut t,
         };
         (kind.build)(&mut p, &mut e)?;
@@ -875,6 +903,7 @@ mod tests {
         );
         variants.push(("mode", "closed"));
         variants.push(("size_dist", "exp"));
+        variants.push(("size_model", "lognormal"));
         for k in KINDS {
             let mut read: Vec<&str> = Vec::new();
             for &(key, value) in &variants {
@@ -909,6 +938,7 @@ mod tests {
                     stop: 1_000_000_000,
                     duration: 1_000_000_000,
                     seed: 1,
+                    topo: &topo,
                     traffic: &mut t,
                 };
                 (k.build)(&mut p, &mut e)

@@ -234,6 +234,8 @@ macro_rules! tcp_params {
     };
 }
 
+pub(crate) use tcp_params;
+
 /// Parameters common to every TCP kind.
 pub const TCP_COMMON: &[ParamDoc] = tcp_params!();
 

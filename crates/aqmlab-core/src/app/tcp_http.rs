@@ -242,8 +242,20 @@ mod tests {
     /// 6, 11, 11 (user 1).
     #[test]
     fn users_enter_in_ramp_steps() {
+        let spec = crate::scenario::spec::ScenarioSpec::from_toml_str(
+            r#"
+            duration = "1s"
+            [topology]
+            kind = "graph"
+            nodes = [{ name = "a" }, { name = "b" }]
+            links = [{ from = "a", to = "b", rate = "1Mbit", delay = "1ms" }]
+            "#,
+        )
+        .unwrap();
+        let topo = crate::net::topology::build(&spec.topology, 1).unwrap();
         let mut t = crate::app::Traffic::default();
         let mut e = EntryBuild {
+            topo: &topo,
             entry: 0,
             name: "web",
             pairs: vec![(0, 1), (0, 2), (0, 3)],

@@ -66,6 +66,24 @@ impl Simulation {
                     snd.stop_writing();
                 }
             }
+            Action::NotifyReceived { flow, bytes } => {
+                let (_, r) = self.flows[flow as usize].tcp.expect("a TCP flow");
+                // The mark lies ahead of what has arrived (the response is written in
+                // the same callback), so it is checked when segments arrive, never here:
+                // that keeps apps from being re-entered while their actions run.
+                if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
+                    rcv.notify_at = Some(bytes);
+                }
+            }
+            Action::Abort { flow } => {
+                let (s, r) = self.flows[flow as usize].tcp.expect("a TCP flow");
+                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
+                    snd.release();
+                }
+                if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
+                    rcv.notify_at = None;
+                }
+            }
             Action::Send {
                 flow,
                 size,
@@ -132,6 +150,19 @@ impl Simulation {
             }
         }
         i
+    }
+
+    /// If receiver endpoint `r` reached its `notify_at` mark: clear it, tell the app.
+    pub(super) fn check_received(&mut self, r: usize) {
+        let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r] else {
+            return;
+        };
+        if rcv.notify_at.is_some_and(|m| rcv.delivered >= m) {
+            rcv.notify_at = None;
+            let flow = self.tcp_flow[r];
+            let a = self.flows[flow as usize].app as usize;
+            self.run_app(a, |app, now, io| app.on_received(now, flow, io));
+        }
     }
 
     /// A transfer of `flow` was acknowledged completely: tell its app, and release a

@@ -109,10 +109,17 @@ impl Simulation {
                     .schedule(d, Event::Transport { endpoint: e as u32 });
             }
         }
-        if let TcpEndpoint::Sender(s) = &mut self.tcp[e] {
-            if s.just_completed {
-                s.just_completed = false;
-                self.on_transfer_done(flow);
+        match &mut self.tcp[e] {
+            TcpEndpoint::Sender(s) => {
+                if s.just_completed {
+                    s.just_completed = false;
+                    self.on_transfer_done(flow);
+                }
+            }
+            TcpEndpoint::Receiver(r) => {
+                if r.notify_at.is_some() {
+                    self.check_received(e);
+                }
             }
         }
     }

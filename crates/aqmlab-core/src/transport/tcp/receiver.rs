@@ -56,6 +56,8 @@ pub struct TcpReceiver {
     pub fin_at: Option<u64>,
     /// In-order bytes handed to the application.
     pub delivered: u64,
+    /// The application wants to hear when `delivered` reaches this (web clients).
+    pub notify_at: Option<u64>,
     /// The latest segment's range, for the first SACK block.
     last_seg: (u64, u64),
 }
@@ -79,6 +81,7 @@ impl TcpReceiver {
             accurate: accurate_ecn,
             fin_at: None,
             delivered: 0,
+            notify_at: None,
             last_seg: (0, 0),
         }
     }
