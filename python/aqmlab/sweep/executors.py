@@ -225,9 +225,20 @@ class LocalExecutor(Executor):
         """Run ``tasks`` on one pool. Yields ``(task, outcome)`` for finished runs and
         ``(task, None)`` for runs lost when the pool broke, with ``task.started`` set."""
         pool = self._pool(workers)
+        futures: dict = {}
+        unsubmitted: list[Task] = []
         with hidden_main():  # 3.11 starts worker processes on submit
-            futures = {pool.submit(execute_marked, self.target, str(marks), t): t for t in tasks}
-        broken = False
+            for i, t in enumerate(tasks):
+                try:
+                    futures[pool.submit(execute_marked, self.target, str(marks), t)] = t
+                except cf.process.BrokenProcessPool:
+                    # A worker died while we were still submitting: the rest never ran.
+                    unsubmitted = tasks[i:]
+                    break
+        broken = bool(unsubmitted)
+        for task in unsubmitted:
+            task.started = False
+            yield task, None
         for fut in _as_completed(futures):
             task = futures[fut]
             try:

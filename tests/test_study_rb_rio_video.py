@@ -1,0 +1,73 @@
+"""The rb-rio-video study: its experiments cover STUDIES.md §3, and the quick T2 (video
+only) run reproduces the direction of the study's findings by construction of Rb-RIO:
+it drops B-frame packets before I-frame packets, so the responsive MPEG streams keep
+more decodable frames than behind DropTail while 20 unresponsive streams overload the
+link, and it holds the average queue lower than DropTail's full buffer."""
+
+import subprocess
+import sys
+
+import matplotlib.image as mpimg
+import numpy as np
+import polars as pl
+
+import aqmlab
+from aqmlab import study
+from aqmlab.aggregate import load_runs
+from aqmlab.sweep import read_sweep_file
+from conftest import AQMLAB, ROOT
+
+QDISC = "topology.bottleneck.qdisc"
+
+
+def test_experiments_cover_the_studys_runs():
+    d = study.study_dir("rb-rio-video")
+    assert list(study.experiments(d)) == ["T1", "T2", "T3"]
+    for exp, f in study.experiments(d).items():
+        sf = read_sweep_file(f)
+        assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "red", "rb_rio"], exp
+        assert all(q["limit"] == "100pkt" for q in sf.grid[QDISC])
+        assert sf.zip[0] == {"warmup": ["0s", "10s", "20s"], "duration": ["10s", "20s", "30s"]}
+        assert sf.seeds == 10 and sf.quick["seeds"] == 3
+        counts = {t["name"]: t.get("count", 1) * 20 for t in sf.set["traffic"]}
+        assert counts == {"T1": {"ftp": 40, "ftp-extra": 20},
+                          "T2": {"mpeg-resp": 40, "mpeg-unresp": 20},
+                          "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[exp]
+    aqmlab.validate(d / "scenario.toml")
+
+
+def test_quick_t2_protects_i_frames_and_the_responsive_streams(tmp_path):
+    out = tmp_path / "study"
+    p = subprocess.run([*AQMLAB, "study", "run", "rb-rio-video", "--quick", "-e", "T2", "--out", out, "--quiet"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    figs = {f.stem for f in (out / "figures").glob("*.png")}
+    assert {"T2-utilization", "T2-drop_rate", "T2-jain", "T2-mpeg-resp-decodable_frame_loss_rate",
+            "T2-mpeg-unresp-frame_loss_rate", "T2-strip-rb_rio", "T2-strip-pfifo"} <= figs
+    for f in (out / "figures").glob("*.png"):
+        assert float(np.var(mpimg.imread(f)[..., :3])) > 1e-3, f
+    assert "Rb-RIO" in (out / "report.html").read_text()
+
+    sys.path.insert(0, str(study.study_dir("rb-rio-video")))
+    import figures as F
+
+    # Rb-RIO: per packet, I frames get through more often than P, and P more than B.
+    fr = load_runs(out / "T2", "frames").filter((pl.col("duration") == "30s") & pl.col("sent"))
+    fr = fr.with_columns(pl.col(QDISC).map_elements(F.qdisc_kind, return_dtype=pl.Utf8).alias("kind"))
+    got = (fr.filter(pl.col("kind") == "rb_rio").group_by("type")
+           .agg((pl.col("fragments_received").sum() / pl.col("fragments").sum()).alias("r")))
+    r = dict(zip(got["type"], got["r"]))
+    assert r["I"] > r["P"] > r["B"], r
+
+    # While the unresponsive streams overload the link (10-20 s), the responsive
+    # streams keep more decodable frames behind Rb-RIO than behind DropTail.
+    fm = F.summarise(F.frame_metrics(out / "T2"), "decodable_frame_loss_rate")
+    mid = fm.filter((pl.col("group") == "mpeg-resp") & (pl.col("period") == "10-20 s"))
+    loss = dict(zip(mid["qdisc"], mid["mean"]))
+    assert loss["Rb-RIO"] < loss["DropTail"], loss
+
+    # Rb-RIO holds the average queue below DropTail's in every period.
+    q = F.summarise(F.run_metrics(out / "T2").filter(pl.col("group") == "link"), "qlen_pkts_mean")
+    for per in F.PERIODS:
+        v = {r["qdisc"]: r["mean"] for r in q.filter(pl.col("period") == per).iter_rows(named=True)}
+        assert v["Rb-RIO"] < v["DropTail"], (per, v)
