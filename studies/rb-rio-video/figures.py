@@ -130,6 +130,7 @@ def grouped_bars(s: pl.DataFrame, title: str, ylabel: str, scale: float = 1.0):
 
 
 def figures(dirs: dict[str, Path]) -> list[Figure]:
+    plt.rcParams["figure.max_open_warning"] = 0  # the report holds every figure until it is written
     figs = []
     ci = "Mean over seeds with the 95 % Student-t confidence interval."
     for exp, d in sorted(dirs.items()):
