@@ -176,6 +176,19 @@ pub struct TcpSender {
     tlp_at: Option<Nanos>,
     tlp_end: Option<u64>,
     tlp_retrans: bool,
+    /// RACK's send-order walk (Linux `tsorted_sent_queue`), in two parts. Segments
+    /// never retransmitted were sent in sequence order: `rack_from` is the lowest
+    /// sequence that may still hold one that is neither SACKed nor lost (every segment
+    /// below it is SACKed, lost or retransmitted, states that never return). Every
+    /// retransmission is appended to `rtx_order` as (start, xmit_ts), in send order;
+    /// entries whose segment was since acknowledged, SACKed, marked lost or sent again
+    /// are stale and dropped when they reach the front.
+    rack_from: u64,
+    rtx_order: VecDeque<(u64, Nanos)>,
+    /// The SACK blocks of the last ACK that carried any: every segment inside one is
+    /// already SACKed (SACKed is permanent), so `apply_sack` jumps over them.
+    sack_cache: [(u64, u64); crate::net::packet::MAX_SACK_BLOCKS],
+    sack_cache_len: u8,
 }
 
 impl TcpSender {
@@ -239,6 +252,10 @@ impl TcpSender {
             tlp_at: None,
             tlp_end: None,
             tlp_retrans: false,
+            rack_from: 0,
+            rtx_order: VecDeque::new(),
+            sack_cache: [(0, 0); crate::net::packet::MAX_SACK_BLOCKS],
+            sack_cache_len: 0,
         }
     }
 
@@ -283,6 +300,7 @@ impl TcpSender {
     pub fn release(&mut self) {
         self.state = SenderState::Closed;
         self.sb = VecDeque::new();
+        self.rtx_order = VecDeque::new();
         self.rto_at = None;
         self.app_at = None;
         self.reo_at = None;
@@ -365,6 +383,7 @@ impl TcpSender {
         e.retrans = true;
         e.xmit_ts = now;
         let (start, end) = (e.start, e.end());
+        self.rtx_order.push_back((start, now));
         self.retrans_bytes += end - start;
         self.lost_from = end;
         self.high_rxt = self.high_rxt.max(end);
@@ -396,6 +415,7 @@ impl TcpSender {
         e.retrans = true;
         e.xmit_ts = now;
         let (start, end) = (e.start, e.end());
+        self.rtx_order.push_back((start, now));
         self.retrans_bytes += end - start;
         self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
@@ -414,7 +434,10 @@ impl TcpSender {
             return false;
         };
         e.xmit_ts = now;
-        let (start, end) = (e.start, e.end());
+        let (start, end, retrans) = (e.start, e.end(), e.retrans);
+        if retrans {
+            self.rtx_order.push_back((start, now));
+        }
         self.rescue_rxt = self.recover.unwrap_or(self.snd_nxt);
         st.retransmits += 1;
         self.emit(now, start, end, true, out);
@@ -885,10 +908,13 @@ impl TcpSender {
         };
     }
 
-    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`) and the reordering timer. Segments in
-    /// sequence order: new data was sent in that order, and a retransmission only later,
-    /// so the walk stops at the first never-retransmitted segment sent after the RACK
-    /// segment.
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`) and the reordering timer, walking the
+    /// segments in send order as Linux `tcp_rack_detect_loss` walks `tsorted_sent_queue`
+    /// and stopping at the first one sent after the RACK segment: first the
+    /// never-retransmitted ones (sequence order is their send order), from `rack_from`,
+    /// then the retransmitted ones in `rtx_order`. A segment already marked lost and not
+    /// retransmitted, or SACKed, is skipped. The set of segments examined is the one a
+    /// walk over the whole scoreboard would examine, so marks and timer are the same.
     fn rack_detect_loss(&mut self, now: Nanos) {
         let sacked_enough = self.sacked_bytes >= self.cfg.dupthresh as u64 * self.w.mss;
         let reo = self.rack.reo_wnd(
@@ -898,34 +924,80 @@ impl TcpSender {
             self.rtt.srtt,
         );
         let mut timeout: Option<Nanos> = None;
-        for i in 0..self.sb.len() {
+        // Never-retransmitted segments.
+        let mut i = self.sb.partition_point(|e| e.start < self.rack_from);
+        let mut leading = true;
+        while i < self.sb.len() {
             let x = self.sb[i];
-            if x.sacked || (x.lost && !x.retrans) {
+            if x.sacked || x.lost || x.retrans {
+                if leading {
+                    self.rack_from = x.end();
+                }
+                i += 1;
                 continue;
             }
             let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end(), reo) else {
-                if x.retrans {
-                    continue;
-                }
                 break;
             };
             if deadline > now {
                 timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+                leading = false;
+            } else {
+                self.mark_rack_lost(i);
+                if leading {
+                    self.rack_from = x.end();
+                }
+            }
+            i += 1;
+        }
+        // Retransmitted segments, in the order they were sent.
+        let mut k = 0;
+        while k < self.rtx_order.len() {
+            let (start, ts) = self.rtx_order[k];
+            let i = self.sb.partition_point(|e| e.start < start);
+            let live = self.sb.get(i).is_some_and(|x| {
+                x.start == start && x.retrans && !x.sacked && x.xmit_ts == ts
+            });
+            if !live {
+                if k == 0 {
+                    self.rtx_order.pop_front();
+                } else {
+                    k += 1;
+                }
                 continue;
             }
-            let e = &mut self.sb[i];
-            let l = e.len();
-            if e.retrans {
-                e.retrans = false;
-                self.retrans_bytes -= l;
+            let x = self.sb[i];
+            let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end(), reo) else {
+                if ts > self.rack.xmit_ts {
+                    break; // this and every later retransmission was sent after RACK's
+                }
+                k += 1;
+                continue;
+            };
+            if deadline > now {
+                timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+                k += 1;
+            } else {
+                self.mark_rack_lost(i);
+                // Now stale: dropped at the front, skipped elsewhere.
             }
-            if !e.lost {
-                e.lost = true;
-                self.lost_bytes += l;
-            }
-            self.lost_from = self.lost_from.min(e.start);
         }
         self.reo_at = timeout;
+    }
+
+    /// RACK marks scoreboard entry `i` lost; a lost retransmission is to be sent again.
+    fn mark_rack_lost(&mut self, i: usize) {
+        let e = &mut self.sb[i];
+        let l = e.len();
+        if e.retrans {
+            e.retrans = false;
+            self.retrans_bytes -= l;
+        }
+        if !e.lost {
+            e.lost = true;
+            self.lost_bytes += l;
+        }
+        self.lost_from = self.lost_from.min(e.start);
     }
 
     /// RFC 8985 §7.2: arm the probe timeout (outside recovery, one probe at a time).
@@ -980,6 +1052,7 @@ impl TcpSender {
                 e.retrans = true;
                 self.retrans_bytes += end - start;
             }
+            self.rtx_order.push_back((start, now));
             st.retransmits += 1;
             self.emit(now, start, end, true, out);
             self.tlp_retrans = true;
@@ -1052,15 +1125,23 @@ impl TcpSender {
         self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
     }
 
-    /// Mark SACKed segments; true if anything new was SACKed.
+    /// Mark SACKed segments; true if anything new was SACKed. Segments inside a block
+    /// of the previous SACK are already SACKed and are jumped over (Linux keeps the same
+    /// `recv_sack_cache`), so an ACK costs the newly SACKed segments, not the blocks' size.
     fn apply_sack(&mut self, now: Nanos, seg: &Segment) -> bool {
         let mut changed = false;
-        for &(s, e) in &seg.tcp.sack[..seg.tcp.sack_len as usize] {
+        let n = seg.tcp.sack_len as usize;
+        for &(s, e) in &seg.tcp.sack[..n] {
             if e <= self.snd_una {
                 continue;
             }
             let mut i = self.sb.partition_point(|x| x.start < s);
             while i < self.sb.len() && self.sb[i].end() <= e {
+                let (xs, xe) = (self.sb[i].start, self.sb[i].end());
+                if let Some(ce) = self.cached_sack_end(xs, xe) {
+                    i = self.sb.partition_point(|x| x.start < ce);
+                    continue;
+                }
                 let x = &mut self.sb[i];
                 if !x.sacked {
                     x.sacked = true;
@@ -1082,7 +1163,18 @@ impl TcpSender {
                 i += 1;
             }
         }
+        self.sack_cache = seg.tcp.sack;
+        self.sack_cache_len = n as u8;
         changed
+    }
+
+    /// The end of the previous ACK's SACK block that contains [start, end), if any.
+    #[inline]
+    fn cached_sack_end(&self, start: u64, end: u64) -> Option<u64> {
+        self.sack_cache[..self.sack_cache_len as usize]
+            .iter()
+            .find(|&&(cs, ce)| cs <= start && end <= ce)
+            .map(|&(_, ce)| ce)
     }
 
     /// RFC 6675 IsLost: an unSACKed segment is lost when at least DupThresh segments
@@ -1092,7 +1184,9 @@ impl TcpSender {
         let thresh = self.cfg.dupthresh as u64;
         let (mut segs, mut bytes) = (0u64, 0u64);
         let mss = self.w.mss;
-        for i in (0..self.sb.len()).rev() {
+        // Segments above the highest SACKed one have nothing SACKed above them.
+        let top = self.sb.partition_point(|x| x.end() <= self.high_sacked);
+        for i in (0..top).rev() {
             let x = &mut self.sb[i];
             if x.sacked {
                 segs += 1;
@@ -1191,6 +1285,7 @@ impl TcpSender {
                 // Everything unSACKed is lost; retransmissions are forgotten.
                 self.lost_bytes = 0;
                 self.retrans_bytes = 0;
+                self.rtx_order.clear();
                 for x in self.sb.iter_mut() {
                     x.retrans = false;
                     x.lost = !x.sacked;
