@@ -52,6 +52,7 @@
 
 pub mod cc;
 pub mod rack;
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -149,6 +150,11 @@ pub struct TcpConfig {
     /// Congestion avoidance grows by MSS²/cwnd per ACK, not by bytes acknowledged
     /// (ns-3 `TcpNewReno::CongestionAvoidance`; slow start then adds one MSS per ACK).
     pub per_ack_growth: bool,
+    /// Pace transmissions (Linux internal/`fq` pacing): each segment may leave only
+    /// `wire size / pacing rate` after the previous one. BBR always paces at its own
+    /// rate; other controllers use Linux `tcp_update_pacing_rate` (cwnd / SRTT × 200 %
+    /// in slow start below ssthresh/2, × 120 % otherwise).
+    pub pacing: bool,
 }
 
 /// Slow start after idle.
@@ -215,6 +221,7 @@ impl TcpProfile {
             prr: true,
             rack: true,
             ssthresh_from_cwnd: true,
+            pacing: false,
         };
         match self {
             TcpProfile::Linux => linux,

@@ -50,8 +50,10 @@
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
+use super::cc::bbr::{CaState, RateSample};
 use super::cc::{AckSample, AnyCc, CcKind, Window};
 use super::rack::{self, Rack};
+use super::rate::{RateSampler, TxRate};
 use super::rtt::RttEstimator;
 use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
@@ -189,6 +191,23 @@ pub struct TcpSender {
     /// already SACKed (SACKed is permanent), so `apply_sack` jumps over them.
     sack_cache: [(u64, u64); crate::net::packet::MAX_SACK_BLOCKS],
     sack_cache_len: u8,
+    /// Delivery-rate sampling (`rate.rs`), kept only when the controller uses it
+    /// (BBR): `tx_rate[i]` belongs to `sb[i]`.
+    rate_on: bool,
+    rate: RateSampler,
+    tx_rate: VecDeque<TxRate>,
+    /// Bytes ever marked lost (a rate sample's `losses` is its growth on one ACK).
+    lost_total: u64,
+    /// After an RTO until everything sent before it is acknowledged (Linux
+    /// `TCP_CA_Loss`).
+    in_loss: bool,
+    /// RTT sample of the ACK being processed.
+    ack_rtt: Option<Nanos>,
+    /// Pacing: rate in bytes/s (0: none), earliest departure of the next segment, and
+    /// the wake-up when the sender waits for it.
+    pub pacing_rate: u64,
+    next_send: Nanos,
+    pace_at: Option<Nanos>,
 }
 
 impl TcpSender {
@@ -256,6 +275,15 @@ impl TcpSender {
             rtx_order: VecDeque::new(),
             sack_cache: [(0, 0); crate::net::packet::MAX_SACK_BLOCKS],
             sack_cache_len: 0,
+            rate_on: cfg.cc == CcKind::Bbr,
+            rate: RateSampler::default(),
+            tx_rate: VecDeque::new(),
+            lost_total: 0,
+            in_loss: false,
+            ack_rtt: None,
+            pacing_rate: 0,
+            next_send: 0,
+            pace_at: None,
         }
     }
 
@@ -267,6 +295,9 @@ impl TcpSender {
         self.state = SenderState::SynSent;
         self.opened_at = now;
         self.cap_start = now;
+        if let AnyCc::Bbr(b) = &mut self.cc {
+            b.seed(now);
+        }
         self.send_syn(now, out);
     }
 
@@ -301,6 +332,8 @@ impl TcpSender {
         self.state = SenderState::Closed;
         self.sb = VecDeque::new();
         self.rtx_order = VecDeque::new();
+        self.tx_rate = VecDeque::new();
+        self.pace_at = None;
         self.rto_at = None;
         self.app_at = None;
         self.reo_at = None;
@@ -334,7 +367,10 @@ impl TcpSender {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
         };
-        min(min(self.rto_at, self.app_at), min(self.reo_at, self.tlp_at))
+        min(
+            min(min(self.rto_at, self.app_at), min(self.reo_at, self.tlp_at)),
+            self.pace_at,
+        )
     }
 
     // ---- output ----------------------------------------------------------------------
@@ -367,6 +403,10 @@ impl TcpSender {
             }
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
+        if self.pacing_rate > 0 {
+            let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
+            self.next_send = self.next_send.max(now) + gap as Nanos;
+        }
         out.push(s);
         if self.in_recovery {
             self.prr_out += end - start;
@@ -384,11 +424,37 @@ impl TcpSender {
         e.xmit_ts = now;
         let (start, end) = (e.start, e.end());
         self.rtx_order.push_back((start, now));
+        self.rate_sent(i, now);
         self.retrans_bytes += end - start;
         self.lost_from = end;
         self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
         self.emit(now, start, end, true, out);
+    }
+
+    /// Delivery-rate record of a retransmission of entry `i` (`tcp_rate_skb_sent`).
+    #[inline]
+    fn rate_sent(&mut self, i: usize, now: Nanos) {
+        if self.rate_on {
+            self.tx_rate[i] = self.rate.on_sent(now, false);
+        }
+    }
+
+    /// Record a new segment in the scoreboard (and its delivery-rate record).
+    fn push_segment(&mut self, now: Nanos, start: u64, len: u64) {
+        if self.rate_on {
+            let idle = self.sb.is_empty();
+            let tx = self.rate.on_sent(now, idle);
+            self.tx_rate.push_back(tx);
+        }
+        self.sb.push_back(SegInfo {
+            start,
+            size: len as u32,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            xmit_ts: now,
+        });
     }
 
     /// RFC 6675 NextSeg rule 3: the first unSACKed segment above HighRxt and below the
@@ -416,6 +482,7 @@ impl TcpSender {
         e.xmit_ts = now;
         let (start, end) = (e.start, e.end());
         self.rtx_order.push_back((start, now));
+        self.rate_sent(i, now);
         self.retrans_bytes += end - start;
         self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
@@ -430,9 +497,11 @@ impl TcpSender {
         if self.snd_una <= self.rescue_rxt {
             return false;
         }
-        let Some(e) = self.sb.iter_mut().rev().find(|e| !e.sacked) else {
+        let Some(i) = self.sb.iter().rposition(|e| !e.sacked) else {
             return false;
         };
+        self.rate_sent(i, now);
+        let e = &mut self.sb[i];
         e.xmit_ts = now;
         let (start, end, retrans) = (e.start, e.end(), e.retrans);
         if retrans {
@@ -468,12 +537,18 @@ impl TcpSender {
         }
         let mss = self.w.mss;
         self.app_at = None;
+        self.pace_at = None;
         let sent_before = self.snd_nxt;
         let mut cwnd_limited = false;
         loop {
             let wnd = self.cc.send_window(&self.w);
             if self.pipe() + mss > wnd {
                 cwnd_limited = true;
+                break;
+            }
+            if self.pacing_rate > 0 && now < self.next_send {
+                // The pacing gate: one wake-up when it opens, not one per segment.
+                self.pace_at = Some(self.next_send);
                 break;
             }
             if let Some(i) = self.next_lost() {
@@ -497,6 +572,10 @@ impl TcpSender {
                 self.snd_nxt + len > self.snd_una + self.peer_wnd // receiver window
             };
             if no_new_data {
+                if self.rate_on && self.snd_nxt >= avail && self.lost_bytes <= self.retrans_bytes {
+                    // `tcp_rate_check_app_limited`: waiting for the application.
+                    self.rate.mark_app_limited(self.pipe());
+                }
                 if self.in_recovery && self.recovery == Recovery::Sack {
                     if let Some(i) = self.rule3() {
                         self.retransmit_rule3(now, i, out, st);
@@ -514,18 +593,15 @@ impl TcpSender {
                 if let Some(last) = self.last_send {
                     self.cc.on_tx_start(now, now - last);
                 }
+                let app_limited = self.rate.app_limited != 0;
+                if let AnyCc::Bbr(b) = &mut self.cc {
+                    b.on_tx_start(app_limited, now, &mut self.w);
+                }
             }
             self.last_send = Some(now);
             let start = self.snd_nxt;
             self.snd_nxt += len;
-            self.sb.push_back(SegInfo {
-                start,
-                size: len as u32,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                xmit_ts: now,
-            });
+            self.push_segment(now, start, len);
             self.emit(now, start, start + len, false, out);
         }
         if self.cfg.cwv && (cwnd_limited || self.snd_nxt > sent_before) {
@@ -547,6 +623,9 @@ impl TcpSender {
         let Some(last) = self.last_send else {
             return;
         };
+        if self.cc.controls_cwnd() {
+            return; // Linux skips it for `cong_control` (BBR)
+        }
         let idle = now - last;
         let rto = self.rtt.rto();
         if idle <= rto {
@@ -612,7 +691,7 @@ impl TcpSender {
     /// application-limited sending, cwnd moves halfway down to what was used.
     fn cwnd_application_limited(&mut self, now: Nanos) {
         let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
-        if open {
+        if open && !self.cc.controls_cwnd() {
             let used = self.cwnd_used.max(self.cfg.iw as u64 * self.w.mss);
             if used < self.w.cwnd {
                 self.w.ssthresh = self.current_ssthresh();
@@ -653,6 +732,13 @@ impl TcpSender {
                     }
                     self.peer_wnd = h.window as u64;
                     self.rto_at = None;
+                    let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
+                    if let AnyCc::Bbr(b) = &mut self.cc {
+                        b.init(&self.w, now, srtt);
+                        self.pacing_rate = b.pacing_rate;
+                    } else if self.cfg.pacing {
+                        self.update_pacing_rate();
+                    }
                     let before = out.len();
                     self.transmit(now, out, st);
                     if out.len() == before {
@@ -675,6 +761,8 @@ impl TcpSender {
         self.peer_wnd = h.window as u64;
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let nxt_before = self.snd_nxt;
+        let (prior_in_flight, lost_before) = (self.pipe(), self.lost_total);
+        self.ack_rtt = None;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
@@ -709,7 +797,16 @@ impl TcpSender {
         {
             self.enter_recovery(now, out, st);
         }
-        if self.in_recovery && self.recovery == Recovery::Sack && self.cfg.prr {
+        if self.rate_on {
+            self.controller_ack(now, prior_in_flight, self.lost_total - lost_before);
+        } else if self.cfg.pacing {
+            self.update_pacing_rate();
+        }
+        if self.in_recovery
+            && self.recovery == Recovery::Sack
+            && self.cfg.prr
+            && !self.cc.controls_cwnd()
+        {
             let delivered =
                 (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
             self.prr_ack(delivered);
@@ -746,9 +843,17 @@ impl TcpSender {
                 break;
             }
             let e = *e;
+            let tx = if self.rate_on {
+                self.tx_rate.pop_front()
+            } else {
+                None
+            };
             if e.sacked {
                 self.sacked_bytes -= e.len();
             } else {
+                if let Some(mut tx) = tx {
+                    self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
+                }
                 if self.cfg.rack {
                     self.rack
                         .on_delivered(now, e.xmit_ts, e.end(), e.retrans, self.rtt.min_rtt);
@@ -773,6 +878,10 @@ impl TcpSender {
         } else {
             None
         };
+        self.ack_rtt = rtt;
+        if self.in_loss && self.recover.is_some_and(|r| self.snd_una >= r) {
+            self.in_loss = false;
+        }
         // RFC 6298 §5.2/5.3 (NewReno in recovery: only on the first partial ACK).
         let partial = self.in_recovery && self.recover.is_some_and(|r| ack < r);
         let restart = !(partial && self.recovery == Recovery::NewReno && self.partial_acks > 0);
@@ -795,11 +904,13 @@ impl TcpSender {
             snd_nxt: self.snd_nxt,
         };
         self.cc.observe(&sample);
+        let own_cwnd = self.cc.controls_cwnd();
         if self.in_recovery {
             if !partial {
-                // Full ACK: leave recovery.
+                // Full ACK: leave recovery (BBR restores its own cwnd).
                 self.in_recovery = false;
                 self.w.cwnd = match self.recovery {
+                    _ if own_cwnd => self.w.cwnd,
                     // RFC 6582 §3.2 step 3, option (1).
                     Recovery::NewReno => self
                         .w
@@ -812,7 +923,9 @@ impl TcpSender {
                     Recovery::Reno => {
                         // Plain Reno: any new ACK ends fast recovery.
                         self.in_recovery = false;
-                        self.w.cwnd = self.w.ssthresh;
+                        if !own_cwnd {
+                            self.w.cwnd = self.w.ssthresh;
+                        }
                     }
                     Recovery::NewReno => {
                         self.partial_acks += 1;
@@ -831,9 +944,11 @@ impl TcpSender {
                                 self.retransmit(now, 0, out, st);
                             }
                         }
-                        self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
-                        if acked >= self.w.mss {
-                            self.w.cwnd += self.w.mss;
+                        if !own_cwnd {
+                            self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
+                            if acked >= self.w.mss {
+                                self.w.cwnd += self.w.mss;
+                            }
                         }
                     }
                     Recovery::Sack => {}
@@ -843,7 +958,9 @@ impl TcpSender {
             // RFC 3168 §6.1.2: at most one reduction per window of data.
             let flight = self.loss_base(self.snd_nxt - self.snd_una + acked);
             self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, true);
-            self.w.cwnd = self.w.ssthresh;
+            if !own_cwnd {
+                self.w.cwnd = self.w.ssthresh;
+            }
             self.ecn_recover = self.snd_nxt;
             self.cwr_pending = true;
         } else if (self.snd_una > self.ecn_recover || !ece)
@@ -888,13 +1005,14 @@ impl TcpSender {
                 e.lost = true;
                 let (s, l) = (e.start, e.len());
                 self.lost_bytes += l;
+                self.lost_total += l;
                 self.lost_from = self.lost_from.min(s);
             }
         }
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
         // With PRR the retransmission is the first segment of this ACK's sndcnt, which
         // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
-        let prr = self.cfg.prr && self.recovery == Recovery::Sack;
+        let prr = self.cfg.prr && self.recovery == Recovery::Sack && !self.cc.controls_cwnd();
         if let (false, Some(0)) = (prr, self.next_lost()) {
             self.retransmit(now, 0, out, st);
         }
@@ -903,6 +1021,7 @@ impl TcpSender {
         self.high_rxt = head_end;
         self.rescue_rxt = head_end;
         self.w.cwnd = match self.recovery {
+            _ if self.cc.controls_cwnd() => self.w.cwnd,
             Recovery::Sack => self.w.ssthresh,
             _ => self.w.ssthresh + 3 * self.w.mss,
         };
@@ -955,9 +1074,10 @@ impl TcpSender {
         while k < self.rtx_order.len() {
             let (start, ts) = self.rtx_order[k];
             let i = self.sb.partition_point(|e| e.start < start);
-            let live = self.sb.get(i).is_some_and(|x| {
-                x.start == start && x.retrans && !x.sacked && x.xmit_ts == ts
-            });
+            let live = self
+                .sb
+                .get(i)
+                .is_some_and(|x| x.start == start && x.retrans && !x.sacked && x.xmit_ts == ts);
             if !live {
                 if k == 0 {
                     self.rtx_order.pop_front();
@@ -996,6 +1116,7 @@ impl TcpSender {
         if !e.lost {
             e.lost = true;
             self.lost_bytes += l;
+            self.lost_total += l;
         }
         self.lost_from = self.lost_from.min(e.start);
     }
@@ -1029,23 +1150,19 @@ impl TcpSender {
             let start = self.snd_nxt;
             self.snd_nxt += len;
             self.last_send = Some(now);
-            self.sb.push_back(SegInfo {
-                start,
-                size: len as u32,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                xmit_ts: now,
-            });
+            self.push_segment(now, start, len);
             self.emit(now, start, start + len, false, out);
             self.tlp_retrans = false;
         } else {
-            let Some(e) = self.sb.back_mut() else {
+            let Some(e) = self.sb.back() else {
                 return;
             };
             if e.sacked {
                 return;
             }
+            let last = self.sb.len() - 1;
+            self.rate_sent(last, now);
+            let e = &mut self.sb[last];
             e.xmit_ts = now;
             let (start, end) = (e.start, e.end());
             if !e.retrans {
@@ -1075,10 +1192,69 @@ impl TcpSender {
             self.tlp_end = None;
         } else if self.snd_una > end {
             self.tlp_end = None;
+            if self.cc.controls_cwnd() {
+                return;
+            }
             let flight = self.loss_base(self.snd_nxt - self.snd_una);
             self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
             self.w.cwnd = self.w.ssthresh;
         }
+    }
+
+    /// A rate-based controller (BBR) on every ACK, after loss detection (Linux
+    /// `tcp_cong_control` → `cong_control`): finish the delivery-rate sample, let the
+    /// controller set cwnd and the pacing rate.
+    fn controller_ack(&mut self, now: Nanos, prior_in_flight: u64, losses: u64) {
+        let sample = self.rate.finish(now, self.rtt.min_rtt);
+        let in_flight = self.pipe();
+        let rs = RateSample {
+            now,
+            delivered: sample.delivered,
+            interval: sample.interval,
+            prior_delivered: sample.prior_delivered,
+            is_app_limited: sample.is_app_limited,
+            acked_sacked: sample.acked_sacked,
+            losses,
+            prior_in_flight,
+            in_flight,
+            rtt: self.ack_rtt,
+            tp_delivered: self.rate.delivered,
+            delivered_mstamp: self.rate.delivered_mstamp,
+            ca_state: if self.in_recovery {
+                CaState::Recovery
+            } else if self.in_loss {
+                CaState::Loss
+            } else {
+                CaState::Open
+            },
+            edt: self.next_send.max(now),
+        };
+        let iw = self.cfg.iw as u64;
+        if let AnyCc::Bbr(b) = &mut self.cc {
+            if b.on_ack(&mut self.w, &rs, iw) {
+                // PROBE_RTT: its low-rate samples must not lower the estimate.
+                self.rate.mark_app_limited(in_flight);
+            }
+            self.pacing_rate = b.pacing_rate;
+        }
+    }
+
+    /// Linux `tcp_update_pacing_rate` for controllers without their own rate:
+    /// max(cwnd, outstanding) / SRTT × 200 % while cwnd < ssthresh/2, else × 120 %.
+    fn update_pacing_rate(&mut self) {
+        if !self.rtt.has_sample || self.rtt.srtt == 0 {
+            return;
+        }
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+            200
+        } else {
+            120
+        };
+        let wnd = self
+            .cc
+            .send_window(&self.w)
+            .max(self.snd_nxt - self.snd_una) as u128;
+        self.pacing_rate = (wnd * ratio * NS_PER_S as u128 / (100 * self.rtt.srtt as u128)) as u64;
     }
 
     /// The "FlightSize" a congestion event halves: the outstanding data (RFC 5681
@@ -1159,6 +1335,9 @@ impl TcpSender {
                     if self.cfg.rack {
                         self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
                     }
+                    if self.rate_on {
+                        self.rate.on_delivered(&mut self.tx_rate[i], t, e, l);
+                    }
                 }
                 i += 1;
             }
@@ -1201,6 +1380,7 @@ impl TcpSender {
                     self.lost_from = self.lost_from.min(s);
                 }
                 self.lost_bytes += l;
+                self.lost_total += l;
             }
         }
         self.sb.front().is_some_and(|x| x.lost)
@@ -1208,8 +1388,9 @@ impl TcpSender {
 
     /// Process timers due at `now`.
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        if self.app_at.is_some_and(|t| t <= now) {
+        if self.app_at.is_some_and(|t| t <= now) || self.pace_at.is_some_and(|t| t <= now) {
             self.app_at = None;
+            self.pace_at = None;
             let nxt = self.snd_nxt;
             self.transmit(now, out, st);
             if self.cfg.rack && self.cfg.sack && self.snd_nxt > nxt {
@@ -1224,7 +1405,7 @@ impl TcpSender {
                 && self.may_enter_recovery()
             {
                 self.enter_recovery(now, out, st);
-                if self.recovery == Recovery::Sack && self.cfg.prr {
+                if self.recovery == Recovery::Sack && self.cfg.prr && !self.cc.controls_cwnd() {
                     self.prr_ack(0);
                 }
             }
@@ -1286,13 +1467,19 @@ impl TcpSender {
                 self.lost_bytes = 0;
                 self.retrans_bytes = 0;
                 self.rtx_order.clear();
+                let mut newly_lost = 0;
                 for x in self.sb.iter_mut() {
                     x.retrans = false;
+                    if !x.lost && !x.sacked {
+                        newly_lost += x.len();
+                    }
                     x.lost = !x.sacked;
                     if x.lost {
                         self.lost_bytes += x.len();
                     }
                 }
+                self.lost_total += newly_lost;
+                self.in_loss = true;
                 self.lost_from = self.snd_una;
                 self.transmit(now, out, st);
                 self.rto_at = Some(now + self.rtt.rto());

@@ -16,6 +16,7 @@
 //! Windows are in bytes (`u64`); algorithms that are defined in segments (CUBIC,
 //! Compound, Vegas) convert with the MSS.
 
+pub mod bbr;
 pub mod compound;
 pub mod cubic;
 pub mod dctcp;
@@ -85,6 +86,8 @@ pub enum CcKind {
     Dctcp {
         g: f64,
     },
+    /// BBR v1 (`bbr.rs`): sets cwnd and the pacing rate itself on every ACK.
+    Bbr,
 }
 
 impl CcKind {
@@ -97,13 +100,14 @@ impl CcKind {
             CcKind::Compound => "compound",
             CcKind::Vegas { .. } => "vegas",
             CcKind::Dctcp { .. } => "dctcp",
+            CcKind::Bbr => "bbr",
         }
     }
 }
 
 /// Names accepted by `cc = "..."`.
 pub const CC_NAMES: &[&str] = &[
-    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp",
+    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp", "bbr",
 ];
 
 /// One controller of any kind.
@@ -115,6 +119,7 @@ pub enum AnyCc {
     Compound(compound::Compound),
     Vegas(vegas::Vegas),
     Dctcp(dctcp::Dctcp),
+    Bbr(Box<bbr::Bbr>),
 }
 
 impl AnyCc {
@@ -129,6 +134,7 @@ impl AnyCc {
                 AnyCc::Vegas(vegas::Vegas::new(alpha, beta, gamma))
             }
             CcKind::Dctcp { g } => AnyCc::Dctcp(dctcp::Dctcp::new(g)),
+            CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(0))),
         }
     }
 
@@ -142,6 +148,7 @@ impl AnyCc {
             AnyCc::Compound(c) => c.on_ack(w, a),
             AnyCc::Vegas(c) => c.on_ack(w, a),
             AnyCc::Dctcp(c) => c.on_ack(w, a),
+            AnyCc::Bbr(_) => {}
         }
     }
 
@@ -168,6 +175,7 @@ impl AnyCc {
             AnyCc::Compound(c) => c.ssthresh(w, flight),
             AnyCc::Vegas(c) => c.ssthresh(w, flight),
             AnyCc::Dctcp(c) => c.ssthresh(w, ecn),
+            AnyCc::Bbr(c) => c.ssthresh(w),
         }
     }
 
@@ -181,6 +189,7 @@ impl AnyCc {
             AnyCc::Compound(c) => c.on_rto(),
             AnyCc::Vegas(c) => c.on_rto(),
             AnyCc::Dctcp(_) => {}
+            AnyCc::Bbr(c) => c.on_rto(),
         }
     }
 
@@ -193,7 +202,8 @@ impl AnyCc {
             | AnyCc::Ledbat(_)
             | AnyCc::Compound(_)
             | AnyCc::Vegas(_)
-            | AnyCc::Dctcp(_) => {}
+            | AnyCc::Dctcp(_)
+            | AnyCc::Bbr(_) => {}
         }
     }
 
@@ -204,6 +214,14 @@ impl AnyCc {
             AnyCc::Compound(c) => w.cwnd + c.dwnd_bytes(w),
             _ => w.cwnd,
         }
+    }
+
+    /// The controller sets cwnd on every ACK itself, in and out of recovery (Linux
+    /// `cong_control`: BBR): the connection then runs no PRR, no recovery window, no
+    /// restart after idle and no window validation.
+    #[inline]
+    pub fn controls_cwnd(&self) -> bool {
+        matches!(self, AnyCc::Bbr(_))
     }
 
     /// True if the receiver must echo CE per packet (DCTCP) rather than latch ECE until
