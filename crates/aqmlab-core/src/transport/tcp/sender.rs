@@ -1240,13 +1240,16 @@ impl TcpSender {
     }
 
     /// Linux `tcp_update_pacing_rate` for controllers without their own rate:
-    /// max(cwnd, outstanding) / SRTT × 200 % while cwnd < ssthresh/2, else × 120 %.
+    /// max(cwnd, outstanding) / SRTT × 200 % while cwnd < ssthresh/2, else × 120 %
+    /// (Prague: × 100 %).
     fn update_pacing_rate(&mut self) {
         if !self.rtt.has_sample || self.rtt.srtt == 0 {
             return;
         }
         let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
             200
+        } else if self.cfg.cc == CcKind::Prague {
+            100 // `prague_update_pacing_rate`
         } else {
             120
         };

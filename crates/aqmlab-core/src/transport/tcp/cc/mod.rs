@@ -21,6 +21,7 @@ pub mod compound;
 pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
+pub mod prague;
 pub mod reno;
 pub mod vegas;
 
@@ -88,6 +89,8 @@ pub enum CcKind {
     },
     /// BBR v1 (`bbr.rs`): sets cwnd and the pacing rate itself on every ACK.
     Bbr,
+    /// TCP Prague (`prague.rs`): ECT(1), DCTCP-style α per round, paced.
+    Prague,
 }
 
 impl CcKind {
@@ -101,13 +104,14 @@ impl CcKind {
             CcKind::Vegas { .. } => "vegas",
             CcKind::Dctcp { .. } => "dctcp",
             CcKind::Bbr => "bbr",
+            CcKind::Prague => "prague",
         }
     }
 }
 
 /// Names accepted by `cc = "..."`.
 pub const CC_NAMES: &[&str] = &[
-    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp", "bbr",
+    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp", "bbr", "prague",
 ];
 
 /// One controller of any kind.
@@ -120,6 +124,7 @@ pub enum AnyCc {
     Vegas(vegas::Vegas),
     Dctcp(dctcp::Dctcp),
     Bbr(Box<bbr::Bbr>),
+    Prague(prague::Prague),
 }
 
 impl AnyCc {
@@ -135,6 +140,7 @@ impl AnyCc {
             }
             CcKind::Dctcp { g } => AnyCc::Dctcp(dctcp::Dctcp::new(g)),
             CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(0))),
+            CcKind::Prague => AnyCc::Prague(prague::Prague::default()),
         }
     }
 
@@ -149,6 +155,7 @@ impl AnyCc {
             AnyCc::Vegas(c) => c.on_ack(w, a),
             AnyCc::Dctcp(c) => c.on_ack(w, a),
             AnyCc::Bbr(_) => {}
+            AnyCc::Prague(c) => c.on_ack(w, a),
         }
     }
 
@@ -161,6 +168,7 @@ impl AnyCc {
             AnyCc::Compound(c) => c.observe(a),
             AnyCc::Vegas(c) => c.observe(a),
             AnyCc::Dctcp(c) => c.observe(a),
+            AnyCc::Prague(c) => c.observe(a),
             _ => {}
         }
     }
@@ -176,6 +184,7 @@ impl AnyCc {
             AnyCc::Vegas(c) => c.ssthresh(w, flight),
             AnyCc::Dctcp(c) => c.ssthresh(w, ecn),
             AnyCc::Bbr(c) => c.ssthresh(w),
+            AnyCc::Prague(c) => c.ssthresh(w, ecn),
         }
     }
 
@@ -190,6 +199,7 @@ impl AnyCc {
             AnyCc::Vegas(c) => c.on_rto(),
             AnyCc::Dctcp(_) => {}
             AnyCc::Bbr(c) => c.on_rto(),
+            AnyCc::Prague(_) => {}
         }
     }
 
@@ -203,7 +213,8 @@ impl AnyCc {
             | AnyCc::Compound(_)
             | AnyCc::Vegas(_)
             | AnyCc::Dctcp(_)
-            | AnyCc::Bbr(_) => {}
+            | AnyCc::Bbr(_)
+            | AnyCc::Prague(_) => {}
         }
     }
 
@@ -228,13 +239,14 @@ impl AnyCc {
     /// CWR (RFC 3168).
     #[inline]
     pub fn accurate_ecn(&self) -> bool {
-        matches!(self, AnyCc::Dctcp(_))
+        matches!(self, AnyCc::Dctcp(_) | AnyCc::Prague(_))
     }
 
     /// Per-algorithm state for reports (DCTCP alpha, Compound dwnd, ...).
     pub fn extra(&self) -> f64 {
         match self {
             AnyCc::Dctcp(c) => c.alpha,
+            AnyCc::Prague(c) => c.alpha,
             AnyCc::Compound(c) => c.dwnd,
             _ => f64::NAN,
         }
