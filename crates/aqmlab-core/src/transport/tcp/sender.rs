@@ -432,6 +432,40 @@ impl TcpSender {
         self.emit(now, start, end, true, out);
     }
 
+    /// The number of scoreboard entries starting below `seq` (`partition_point(start <
+    /// seq)`). Entries are contiguous and, but for the last of a transfer, one MSS
+    /// long, so the index is computed and checked, with the binary search as fallback.
+    #[inline]
+    fn index_start(&self, seq: u64) -> usize {
+        let Some(front) = self.sb.front() else {
+            return 0;
+        };
+        if seq <= front.start {
+            return 0;
+        }
+        let g = ((seq - front.start).div_ceil(self.w.mss) as usize).min(self.sb.len());
+        let below = |k: usize| self.sb[k].start < seq;
+        if (g == self.sb.len() || !below(g)) && below(g - 1) {
+            return g;
+        }
+        self.sb.partition_point(|e| e.start < seq)
+    }
+
+    /// The number of scoreboard entries ending at or below `seq` (`partition_point(end
+    /// <= seq)`), computed like `index_start`.
+    #[inline]
+    fn index_end(&self, seq: u64) -> usize {
+        let Some(front) = self.sb.front() else {
+            return 0;
+        };
+        let g = ((seq.saturating_sub(front.start) / self.w.mss) as usize).min(self.sb.len());
+        let done = |k: usize| self.sb[k].end() <= seq;
+        if (g == self.sb.len() || !done(g)) && (g == 0 || done(g - 1)) {
+            return g;
+        }
+        self.sb.partition_point(|e| e.end() <= seq)
+    }
+
     /// Delivery-rate record of a retransmission of entry `i` (`tcp_rate_skb_sent`).
     #[inline]
     fn rate_sent(&mut self, i: usize, now: Nanos) {
@@ -460,7 +494,7 @@ impl TcpSender {
     /// RFC 6675 NextSeg rule 3: the first unSACKed segment above HighRxt and below the
     /// highest SACKed octet (not lost: rule 1 would have taken it).
     fn rule3(&self) -> Option<usize> {
-        let from = self.sb.partition_point(|e| e.start < self.high_rxt);
+        let from = self.index_start(self.high_rxt);
         (from..self.sb.len())
             .take_while(|&i| self.sb[i].end() <= self.high_sacked)
             .find(|&i| !self.sb[i].sacked && !self.sb[i].retrans)
@@ -518,7 +552,7 @@ impl TcpSender {
         if self.lost_bytes == 0 || self.lost_from == u64::MAX {
             return None;
         }
-        let from = self.sb.partition_point(|e| e.end() <= self.lost_from);
+        let from = self.index_end(self.lost_from);
         for i in from..self.sb.len() {
             let e = &self.sb[i];
             if e.lost && !e.retrans && !e.sacked {
@@ -1044,7 +1078,7 @@ impl TcpSender {
         );
         let mut timeout: Option<Nanos> = None;
         // Never-retransmitted segments.
-        let mut i = self.sb.partition_point(|e| e.start < self.rack_from);
+        let mut i = self.index_start(self.rack_from);
         let mut leading = true;
         while i < self.sb.len() {
             let x = self.sb[i];
@@ -1073,7 +1107,7 @@ impl TcpSender {
         let mut k = 0;
         while k < self.rtx_order.len() {
             let (start, ts) = self.rtx_order[k];
-            let i = self.sb.partition_point(|e| e.start < start);
+            let i = self.index_start(start);
             let live = self
                 .sb
                 .get(i)
@@ -1314,11 +1348,11 @@ impl TcpSender {
             if e <= self.snd_una {
                 continue;
             }
-            let mut i = self.sb.partition_point(|x| x.start < s);
+            let mut i = self.index_start(s);
             while i < self.sb.len() && self.sb[i].end() <= e {
                 let (xs, xe) = (self.sb[i].start, self.sb[i].end());
                 if let Some(ce) = self.cached_sack_end(xs, xe) {
-                    i = self.sb.partition_point(|x| x.start < ce);
+                    i = self.index_start(ce);
                     continue;
                 }
                 let x = &mut self.sb[i];
@@ -1367,7 +1401,7 @@ impl TcpSender {
         let (mut segs, mut bytes) = (0u64, 0u64);
         let mss = self.w.mss;
         // Segments above the highest SACKed one have nothing SACKed above them.
-        let top = self.sb.partition_point(|x| x.end() <= self.high_sacked);
+        let top = self.index_end(self.high_sacked);
         for i in (0..top).rev() {
             let x = &mut self.sb[i];
             if x.sacked {
