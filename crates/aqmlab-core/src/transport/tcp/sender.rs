@@ -385,6 +385,7 @@ impl TcpSender {
         self.rto_at = Some(now + self.rtt.rto());
     }
 
+    #[inline]
     fn emit(&mut self, now: Nanos, start: u64, end: u64, retrans: bool, out: &mut Vec<Segment>) {
         let mut s = Segment::default();
         s.tcp.seq = start;
@@ -475,6 +476,7 @@ impl TcpSender {
     }
 
     /// Record a new segment in the scoreboard (and its delivery-rate record).
+    #[inline]
     fn push_segment(&mut self, now: Nanos, start: u64, len: u64) {
         if self.rate_on {
             let idle = self.sb.is_empty();
@@ -795,7 +797,11 @@ impl TcpSender {
         self.peer_wnd = h.window as u64;
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let nxt_before = self.snd_nxt;
-        let (prior_in_flight, lost_before) = (self.pipe(), self.lost_total);
+        let (prior_in_flight, lost_before) = if self.rate_on {
+            (self.pipe(), self.lost_total)
+        } else {
+            (0, 0)
+        };
         self.ack_rtt = None;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
