@@ -65,3 +65,23 @@ fn paced_cubic_still_fills_the_link() {
         "goodput {goodput}"
     );
 }
+
+/// Three BBR flows into a shallow buffer (20 packets, half a BDP): BBR v1 does not back
+/// off on loss, so it loses a few per cent of its packets, but the link stays busy and
+/// the flows share it evenly; no retransmission timeouts.
+#[test]
+fn three_bbr_flows_share_a_shallow_buffer() {
+    let text = scenario("bbr", "")
+        .replace("name = \"a\"\n", "name = \"a\"\ncount = 3\n")
+        .replace("limit = \"1000pkt\"", "limit = \"20pkt\"");
+    let r = common::run(&text, 1);
+    let gp = common::flows(&r, "goodput_bps");
+    let total: f64 = gp.iter().sum();
+    eprintln!(
+        "goodput {gp:?}, timeouts {:?}",
+        common::flows(&r, "timeouts")
+    );
+    assert!(total >= 0.9 * 10e6, "{total}");
+    assert!(common::jain(&gp) >= 0.95, "{gp:?}");
+    assert!(common::flows(&r, "timeouts").iter().all(|&t| t == 0.0));
+}

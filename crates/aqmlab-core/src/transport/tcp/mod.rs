@@ -47,6 +47,9 @@
 //!   and ns-3 send it). SACK blocks add 4 + 8·n B to an ACK (RFC 2018 §3 with the two
 //!   NOPs Linux pads with); a SYN/SYN-ACK adds 8 B (MSS 4 B, SACK-permitted and window
 //!   scale with padding) over a data segment's options.
+//! - Pacing (`pacing`, Linux `fq`/internal pacing) and rate-based control: BBR v1
+//!   (`cc/bbr.rs`, with delivery-rate sampling in `rate.rs`) and TCP Prague
+//!   (`cc/prague.rs`, ECT(1) for L4S).
 //! - Profiles (`TcpProfile`): "linux" (default), "ns3", "rfc" set the documented
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
 

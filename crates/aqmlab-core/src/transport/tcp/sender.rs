@@ -45,6 +45,14 @@
 //!   latest pending deadline; the tail loss probe fires at the PTO.
 //!   Linux ≥ 5.10 uses RACK *instead of* DupThresh; in this model the network does not
 //!   reorder, so with 3 SACKed segments above a hole (reo_wnd = 0) both mark the same.
+//! - Pacing (`pacing`; BBR and Prague always): Linux's earliest-departure-time model.
+//!   Every transmission moves `next_send` to max(next_send, now) + wire size / rate;
+//!   `transmit` stops at the gate and `pace_at` asks for one wake-up when it opens.
+//! - Controllers that set cwnd themselves (`AnyCc::controls_cwnd`, BBR: Linux
+//!   `cong_control`) get a delivery-rate sample (`rate.rs`) on every ACK after loss
+//!   detection; the connection then leaves cwnd alone in recovery (no PRR, no
+//!   ssthresh window), and skips restart after idle, window validation and the TLP
+//!   reduction, as Linux does for them.
 //! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
 //!   previous RecoveryPoint (RFC 6675 §5: recovery ends when HighACK covers it; Linux
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
