@@ -14,11 +14,11 @@
 //!   `bbr_tso_segs_goal` with a 1 ms pacing budget), rounded up to an even number of
 //!   segments, + 2 in the first PROBE_BW phase (`bbr_quantization_budget`); it grows by
 //!   the delivered data towards that target (slow-start-like), never below 4 segments;
-//!   in the first round of a recovery it follows packet conservation (cwnd = in flight
-//!   + delivered), and after the recovery the cwnd from before it returns
+//!   in the first round of a recovery it follows packet conservation (cwnd = in
+//!   flight plus delivered), and after the recovery the cwnd from before it returns
 //!   (`bbr_set_cwnd_to_recover_or_restore`); segments newly marked lost leave it.
 //!
-//! States: STARTUP (gains 2/ln 2 = 2885/1024·… = 2.89) until the bandwidth has not grown
+//! States: STARTUP (pacing and cwnd gain 2/ln 2 = 2.89) until the bandwidth has not grown
 //! by 25 % for 3 rounds that were not app-limited (`bbr_check_full_bw_reached`); DRAIN
 //! (pacing gain 1/2.89) until the data in the network is at most one BDP; PROBE_BW with
 //! the 8-phase pacing-gain cycle 5/4, 3/4, 1 × 6 (cwnd gain 2), a phase lasting one
@@ -440,7 +440,7 @@ impl Bbr {
     }
 
     fn check_probe_rtt_done(&mut self, now: Nanos, w: &mut Window) {
-        if !self.probe_rtt_done.is_some_and(|t| now > t) {
+        if self.probe_rtt_done.is_none_or(|t| now <= t) {
             return;
         }
         self.min_rtt_stamp = now;
