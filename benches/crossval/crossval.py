@@ -56,6 +56,13 @@ def run_ns3(cc, n, rate, qdisc, limit, duration, warmup):
 
 def toml(cc, n, rate, qdisc, limit, duration, warmup, profile):
     q = {"pfifo": "pfifo", "codel": "codel", "pie": "pie", "fq_codel": "fq_codel"}[qdisc]
+    # ns-3's CoDel one-MTU rule (MinBytes 1500 B, strictly below) and, for FQ-CoDel,
+    # its per-flow scope: qdisc options, set here for the ns3-profile runs.
+    extra = ""
+    if profile == "ns3" and qdisc in ("codel", "fq_codel"):
+        extra = ', min_bytes = "1500B"'
+        if qdisc == "fq_codel":
+            extra += ', mtu_check = "flow"'
     return f"""
 name = "crossval"
 duration = "{duration}s"
@@ -65,7 +72,7 @@ kind = "dumbbell"
 [topology.bottleneck]
 rate = "{rate}"
 delay = "20ms"
-qdisc = {{ kind = "{q}", limit = "{limit}pkt" }}
+qdisc = {{ kind = "{q}", limit = "{limit}pkt"{extra} }}
 [[topology.hosts]]
 name = "h"
 count = {n}

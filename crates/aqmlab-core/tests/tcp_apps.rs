@@ -299,7 +299,7 @@ fn tcp_parameters_are_checked_with_their_paths() {
     let e = err(&format!("{base}ccc = \"cubic\""));
     assert_eq!(e.path, "traffic[0].ccc");
     assert!(e.message.contains("unknown parameter"), "{e}");
-    let e = err(&format!("{base}cc = \"bbr\""));
+    let e = err(&format!("{base}cc = \"bbr9\""));
     assert_eq!(e.path, "traffic[0].cc");
     // A per-algorithm key with another algorithm is unknown, not silently ignored.
     let e = err(&format!("{base}cc = \"cubic\"\nledbat_target = \"25ms\""));

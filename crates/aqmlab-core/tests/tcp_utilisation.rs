@@ -94,3 +94,12 @@ fn vegas_fills_the_link() {
 fn dctcp_fills_the_link() {
     check("dctcp", "");
 }
+#[test]
+fn bbr_fills_the_link() {
+    check("bbr", "");
+}
+/// Prague without an L4S AQM: Reno-like on loss, paced at cwnd/SRTT.
+#[test]
+fn prague_fills_the_link() {
+    check("prague", "");
+}

@@ -96,7 +96,7 @@ macro_rules! tcp_params {
                 "cc",
                 "string",
                 "newreno",
-                "congestion control: reno, newreno, cubic, ledbat, compound, vegas, dctcp",
+                "congestion control: reno, newreno, cubic, ledbat, compound, vegas, dctcp, bbr (BBR v1, paced), prague (L4S: ECT(1), paced)",
             ),
             p(
                 "mss",
@@ -195,6 +195,12 @@ macro_rules! tcp_params {
                 "bool",
                 "false (profile)",
                 "reno/newreno grow per ACK (MSS²/cwnd, ns-3 TcpNewReno), not per byte; ns3: true",
+            ),
+            p(
+                "pacing",
+                "bool",
+                "false",
+                "pace segments (Linux fq/internal pacing): cwnd/SRTT × 200 % in slow start, × 120 % after; cc = bbr always paces at its own rate",
             ),
             p(
                 "rwnd",
@@ -468,13 +474,15 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         "dctcp" => CcKind::Dctcp {
             g: p.f64_or("dctcp_g", 1.0 / 16.0, 1e-6, 1.0)?,
         },
+        "bbr" => CcKind::Bbr,
+        "prague" => CcKind::Prague,
         _ => unreachable!("choice_or returns a listed name"),
     };
     let mss = p.size_or("mss", d.mss as u64)?;
     if !(64..=65_495).contains(&mss) {
         return Err(p.error("mss", format!("{mss}B: expected 64B to 65495B")));
     }
-    let l4s = p.bool_or("l4s", d.l4s)?;
+    let l4s = p.bool_or("l4s", d.l4s)? || cc == CcKind::Prague;
     let cfg = TcpConfig {
         cc,
         mss: mss as u32,
@@ -516,6 +524,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         prr: p.bool_or("prr", d.prr)?,
         rack: p.bool_or("rack", d.rack)?,
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
+        pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));

@@ -180,10 +180,9 @@ impl Simulation {
             self.qevents = evs;
         }
         let link = &mut self.links[l];
-        link.stats
-            .qlen_pkts
-            .set(now, link.qdisc.len_packets() as u64);
-        link.stats.qlen_bytes.set(now, link.qdisc.len_bytes());
+        let (pkts, bytes) = link.qdisc.lengths();
+        link.stats.qlen_pkts.set(now, pkts as u64);
+        link.stats.qlen_bytes.set(now, bytes);
         self.arm_qdisc_timer(l);
     }
 

@@ -20,6 +20,10 @@
 //! - **One-MTU test**: `backlog_after_removal <= mtu` (Linux `<=`; ns-3 FQ-CoDel uses `<`
 //!   on per-flow bytes). `mtu` is the link MTU (Linux uses the device MTU plus the link
 //!   header; our packet sizes are IP datagrams, so the link MTU is the same quantity).
+//!   `min_bytes` (off by default) switches to ns-3's rule, `backlog_after_removal <
+//!   min_bytes` (`CoDelQueueDisc::OkToDrop`, attribute `MinBytes`, 1500 B by default in
+//!   ns-3): with 1500 B, a backlog of exactly one 1500 B packet may be dropped in ns-3
+//!   and not in Linux.
 //! - **Re-entry** (`reentry`): `"linux"` (default, also RFC 8289):
 //!   `delta = count - lastcount; count = delta if delta > 1 and now - drop_next <
 //!   16·interval, else 1`. `"acm2012"`: the ACM Queue 2012 / ns-2 `sfqcodel.cc` rule
@@ -74,6 +78,8 @@ pub struct CodelParams {
     pub interval: Nanos,
     /// Bytes: at or below this backlog (after removing the head) CoDel does not drop.
     pub mtu: u32,
+    /// ns-3's rule instead: below this backlog (strictly) CoDel does not drop.
+    pub min_bytes: Option<u32>,
     pub ecn: bool,
     pub ce_threshold: Option<Nanos>,
     pub reentry: Reentry,
@@ -87,10 +93,23 @@ impl CodelParams {
             target: 5 * NS_PER_MS,
             interval: 100 * NS_PER_MS,
             mtu,
+            min_bytes: None,
             ecn: false,
             ce_threshold: None,
             reentry: Reentry::Linux,
             sqrt: InvSqrt::Exact,
+        }
+    }
+}
+
+impl CodelParams {
+    /// The one-MTU test on the backlog left behind the head: Linux `backlog <= mtu`,
+    /// or with `min_bytes` ns-3's `backlog < min_bytes`.
+    #[inline]
+    pub fn too_little_queued(&self, backlog: u64) -> bool {
+        match self.min_bytes {
+            None => backlog <= self.mtu as u64,
+            Some(m) => backlog < m as u64,
         }
     }
 }
@@ -172,7 +191,7 @@ impl CodelVars {
             return false;
         };
         self.ldelay = ctx.now - ctx.packets[pkt].enqueued;
-        if self.ldelay < p.target || backlog <= p.mtu as u64 {
+        if self.ldelay < p.target || p.too_little_queued(backlog) {
             // Went below: stay below for at least an interval before dropping again.
             self.first_above_time = None;
             return false;
@@ -329,6 +348,7 @@ pub const DOC: KindDoc = KindDoc {
             default: "linux",
             doc: "count seed on re-entry: linux (RFC 8289, count-lastcount within 16 intervals) or acm2012 (count-2 within 8)",
         },
+        MIN_BYTES_DOC,
         ParamDoc {
             name: "sqrt",
             ty: "string",
@@ -336,6 +356,14 @@ pub const DOC: KindDoc = KindDoc {
             doc: "interval/sqrt(count) by exact sqrt, or newton (Linux Q0.32 reciprocal sqrt)",
         },
     ],
+};
+
+/// The ns-3 one-MTU rule, shared by `codel`, `fq_codel` and `sfq_codel`.
+pub const MIN_BYTES_DOC: ParamDoc = ParamDoc {
+    name: "min_bytes",
+    ty: "size",
+    default: "off",
+    doc: "ns-3's one-MTU rule (MinBytes, 1500B there): no drop while less than this is queued behind the head; off: Linux's backlog <= link MTU",
 };
 
 pub const KIND: Kind = Kind {
@@ -360,6 +388,13 @@ impl Codel {
         c.interval = p.positive_duration_or("interval", c.interval)?;
         c.ecn = p.bool_or("ecn", false)?;
         c.ce_threshold = p.duration("ce_threshold")?;
+        c.min_bytes = match p.size("min_bytes")? {
+            None => None,
+            Some(b) if (1..=u32::MAX as u64).contains(&b) => Some(b as u32),
+            Some(b) => {
+                return Err(p.error("min_bytes", format!("{b}B: expected 1B to 4GB")));
+            }
+        };
         c.reentry = match p.choice_or("reentry", "linux", &["linux", "acm2012"])? {
             "acm2012" => Reentry::Acm2012,
             _ => Reentry::Linux,
@@ -625,6 +660,28 @@ mod tests {
         q.dequeue(&mut h.ctx(now));
         assert_eq!(h.dropped().len(), 1);
         assert_eq!(q.vars.first_above_time, None);
+    }
+
+    /// ns-3's `MinBytes` rule: with 1500 B left behind the head Linux (`<= mtu`) does
+    /// not drop, ns-3 (`< 1500`) does; with 1499 B neither does.
+    #[test]
+    fn min_bytes_follows_ns3_strictly_below() {
+        let now = 10_000 * MS;
+        for (rule, left, dropped) in [
+            (None, 1500, 0),
+            (Some(1500), 1500, 1),
+            (Some(1500), 1499, 0),
+        ] {
+            let mut h = Harness::new();
+            let mut params = CodelParams::new(1500);
+            params.min_bytes = rule;
+            let mut q = Codel::new(params, Limit::Packets(1000));
+            arrive(&mut q, &mut h, now - 50 * MS, 1000, Ecn::NotEct);
+            arrive(&mut q, &mut h, now - 50 * MS, left, Ecn::NotEct);
+            q.vars.first_above_time = Some(now - 1);
+            q.dequeue(&mut h.ctx(now));
+            assert_eq!(h.dropped().len(), dropped, "{rule:?} with {left} B left");
+        }
     }
 
     #[test]

@@ -113,6 +113,7 @@ pub const DOC: KindDoc = KindDoc {
             default: "linux",
             doc: "CoDel count seed on re-entry: linux or acm2012",
         },
+        codel::MIN_BYTES_DOC,
         ParamDoc {
             name: "sqrt",
             ty: "string",

@@ -167,6 +167,12 @@ pub trait Discipline {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> u64;
+    /// Both lengths: the engine reads them after every enqueue and dequeue, so
+    /// `AnyQdisc` answers with one dispatch instead of two.
+    #[inline]
+    fn lengths(&self) -> (usize, u64) {
+        (self.len_packets(), self.len_bytes())
+    }
     /// The current drop/mark probability, for disciplines that have one.
     fn drop_prob(&self) -> Option<f64> {
         None
@@ -222,6 +228,10 @@ macro_rules! registry {
             #[inline]
             fn len_bytes(&self) -> u64 {
                 match self { $( AnyQdisc::$variant(q) => q.len_bytes() ),* }
+            }
+            #[inline]
+            fn lengths(&self) -> (usize, u64) {
+                match self { $( AnyQdisc::$variant(q) => (q.len_packets(), q.len_bytes()) ),* }
             }
             fn drop_prob(&self) -> Option<f64> {
                 match self { $( AnyQdisc::$variant(q) => q.drop_prob() ),* }
@@ -311,6 +321,10 @@ impl Discipline for Qdisc {
     #[inline]
     fn len_bytes(&self) -> u64 {
         self.inner.len_bytes()
+    }
+    #[inline]
+    fn lengths(&self) -> (usize, u64) {
+        self.inner.lengths()
     }
     fn drop_prob(&self) -> Option<f64> {
         self.inner.drop_prob()

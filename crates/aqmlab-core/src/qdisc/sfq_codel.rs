@@ -74,6 +74,7 @@ pub const DOC: KindDoc = KindDoc {
             default: "acm2012",
             doc: "CoDel count seed on re-entry: acm2012 (count-2 within 8 intervals) or linux",
         },
+        codel::MIN_BYTES_DOC,
         ParamDoc {
             name: "ecn",
             ty: "bool",

@@ -47,11 +47,15 @@
 //!   and ns-3 send it). SACK blocks add 4 + 8·n B to an ACK (RFC 2018 §3 with the two
 //!   NOPs Linux pads with); a SYN/SYN-ACK adds 8 B (MSS 4 B, SACK-permitted and window
 //!   scale with padding) over a data segment's options.
+//! - Pacing (`pacing`, Linux `fq`/internal pacing) and rate-based control: BBR v1
+//!   (`cc/bbr.rs`, with delivery-rate sampling in `rate.rs`) and TCP Prague
+//!   (`cc/prague.rs`, ECT(1) for L4S).
 //! - Profiles (`TcpProfile`): "linux" (default), "ns3", "rfc" set the documented
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
 
 pub mod cc;
 pub mod rack;
+pub mod rate;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;
@@ -149,6 +153,11 @@ pub struct TcpConfig {
     /// Congestion avoidance grows by MSS²/cwnd per ACK, not by bytes acknowledged
     /// (ns-3 `TcpNewReno::CongestionAvoidance`; slow start then adds one MSS per ACK).
     pub per_ack_growth: bool,
+    /// Pace transmissions (Linux internal/`fq` pacing): each segment may leave only
+    /// `wire size / pacing rate` after the previous one. BBR always paces at its own
+    /// rate; other controllers use Linux `tcp_update_pacing_rate` (cwnd / SRTT × 200 %
+    /// in slow start below ssthresh/2, × 120 % otherwise).
+    pub pacing: bool,
 }
 
 /// Slow start after idle.
@@ -215,6 +224,7 @@ impl TcpProfile {
             prr: true,
             rack: true,
             ssthresh_from_cwnd: true,
+            pacing: false,
         };
         match self {
             TcpProfile::Linux => linux,

@@ -45,13 +45,23 @@
 //!   latest pending deadline; the tail loss probe fires at the PTO.
 //!   Linux ≥ 5.10 uses RACK *instead of* DupThresh; in this model the network does not
 //!   reorder, so with 3 SACKed segments above a hole (reo_wnd = 0) both mark the same.
+//! - Pacing (`pacing`; BBR and Prague always): Linux's earliest-departure-time model.
+//!   Every transmission moves `next_send` to max(next_send, now) + wire size / rate;
+//!   `transmit` stops at the gate and `pace_at` asks for one wake-up when it opens.
+//! - Controllers that set cwnd themselves (`AnyCc::controls_cwnd`, BBR: Linux
+//!   `cong_control`) get a delivery-rate sample (`rate.rs`) on every ACK after loss
+//!   detection; the connection then leaves cwnd alone in recovery (no PRR, no
+//!   ssthresh window), and skips restart after idle, window validation and the TLP
+//!   reduction, as Linux does for them.
 //! - SACK recovery guard: a new recovery may start once the cumulative ACK reaches the
 //!   previous RecoveryPoint (RFC 6675 §5: recovery ends when HighACK covers it; Linux
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
+use super::cc::bbr::{CaState, RateSample};
 use super::cc::{AckSample, AnyCc, CcKind, Window};
 use super::rack::{self, Rack};
+use super::rate::{RateSampler, TxRate};
 use super::rtt::RttEstimator;
 use super::{IdleRestart, Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
@@ -176,6 +186,36 @@ pub struct TcpSender {
     tlp_at: Option<Nanos>,
     tlp_end: Option<u64>,
     tlp_retrans: bool,
+    /// RACK's send-order walk (Linux `tsorted_sent_queue`), in two parts. Segments
+    /// never retransmitted were sent in sequence order: `rack_from` is the lowest
+    /// sequence that may still hold one that is neither SACKed nor lost (every segment
+    /// below it is SACKed, lost or retransmitted, states that never return). Every
+    /// retransmission is appended to `rtx_order` as (start, xmit_ts), in send order;
+    /// entries whose segment was since acknowledged, SACKed, marked lost or sent again
+    /// are stale and dropped when they reach the front.
+    rack_from: u64,
+    rtx_order: VecDeque<(u64, Nanos)>,
+    /// The SACK blocks of the last ACK that carried any: every segment inside one is
+    /// already SACKed (SACKed is permanent), so `apply_sack` jumps over them.
+    sack_cache: [(u64, u64); crate::net::packet::MAX_SACK_BLOCKS],
+    sack_cache_len: u8,
+    /// Delivery-rate sampling (`rate.rs`), kept only when the controller uses it
+    /// (BBR): `tx_rate[i]` belongs to `sb[i]`.
+    rate_on: bool,
+    rate: RateSampler,
+    tx_rate: VecDeque<TxRate>,
+    /// Bytes ever marked lost (a rate sample's `losses` is its growth on one ACK).
+    lost_total: u64,
+    /// After an RTO until everything sent before it is acknowledged (Linux
+    /// `TCP_CA_Loss`).
+    in_loss: bool,
+    /// RTT sample of the ACK being processed.
+    ack_rtt: Option<Nanos>,
+    /// Pacing: rate in bytes/s (0: none), earliest departure of the next segment, and
+    /// the wake-up when the sender waits for it.
+    pub pacing_rate: u64,
+    next_send: Nanos,
+    pace_at: Option<Nanos>,
 }
 
 impl TcpSender {
@@ -239,6 +279,19 @@ impl TcpSender {
             tlp_at: None,
             tlp_end: None,
             tlp_retrans: false,
+            rack_from: 0,
+            rtx_order: VecDeque::new(),
+            sack_cache: [(0, 0); crate::net::packet::MAX_SACK_BLOCKS],
+            sack_cache_len: 0,
+            rate_on: cfg.cc == CcKind::Bbr,
+            rate: RateSampler::default(),
+            tx_rate: VecDeque::new(),
+            lost_total: 0,
+            in_loss: false,
+            ack_rtt: None,
+            pacing_rate: 0,
+            next_send: 0,
+            pace_at: None,
         }
     }
 
@@ -250,6 +303,9 @@ impl TcpSender {
         self.state = SenderState::SynSent;
         self.opened_at = now;
         self.cap_start = now;
+        if let AnyCc::Bbr(b) = &mut self.cc {
+            b.seed(now);
+        }
         self.send_syn(now, out);
     }
 
@@ -299,6 +355,9 @@ impl TcpSender {
     pub fn release(&mut self) {
         self.state = SenderState::Closed;
         self.sb = VecDeque::new();
+        self.rtx_order = VecDeque::new();
+        self.tx_rate = VecDeque::new();
+        self.pace_at = None;
         self.rto_at = None;
         self.app_at = None;
         self.reo_at = None;
@@ -332,7 +391,10 @@ impl TcpSender {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
         };
-        min(min(self.rto_at, self.app_at), min(self.reo_at, self.tlp_at))
+        min(
+            min(min(self.rto_at, self.app_at), min(self.reo_at, self.tlp_at)),
+            self.pace_at,
+        )
     }
 
     // ---- output ----------------------------------------------------------------------
@@ -347,6 +409,7 @@ impl TcpSender {
         self.rto_at = Some(now + self.rtt.rto());
     }
 
+    #[inline]
     fn emit(&mut self, now: Nanos, start: u64, end: u64, retrans: bool, out: &mut Vec<Segment>) {
         let mut s = Segment::default();
         s.tcp.seq = start;
@@ -365,6 +428,10 @@ impl TcpSender {
             }
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
+        if self.pacing_rate > 0 {
+            let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
+            self.next_send = self.next_send.max(now) + gap as Nanos;
+        }
         out.push(s);
         if self.in_recovery {
             self.prr_out += end - start;
@@ -381,6 +448,8 @@ impl TcpSender {
         e.retrans = true;
         e.xmit_ts = now;
         let (start, end) = (e.start, e.end());
+        self.rtx_order.push_back((start, now));
+        self.rate_sent(i, now);
         self.retrans_bytes += end - start;
         self.lost_from = end;
         self.high_rxt = self.high_rxt.max(end);
@@ -388,10 +457,70 @@ impl TcpSender {
         self.emit(now, start, end, true, out);
     }
 
+    /// The number of scoreboard entries starting below `seq` (`partition_point(start <
+    /// seq)`). Entries are contiguous and, but for the last of a transfer, one MSS
+    /// long, so the index is computed and checked, with the binary search as fallback.
+    #[inline]
+    fn index_start(&self, seq: u64) -> usize {
+        let Some(front) = self.sb.front() else {
+            return 0;
+        };
+        if seq <= front.start {
+            return 0;
+        }
+        let g = ((seq - front.start).div_ceil(self.w.mss) as usize).min(self.sb.len());
+        let below = |k: usize| self.sb[k].start < seq;
+        if (g == self.sb.len() || !below(g)) && below(g - 1) {
+            return g;
+        }
+        self.sb.partition_point(|e| e.start < seq)
+    }
+
+    /// The number of scoreboard entries ending at or below `seq` (`partition_point(end
+    /// <= seq)`), computed like `index_start`.
+    #[inline]
+    fn index_end(&self, seq: u64) -> usize {
+        let Some(front) = self.sb.front() else {
+            return 0;
+        };
+        let g = ((seq.saturating_sub(front.start) / self.w.mss) as usize).min(self.sb.len());
+        let done = |k: usize| self.sb[k].end() <= seq;
+        if (g == self.sb.len() || !done(g)) && (g == 0 || done(g - 1)) {
+            return g;
+        }
+        self.sb.partition_point(|e| e.end() <= seq)
+    }
+
+    /// Delivery-rate record of a retransmission of entry `i` (`tcp_rate_skb_sent`).
+    #[inline]
+    fn rate_sent(&mut self, i: usize, now: Nanos) {
+        if self.rate_on {
+            self.tx_rate[i] = self.rate.on_sent(now, false);
+        }
+    }
+
+    /// Record a new segment in the scoreboard (and its delivery-rate record).
+    #[inline]
+    fn push_segment(&mut self, now: Nanos, start: u64, len: u64) {
+        if self.rate_on {
+            let idle = self.sb.is_empty();
+            let tx = self.rate.on_sent(now, idle);
+            self.tx_rate.push_back(tx);
+        }
+        self.sb.push_back(SegInfo {
+            start,
+            size: len as u32,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            xmit_ts: now,
+        });
+    }
+
     /// RFC 6675 NextSeg rule 3: the first unSACKed segment above HighRxt and below the
     /// highest SACKed octet (not lost: rule 1 would have taken it).
     fn rule3(&self) -> Option<usize> {
-        let from = self.sb.partition_point(|e| e.start < self.high_rxt);
+        let from = self.index_start(self.high_rxt);
         (from..self.sb.len())
             .take_while(|&i| self.sb[i].end() <= self.high_sacked)
             .find(|&i| !self.sb[i].sacked && !self.sb[i].retrans)
@@ -412,6 +541,8 @@ impl TcpSender {
         e.retrans = true;
         e.xmit_ts = now;
         let (start, end) = (e.start, e.end());
+        self.rtx_order.push_back((start, now));
+        self.rate_sent(i, now);
         self.retrans_bytes += end - start;
         self.high_rxt = self.high_rxt.max(end);
         st.retransmits += 1;
@@ -426,11 +557,16 @@ impl TcpSender {
         if self.snd_una <= self.rescue_rxt {
             return false;
         }
-        let Some(e) = self.sb.iter_mut().rev().find(|e| !e.sacked) else {
+        let Some(i) = self.sb.iter().rposition(|e| !e.sacked) else {
             return false;
         };
+        self.rate_sent(i, now);
+        let e = &mut self.sb[i];
         e.xmit_ts = now;
-        let (start, end) = (e.start, e.end());
+        let (start, end, retrans) = (e.start, e.end(), e.retrans);
+        if retrans {
+            self.rtx_order.push_back((start, now));
+        }
         self.rescue_rxt = self.recover.unwrap_or(self.snd_nxt);
         st.retransmits += 1;
         self.emit(now, start, end, true, out);
@@ -442,7 +578,7 @@ impl TcpSender {
         if self.lost_bytes == 0 || self.lost_from == u64::MAX {
             return None;
         }
-        let from = self.sb.partition_point(|e| e.end() <= self.lost_from);
+        let from = self.index_end(self.lost_from);
         for i in from..self.sb.len() {
             let e = &self.sb[i];
             if e.lost && !e.retrans && !e.sacked {
@@ -461,12 +597,18 @@ impl TcpSender {
         }
         let mss = self.w.mss;
         self.app_at = None;
+        self.pace_at = None;
         let sent_before = self.snd_nxt;
         let mut cwnd_limited = false;
         loop {
             let wnd = self.cc.send_window(&self.w);
             if self.pipe() + mss > wnd {
                 cwnd_limited = true;
+                break;
+            }
+            if self.pacing_rate > 0 && now < self.next_send {
+                // The pacing gate: one wake-up when it opens, not one per segment.
+                self.pace_at = Some(self.next_send);
                 break;
             }
             if let Some(i) = self.next_lost() {
@@ -490,6 +632,10 @@ impl TcpSender {
                 self.snd_nxt + len > self.snd_una + self.peer_wnd // receiver window
             };
             if no_new_data {
+                if self.rate_on && self.snd_nxt >= avail && self.lost_bytes <= self.retrans_bytes {
+                    // `tcp_rate_check_app_limited`: waiting for the application.
+                    self.rate.mark_app_limited(self.pipe());
+                }
                 if self.in_recovery && self.recovery == Recovery::Sack {
                     if let Some(i) = self.rule3() {
                         self.retransmit_rule3(now, i, out, st);
@@ -507,18 +653,15 @@ impl TcpSender {
                 if let Some(last) = self.last_send {
                     self.cc.on_tx_start(now, now - last);
                 }
+                let app_limited = self.rate.app_limited != 0;
+                if let AnyCc::Bbr(b) = &mut self.cc {
+                    b.on_tx_start(app_limited, now, &mut self.w);
+                }
             }
             self.last_send = Some(now);
             let start = self.snd_nxt;
             self.snd_nxt += len;
-            self.sb.push_back(SegInfo {
-                start,
-                size: len as u32,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                xmit_ts: now,
-            });
+            self.push_segment(now, start, len);
             self.emit(now, start, start + len, false, out);
         }
         if self.cfg.cwv && (cwnd_limited || self.snd_nxt > sent_before) {
@@ -540,6 +683,9 @@ impl TcpSender {
         let Some(last) = self.last_send else {
             return;
         };
+        if self.cc.controls_cwnd() {
+            return; // Linux skips it for `cong_control` (BBR)
+        }
         let idle = now - last;
         let rto = self.rtt.rto();
         if idle <= rto {
@@ -605,7 +751,7 @@ impl TcpSender {
     /// application-limited sending, cwnd moves halfway down to what was used.
     fn cwnd_application_limited(&mut self, now: Nanos) {
         let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
-        if open {
+        if open && !self.cc.controls_cwnd() {
             let used = self.cwnd_used.max(self.cfg.iw as u64 * self.w.mss);
             if used < self.w.cwnd {
                 self.w.ssthresh = self.current_ssthresh();
@@ -646,6 +792,13 @@ impl TcpSender {
                     }
                     self.peer_wnd = h.window as u64;
                     self.rto_at = None;
+                    let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
+                    if let AnyCc::Bbr(b) = &mut self.cc {
+                        b.init(&self.w, now, srtt);
+                        self.pacing_rate = b.pacing_rate;
+                    } else if self.cfg.pacing {
+                        self.update_pacing_rate();
+                    }
                     let before = out.len();
                     self.transmit(now, out, st);
                     if out.len() == before {
@@ -668,6 +821,12 @@ impl TcpSender {
         self.peer_wnd = h.window as u64;
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let nxt_before = self.snd_nxt;
+        let (prior_in_flight, lost_before) = if self.rate_on {
+            (self.pipe(), self.lost_total)
+        } else {
+            (0, 0)
+        };
+        self.ack_rtt = None;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
@@ -702,7 +861,16 @@ impl TcpSender {
         {
             self.enter_recovery(now, out, st);
         }
-        if self.in_recovery && self.recovery == Recovery::Sack && self.cfg.prr {
+        if self.rate_on {
+            self.controller_ack(now, prior_in_flight, self.lost_total - lost_before);
+        } else if self.cfg.pacing {
+            self.update_pacing_rate();
+        }
+        if self.in_recovery
+            && self.recovery == Recovery::Sack
+            && self.cfg.prr
+            && !self.cc.controls_cwnd()
+        {
             let delivered =
                 (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
             self.prr_ack(delivered);
@@ -739,9 +907,17 @@ impl TcpSender {
                 break;
             }
             let e = *e;
+            let tx = if self.rate_on {
+                self.tx_rate.pop_front()
+            } else {
+                None
+            };
             if e.sacked {
                 self.sacked_bytes -= e.len();
             } else {
+                if let Some(mut tx) = tx {
+                    self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
+                }
                 if self.cfg.rack {
                     self.rack
                         .on_delivered(now, e.xmit_ts, e.end(), e.retrans, self.rtt.min_rtt);
@@ -766,6 +942,10 @@ impl TcpSender {
         } else {
             None
         };
+        self.ack_rtt = rtt;
+        if self.in_loss && self.recover.is_some_and(|r| self.snd_una >= r) {
+            self.in_loss = false;
+        }
         // RFC 6298 §5.2/5.3 (NewReno in recovery: only on the first partial ACK).
         let partial = self.in_recovery && self.recover.is_some_and(|r| ack < r);
         let restart = !(partial && self.recovery == Recovery::NewReno && self.partial_acks > 0);
@@ -788,11 +968,13 @@ impl TcpSender {
             snd_nxt: self.snd_nxt,
         };
         self.cc.observe(&sample);
+        let own_cwnd = self.cc.controls_cwnd();
         if self.in_recovery {
             if !partial {
-                // Full ACK: leave recovery.
+                // Full ACK: leave recovery (BBR restores its own cwnd).
                 self.in_recovery = false;
                 self.w.cwnd = match self.recovery {
+                    _ if own_cwnd => self.w.cwnd,
                     // RFC 6582 §3.2 step 3, option (1).
                     Recovery::NewReno => self
                         .w
@@ -805,7 +987,9 @@ impl TcpSender {
                     Recovery::Reno => {
                         // Plain Reno: any new ACK ends fast recovery.
                         self.in_recovery = false;
-                        self.w.cwnd = self.w.ssthresh;
+                        if !own_cwnd {
+                            self.w.cwnd = self.w.ssthresh;
+                        }
                     }
                     Recovery::NewReno => {
                         self.partial_acks += 1;
@@ -824,9 +1008,11 @@ impl TcpSender {
                                 self.retransmit(now, 0, out, st);
                             }
                         }
-                        self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
-                        if acked >= self.w.mss {
-                            self.w.cwnd += self.w.mss;
+                        if !own_cwnd {
+                            self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
+                            if acked >= self.w.mss {
+                                self.w.cwnd += self.w.mss;
+                            }
                         }
                     }
                     Recovery::Sack => {}
@@ -836,7 +1022,9 @@ impl TcpSender {
             // RFC 3168 §6.1.2: at most one reduction per window of data.
             let flight = self.loss_base(self.snd_nxt - self.snd_una + acked);
             self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, true);
-            self.w.cwnd = self.w.ssthresh;
+            if !own_cwnd {
+                self.w.cwnd = self.w.ssthresh;
+            }
             self.ecn_recover = self.snd_nxt;
             self.cwr_pending = true;
         } else if (self.snd_una > self.ecn_recover || !ece)
@@ -881,13 +1069,14 @@ impl TcpSender {
                 e.lost = true;
                 let (s, l) = (e.start, e.len());
                 self.lost_bytes += l;
+                self.lost_total += l;
                 self.lost_from = self.lost_from.min(s);
             }
         }
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
         // With PRR the retransmission is the first segment of this ACK's sndcnt, which
         // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
-        let prr = self.cfg.prr && self.recovery == Recovery::Sack;
+        let prr = self.cfg.prr && self.recovery == Recovery::Sack && !self.cc.controls_cwnd();
         if let (false, Some(0)) = (prr, self.next_lost()) {
             self.retransmit(now, 0, out, st);
         }
@@ -896,15 +1085,19 @@ impl TcpSender {
         self.high_rxt = head_end;
         self.rescue_rxt = head_end;
         self.w.cwnd = match self.recovery {
+            _ if self.cc.controls_cwnd() => self.w.cwnd,
             Recovery::Sack => self.w.ssthresh,
             _ => self.w.ssthresh + 3 * self.w.mss,
         };
     }
 
-    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`) and the reordering timer. Segments in
-    /// sequence order: new data was sent in that order, and a retransmission only later,
-    /// so the walk stops at the first never-retransmitted segment sent after the RACK
-    /// segment.
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`) and the reordering timer, walking the
+    /// segments in send order as Linux `tcp_rack_detect_loss` walks `tsorted_sent_queue`
+    /// and stopping at the first one sent after the RACK segment: first the
+    /// never-retransmitted ones (sequence order is their send order), from `rack_from`,
+    /// then the retransmitted ones in `rtx_order`. A segment already marked lost and not
+    /// retransmitted, or SACKed, is skipped. The set of segments examined is the one a
+    /// walk over the whole scoreboard would examine, so marks and timer are the same.
     fn rack_detect_loss(&mut self, now: Nanos) {
         let sacked_enough = self.sacked_bytes >= self.cfg.dupthresh as u64 * self.w.mss;
         let reo = self.rack.reo_wnd(
@@ -914,34 +1107,82 @@ impl TcpSender {
             self.rtt.srtt,
         );
         let mut timeout: Option<Nanos> = None;
-        for i in 0..self.sb.len() {
+        // Never-retransmitted segments.
+        let mut i = self.index_start(self.rack_from);
+        let mut leading = true;
+        while i < self.sb.len() {
             let x = self.sb[i];
-            if x.sacked || (x.lost && !x.retrans) {
+            if x.sacked || x.lost || x.retrans {
+                if leading {
+                    self.rack_from = x.end();
+                }
+                i += 1;
                 continue;
             }
             let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end(), reo) else {
-                if x.retrans {
-                    continue;
-                }
                 break;
             };
             if deadline > now {
                 timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+                leading = false;
+            } else {
+                self.mark_rack_lost(i);
+                if leading {
+                    self.rack_from = x.end();
+                }
+            }
+            i += 1;
+        }
+        // Retransmitted segments, in the order they were sent.
+        let mut k = 0;
+        while k < self.rtx_order.len() {
+            let (start, ts) = self.rtx_order[k];
+            let i = self.index_start(start);
+            let live = self
+                .sb
+                .get(i)
+                .is_some_and(|x| x.start == start && x.retrans && !x.sacked && x.xmit_ts == ts);
+            if !live {
+                if k == 0 {
+                    self.rtx_order.pop_front();
+                } else {
+                    k += 1;
+                }
                 continue;
             }
-            let e = &mut self.sb[i];
-            let l = e.len();
-            if e.retrans {
-                e.retrans = false;
-                self.retrans_bytes -= l;
+            let x = self.sb[i];
+            let Some(deadline) = self.rack.deadline(x.xmit_ts, x.end(), reo) else {
+                if ts > self.rack.xmit_ts {
+                    break; // this and every later retransmission was sent after RACK's
+                }
+                k += 1;
+                continue;
+            };
+            if deadline > now {
+                timeout = Some(timeout.map_or(deadline, |t| t.max(deadline)));
+                k += 1;
+            } else {
+                self.mark_rack_lost(i);
+                // Now stale: dropped at the front, skipped elsewhere.
             }
-            if !e.lost {
-                e.lost = true;
-                self.lost_bytes += l;
-            }
-            self.lost_from = self.lost_from.min(e.start);
         }
         self.reo_at = timeout;
+    }
+
+    /// RACK marks scoreboard entry `i` lost; a lost retransmission is to be sent again.
+    fn mark_rack_lost(&mut self, i: usize) {
+        let e = &mut self.sb[i];
+        let l = e.len();
+        if e.retrans {
+            e.retrans = false;
+            self.retrans_bytes -= l;
+        }
+        if !e.lost {
+            e.lost = true;
+            self.lost_bytes += l;
+            self.lost_total += l;
+        }
+        self.lost_from = self.lost_from.min(e.start);
     }
 
     /// RFC 8985 §7.2: arm the probe timeout (outside recovery, one probe at a time).
@@ -973,29 +1214,26 @@ impl TcpSender {
             let start = self.snd_nxt;
             self.snd_nxt += len;
             self.last_send = Some(now);
-            self.sb.push_back(SegInfo {
-                start,
-                size: len as u32,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                xmit_ts: now,
-            });
+            self.push_segment(now, start, len);
             self.emit(now, start, start + len, false, out);
             self.tlp_retrans = false;
         } else {
-            let Some(e) = self.sb.back_mut() else {
+            let Some(e) = self.sb.back() else {
                 return;
             };
             if e.sacked {
                 return;
             }
+            let last = self.sb.len() - 1;
+            self.rate_sent(last, now);
+            let e = &mut self.sb[last];
             e.xmit_ts = now;
             let (start, end) = (e.start, e.end());
             if !e.retrans {
                 e.retrans = true;
                 self.retrans_bytes += end - start;
             }
+            self.rtx_order.push_back((start, now));
             st.retransmits += 1;
             self.emit(now, start, end, true, out);
             self.tlp_retrans = true;
@@ -1018,10 +1256,72 @@ impl TcpSender {
             self.tlp_end = None;
         } else if self.snd_una > end {
             self.tlp_end = None;
+            if self.cc.controls_cwnd() {
+                return;
+            }
             let flight = self.loss_base(self.snd_nxt - self.snd_una);
             self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
             self.w.cwnd = self.w.ssthresh;
         }
+    }
+
+    /// A rate-based controller (BBR) on every ACK, after loss detection (Linux
+    /// `tcp_cong_control` → `cong_control`): finish the delivery-rate sample, let the
+    /// controller set cwnd and the pacing rate.
+    fn controller_ack(&mut self, now: Nanos, prior_in_flight: u64, losses: u64) {
+        let sample = self.rate.finish(now, self.rtt.min_rtt);
+        let in_flight = self.pipe();
+        let rs = RateSample {
+            now,
+            delivered: sample.delivered,
+            interval: sample.interval,
+            prior_delivered: sample.prior_delivered,
+            is_app_limited: sample.is_app_limited,
+            acked_sacked: sample.acked_sacked,
+            losses,
+            prior_in_flight,
+            in_flight,
+            rtt: self.ack_rtt,
+            tp_delivered: self.rate.delivered,
+            delivered_mstamp: self.rate.delivered_mstamp,
+            ca_state: if self.in_recovery {
+                CaState::Recovery
+            } else if self.in_loss {
+                CaState::Loss
+            } else {
+                CaState::Open
+            },
+            edt: self.next_send.max(now),
+        };
+        let iw = self.cfg.iw as u64;
+        if let AnyCc::Bbr(b) = &mut self.cc {
+            if b.on_ack(&mut self.w, &rs, iw) {
+                // PROBE_RTT: its low-rate samples must not lower the estimate.
+                self.rate.mark_app_limited(in_flight);
+            }
+            self.pacing_rate = b.pacing_rate;
+        }
+    }
+
+    /// Linux `tcp_update_pacing_rate` for controllers without their own rate:
+    /// max(cwnd, outstanding) / SRTT × 200 % while cwnd < ssthresh/2, else × 120 %
+    /// (Prague: × 100 %).
+    fn update_pacing_rate(&mut self) {
+        if !self.rtt.has_sample || self.rtt.srtt == 0 {
+            return;
+        }
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+            200
+        } else if self.cfg.cc == CcKind::Prague {
+            100 // `prague_update_pacing_rate`
+        } else {
+            120
+        };
+        let wnd = self
+            .cc
+            .send_window(&self.w)
+            .max(self.snd_nxt - self.snd_una) as u128;
+        self.pacing_rate = (wnd * ratio * NS_PER_S as u128 / (100 * self.rtt.srtt as u128)) as u64;
     }
 
     /// The "FlightSize" a congestion event halves: the outstanding data (RFC 5681
@@ -1068,15 +1368,23 @@ impl TcpSender {
         self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
     }
 
-    /// Mark SACKed segments; true if anything new was SACKed.
+    /// Mark SACKed segments; true if anything new was SACKed. Segments inside a block
+    /// of the previous SACK are already SACKed and are jumped over (Linux keeps the same
+    /// `recv_sack_cache`), so an ACK costs the newly SACKed segments, not the blocks' size.
     fn apply_sack(&mut self, now: Nanos, seg: &Segment) -> bool {
         let mut changed = false;
-        for &(s, e) in &seg.tcp.sack[..seg.tcp.sack_len as usize] {
+        let n = seg.tcp.sack_len as usize;
+        for &(s, e) in &seg.tcp.sack[..n] {
             if e <= self.snd_una {
                 continue;
             }
-            let mut i = self.sb.partition_point(|x| x.start < s);
+            let mut i = self.index_start(s);
             while i < self.sb.len() && self.sb[i].end() <= e {
+                let (xs, xe) = (self.sb[i].start, self.sb[i].end());
+                if let Some(ce) = self.cached_sack_end(xs, xe) {
+                    i = self.index_start(ce);
+                    continue;
+                }
                 let x = &mut self.sb[i];
                 if !x.sacked {
                     x.sacked = true;
@@ -1094,11 +1402,25 @@ impl TcpSender {
                     if self.cfg.rack {
                         self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
                     }
+                    if self.rate_on {
+                        self.rate.on_delivered(&mut self.tx_rate[i], t, e, l);
+                    }
                 }
                 i += 1;
             }
         }
+        self.sack_cache = seg.tcp.sack;
+        self.sack_cache_len = n as u8;
         changed
+    }
+
+    /// The end of the previous ACK's SACK block that contains [start, end), if any.
+    #[inline]
+    fn cached_sack_end(&self, start: u64, end: u64) -> Option<u64> {
+        self.sack_cache[..self.sack_cache_len as usize]
+            .iter()
+            .find(|&&(cs, ce)| cs <= start && end <= ce)
+            .map(|&(_, ce)| ce)
     }
 
     /// RFC 6675 IsLost: an unSACKed segment is lost when at least DupThresh segments
@@ -1108,7 +1430,9 @@ impl TcpSender {
         let thresh = self.cfg.dupthresh as u64;
         let (mut segs, mut bytes) = (0u64, 0u64);
         let mss = self.w.mss;
-        for i in (0..self.sb.len()).rev() {
+        // Segments above the highest SACKed one have nothing SACKed above them.
+        let top = self.index_end(self.high_sacked);
+        for i in (0..top).rev() {
             let x = &mut self.sb[i];
             if x.sacked {
                 segs += 1;
@@ -1123,6 +1447,7 @@ impl TcpSender {
                     self.lost_from = self.lost_from.min(s);
                 }
                 self.lost_bytes += l;
+                self.lost_total += l;
             }
         }
         self.sb.front().is_some_and(|x| x.lost)
@@ -1130,8 +1455,9 @@ impl TcpSender {
 
     /// Process timers due at `now`.
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        if self.app_at.is_some_and(|t| t <= now) {
+        if self.app_at.is_some_and(|t| t <= now) || self.pace_at.is_some_and(|t| t <= now) {
             self.app_at = None;
+            self.pace_at = None;
             let nxt = self.snd_nxt;
             self.transmit(now, out, st);
             if self.cfg.rack && self.cfg.sack && self.snd_nxt > nxt {
@@ -1146,7 +1472,7 @@ impl TcpSender {
                 && self.may_enter_recovery()
             {
                 self.enter_recovery(now, out, st);
-                if self.recovery == Recovery::Sack && self.cfg.prr {
+                if self.recovery == Recovery::Sack && self.cfg.prr && !self.cc.controls_cwnd() {
                     self.prr_ack(0);
                 }
             }
@@ -1207,13 +1533,20 @@ impl TcpSender {
                 // Everything unSACKed is lost; retransmissions are forgotten.
                 self.lost_bytes = 0;
                 self.retrans_bytes = 0;
+                self.rtx_order.clear();
+                let mut newly_lost = 0;
                 for x in self.sb.iter_mut() {
                     x.retrans = false;
+                    if !x.lost && !x.sacked {
+                        newly_lost += x.len();
+                    }
                     x.lost = !x.sacked;
                     if x.lost {
                         self.lost_bytes += x.len();
                     }
                 }
+                self.lost_total += newly_lost;
+                self.in_loss = true;
                 self.lost_from = self.snd_una;
                 self.transmit(now, out, st);
                 self.rto_at = Some(now + self.rtt.rto());

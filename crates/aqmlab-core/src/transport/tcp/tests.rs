@@ -1125,3 +1125,31 @@ fn tlp_episode_that_repaired_a_loss_reduces_cwnd_once() {
     s.on_segment(600 * MS, &ack(12_000, ts(500 * MS)), &mut out, &mut st);
     assert_eq!((s.w.cwnd, s.w.ssthresh), (5000, 5000));
 }
+
+/// Pacing (`pacing = true`, Linux `tcp_update_pacing_rate`): at establishment, SRTT
+/// 100 ms, cwnd 4 × 1000 B in slow start (cwnd < ssthresh/2: 200 %): 80 000 B/s. Each
+/// 1052 B packet then holds the next one back 1052 / 80 000 s = 13.15 ms; the sender
+/// asks for one wake-up at the gate's opening, not one per packet.
+#[test]
+fn pacing_spaces_segments_by_wire_size_over_the_rate() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        pacing: true,
+        ..cfg()
+    });
+    assert_eq!(s.pacing_rate, 80_000);
+    assert_eq!(seqs(&out), vec![0]);
+    let gap = 13_150_000;
+    assert_eq!(s.next_deadline(), Some(100 * MS + gap));
+    out.clear();
+    // Too early: nothing.
+    s.on_timer(100 * MS + gap - 1, &mut out, &mut st);
+    assert!(out.is_empty());
+    s.on_timer(100 * MS + gap, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![1000]);
+    assert_eq!(s.next_deadline(), Some(100 * MS + 2 * gap));
+    // A late wake-up sends one segment and restarts the spacing from now.
+    out.clear();
+    s.on_timer(150 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![2000]);
+    assert_eq!(s.next_deadline(), Some(150 * MS + gap));
+}

@@ -16,10 +16,12 @@
 //! Windows are in bytes (`u64`); algorithms that are defined in segments (CUBIC,
 //! Compound, Vegas) convert with the MSS.
 
+pub mod bbr;
 pub mod compound;
 pub mod cubic;
 pub mod dctcp;
 pub mod ledbat;
+pub mod prague;
 pub mod reno;
 pub mod vegas;
 
@@ -85,6 +87,10 @@ pub enum CcKind {
     Dctcp {
         g: f64,
     },
+    /// BBR v1 (`bbr.rs`): sets cwnd and the pacing rate itself on every ACK.
+    Bbr,
+    /// TCP Prague (`prague.rs`): ECT(1), DCTCP-style α per round, paced.
+    Prague,
 }
 
 impl CcKind {
@@ -97,13 +103,15 @@ impl CcKind {
             CcKind::Compound => "compound",
             CcKind::Vegas { .. } => "vegas",
             CcKind::Dctcp { .. } => "dctcp",
+            CcKind::Bbr => "bbr",
+            CcKind::Prague => "prague",
         }
     }
 }
 
 /// Names accepted by `cc = "..."`.
 pub const CC_NAMES: &[&str] = &[
-    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp",
+    "reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp", "bbr", "prague",
 ];
 
 /// One controller of any kind.
@@ -115,6 +123,8 @@ pub enum AnyCc {
     Compound(compound::Compound),
     Vegas(vegas::Vegas),
     Dctcp(dctcp::Dctcp),
+    Bbr(Box<bbr::Bbr>),
+    Prague(prague::Prague),
 }
 
 impl AnyCc {
@@ -129,6 +139,8 @@ impl AnyCc {
                 AnyCc::Vegas(vegas::Vegas::new(alpha, beta, gamma))
             }
             CcKind::Dctcp { g } => AnyCc::Dctcp(dctcp::Dctcp::new(g)),
+            CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(0))),
+            CcKind::Prague => AnyCc::Prague(prague::Prague::default()),
         }
     }
 
@@ -142,6 +154,8 @@ impl AnyCc {
             AnyCc::Compound(c) => c.on_ack(w, a),
             AnyCc::Vegas(c) => c.on_ack(w, a),
             AnyCc::Dctcp(c) => c.on_ack(w, a),
+            AnyCc::Bbr(_) => {}
+            AnyCc::Prague(c) => c.on_ack(w, a),
         }
     }
 
@@ -154,6 +168,7 @@ impl AnyCc {
             AnyCc::Compound(c) => c.observe(a),
             AnyCc::Vegas(c) => c.observe(a),
             AnyCc::Dctcp(c) => c.observe(a),
+            AnyCc::Prague(c) => c.observe(a),
             _ => {}
         }
     }
@@ -168,6 +183,8 @@ impl AnyCc {
             AnyCc::Compound(c) => c.ssthresh(w, flight),
             AnyCc::Vegas(c) => c.ssthresh(w, flight),
             AnyCc::Dctcp(c) => c.ssthresh(w, ecn),
+            AnyCc::Bbr(c) => c.ssthresh(w),
+            AnyCc::Prague(c) => c.ssthresh(w, ecn),
         }
     }
 
@@ -181,6 +198,8 @@ impl AnyCc {
             AnyCc::Compound(c) => c.on_rto(),
             AnyCc::Vegas(c) => c.on_rto(),
             AnyCc::Dctcp(_) => {}
+            AnyCc::Bbr(c) => c.on_rto(),
+            AnyCc::Prague(_) => {}
         }
     }
 
@@ -193,7 +212,9 @@ impl AnyCc {
             | AnyCc::Ledbat(_)
             | AnyCc::Compound(_)
             | AnyCc::Vegas(_)
-            | AnyCc::Dctcp(_) => {}
+            | AnyCc::Dctcp(_)
+            | AnyCc::Bbr(_)
+            | AnyCc::Prague(_) => {}
         }
     }
 
@@ -206,17 +227,26 @@ impl AnyCc {
         }
     }
 
+    /// The controller sets cwnd on every ACK itself, in and out of recovery (Linux
+    /// `cong_control`: BBR): the connection then runs no PRR, no recovery window, no
+    /// restart after idle and no window validation.
+    #[inline]
+    pub fn controls_cwnd(&self) -> bool {
+        matches!(self, AnyCc::Bbr(_))
+    }
+
     /// True if the receiver must echo CE per packet (DCTCP) rather than latch ECE until
     /// CWR (RFC 3168).
     #[inline]
     pub fn accurate_ecn(&self) -> bool {
-        matches!(self, AnyCc::Dctcp(_))
+        matches!(self, AnyCc::Dctcp(_) | AnyCc::Prague(_))
     }
 
     /// Per-algorithm state for reports (DCTCP alpha, Compound dwnd, ...).
     pub fn extra(&self) -> f64 {
         match self {
             AnyCc::Dctcp(c) => c.alpha,
+            AnyCc::Prague(c) => c.alpha,
             AnyCc::Compound(c) => c.dwnd,
             _ => f64::NAN,
         }

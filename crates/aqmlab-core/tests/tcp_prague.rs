@@ -1,0 +1,71 @@
+//! TCP Prague (`cc = "prague"`: ECT(1), paced) next to a CUBIC flow through DualPI2
+//! (RFC 9332): Prague is classified into the L4S queue, whose native step AQM marks
+//! above 1 ms of sojourn, so its queueing delay stays around 1 ms while CUBIC's Classic
+//! queue sits near the PI² target of 15 ms. 40 Mbit/s, 20 ms base RTT, 30 s, statistics
+//! after 5 s.
+
+mod common;
+
+/// One-way propagation: 1 + 8 + 1 ms.
+const BASE_OWD_MS: f64 = 10.0;
+
+fn l4s_vs_cubic(qdisc: &str) -> aqmlab_core::Results {
+    let text = format!(
+        r#"
+name = "prague"
+duration = "30s"
+warmup = "5s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "40Mbit"
+delay = "8ms"
+qdisc = {{ {qdisc} }}
+[[topology.hosts]]
+name = "l"
+left = {{ rate = "1Gbit", delay = "1ms" }}
+right = {{ rate = "1Gbit", delay = "1ms" }}
+[[topology.hosts]]
+name = "c"
+left = {{ rate = "1Gbit", delay = "1ms" }}
+right = {{ rate = "1Gbit", delay = "1ms" }}
+[[traffic]]
+kind = "tcp-bulk"
+name = "prague"
+hosts = "l"
+cc = "prague"
+[[traffic]]
+kind = "tcp-bulk"
+name = "classic"
+hosts = "c"
+cc = "cubic"
+"#
+    );
+    common::run(&text, 1)
+}
+
+#[test]
+fn prague_gets_the_l4s_queue_of_dualpi2_next_to_cubic() {
+    let r = l4s_vs_cubic("kind = \"dualpi2\"");
+    let owd = common::flows(&r, "owd_ms_mean");
+    let gp = common::flows(&r, "goodput_bps");
+    let (l, c) = (owd[0] - BASE_OWD_MS, owd[1] - BASE_OWD_MS);
+    eprintln!("prague {l:.2} ms, cubic {c:.2} ms, goodput {gp:?}");
+    // L4S: the 1 ms step threshold plus serialisation (0.3 ms at 40 Mbit/s).
+    assert!(l < 1.5, "Prague queue delay {l} ms");
+    assert!(c > 7.5 && c < 22.5, "Classic queue delay {c} ms");
+    // Coupling k = 2: comparable rates; the link stays busy.
+    let ratio = gp[0] / gp[1];
+    assert!(ratio > 0.5 && ratio < 2.0, "Prague/CUBIC goodput {ratio}");
+    assert!(gp[0] + gp[1] > 0.9 * 40e6 * 1448.0 / 1500.0, "{gp:?}");
+    // Prague only sees marks.
+    assert_eq!(common::flows(&r, "retransmits")[0], 0.0);
+}
+
+#[test]
+fn prague_through_a_fifo_shares_the_classic_queue() {
+    // The control: without DualPI2 the ECT(1) packets wait behind CUBIC's queue.
+    let r = l4s_vs_cubic("kind = \"pfifo\", limit = \"200pkt\"");
+    let owd = common::flows(&r, "owd_ms_mean");
+    assert!(owd[0] - BASE_OWD_MS > 20.0, "{owd:?}");
+}
