@@ -1,0 +1,55 @@
+"""The docsis-codel study: the matrix covers STUDIES.md §5's test matrix, and a quick,
+shortened run of the continuous-upload cases reproduces the study's direction of
+effect by construction of the models: CoDel at the cable modem's rate-shaping queue
+keeps the call's MOS above DropTail-417's and the web pages faster."""
+
+import subprocess
+
+import polars as pl
+
+import aqmlab
+from aqmlab import study
+from aqmlab.sweep import read_sweep_file
+from conftest import AQMLAB, ROOT
+
+
+def test_matrix_covers_the_studys_cases():
+    d = study.study_dir("docsis-codel")
+    sf = read_sweep_file(study.experiments(d)["matrix"])
+    assert [q["kind"] for q in sf.grid["topology.links.1.qdisc"]] == ["pfifo", "codel"]
+    assert all(q["limit"] == "417pkt" for q in sf.grid["topology.links.1.qdisc"])
+    docsis = sf.grid["topology.links.1.docsis"]
+    assert "grant_mean" not in docsis[0] and docsis[1]["grant_mean"] == "1250B" and docsis[1]["grant_spread"] == 0.2
+    cases = dict(zip(sf.zip[0]["description"], sf.zip[0]["traffic"]))
+    assert list(cases) == [f"{i:02d}" for i in range(1, 10)]
+    for case, traffic in cases.items():
+        names = [t["name"] for t in traffic]
+        assert names[:2] == ["voip", "web"], case
+    assert len(cases["01"]) == 2 and {t["kind"] for t in cases["06"]} >= {"tcp-file", "udp-cbr"}
+    assert cases["08"][2]["kind"] == "tcp-onoff" and cases["08"][2]["cc"] == "reno"
+    aqmlab.validate(d / "scenario.toml")
+
+
+def test_quick_codel_keeps_the_call_and_the_pages_better_than_droptail(tmp_path):
+    out = tmp_path / "study"
+    # the quick matrix, 80 s runs, only the five-upload case (04) and the no-load case
+    p = subprocess.run([*AQMLAB, "study", "run", "docsis-codel", "--quick", "--out", out, "--quiet",
+                        "--set", "duration=80s"],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert {"mos-voip-D", "mos-voip-C", "plt_s_median-web-D", "sojourn_ms_mean-upstream-txq-C"} <= {f.stem for f in (out / "figures").glob("*.png")}
+    agg = aqmlab.load(out / "matrix").with_columns(
+        pl.col("topology.links.1.qdisc").str.extract(r"kind=(\w+)").alias("rsq"),
+        pl.col("topology.links.1.docsis").str.contains("grant_mean").alias("congested"))
+
+    def mean(metric, app, case, rsq, congested=False):
+        r = agg.filter((pl.col("metric") == metric) & (pl.col("entity") == app) & (pl.col("description") == case)
+                       & (pl.col("rsq") == rsq) & (pl.col("congested") == congested))
+        return r["mean"][0]
+
+    for case in ("02", "04", "06"):
+        for cong in (False, True):
+            assert mean("mos", "voip", case, "codel", cong) > mean("mos", "voip", case, "pfifo", cong) + 1.0, (case, cong)
+            assert mean("plt_s_median", "web", case, "codel", cong) < mean("plt_s_median", "web", case, "pfifo", cong), (case, cong)
+    # without bulk traffic the discipline does not matter
+    assert mean("mos", "voip", "01", "codel") == mean("mos", "voip", "01", "pfifo")
