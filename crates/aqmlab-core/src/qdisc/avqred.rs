@@ -19,6 +19,7 @@
 //!   is not signalled is added to `VQ`; a marked one is queued but not added.
 //! - The real queue is a FIFO of `limit` (tail drop).
 
+use super::periodic;
 use super::pfavqred::PerFlow;
 use super::queue::PacketQueue;
 use super::red::{self, Action, Curve, Decision};
@@ -236,7 +237,7 @@ impl Discipline for Avqred {
     /// End of a measurement period: smooth the output rate into `v_cap` and clamp it;
     /// PFAVQRED recounts its active flows.
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_measure {
+        if !periodic::fire(&mut self.next_measure, ctx.now, self.interval) {
             return;
         }
         let out = self.out_bytes as f64 * 8.0 * NS_PER_S as f64 / self.interval as f64;
@@ -245,9 +246,6 @@ impl Discipline for Avqred {
         self.out_bytes = 0;
         if let Some(pf) = self.per_flow.as_mut() {
             pf.recount(ctx.now);
-        }
-        while self.next_measure <= ctx.now {
-            self.next_measure += self.interval;
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod gk;
+pub mod periodic;
 pub mod pfavqred;
 pub mod pi;
 pub mod pi2;
