@@ -95,8 +95,12 @@ def run_packet(s: Setting, duration: float, seed: int = 1, packet_bytes: int = 1
     """Run `packet_scenario` and return the bottleneck queue and the mean window."""
     res = run(packet_scenario(s, duration, packet_bytes, **kw), seed=seed)
     ts = res.timeseries.filter(pl.col("link") == BOTTLENECK).sort("time_ns")
-    w = (res.tcp.group_by("time_ns").agg(pl.col("cwnd_bytes").mean()).sort("time_ns"))
     mss = packet_bytes - HEADER
+    # The window a sender may use is min(cwnd, rwnd): cwnd alone can grow past the
+    # receive window that caps it (the fluid model's w_max).
+    cap = s.w_max * mss if math.isfinite(s.w_max) else float("inf")
+    w = (res.tcp.group_by("time_ns").agg(pl.col("cwnd_bytes").cast(pl.Float64).clip(upper_bound=cap).mean())
+         .sort("time_ns"))
     return PacketRun(
         t_q=ts["time_ns"].to_numpy() / 1e9, q=ts["qlen_pkts"].to_numpy().astype(float),
         t_w=w["time_ns"].to_numpy() / 1e9, w=w["cwnd_bytes"].to_numpy() / mss,
