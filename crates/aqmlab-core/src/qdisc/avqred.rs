@@ -22,6 +22,7 @@
 //! With `monitor = "LINK"` (`monitor.rs`) the measured output rate is that link's
 //! (bytes it starts sending per period), and the default capacities its rate.
 
+use super::periodic;
 use super::pfavqred::PerFlow;
 use super::queue::PacketQueue;
 use super::red::{self, Action, Curve, Decision};
@@ -242,7 +243,7 @@ impl Discipline for Avqred {
     /// End of a measurement period: smooth the output rate into `v_cap` and clamp it;
     /// PFAVQRED recounts its active flows.
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_measure {
+        if !periodic::fire(&mut self.next_measure, ctx.now, self.interval) {
             return;
         }
         // With `monitor`, the output rate is the monitored link's (the first period
@@ -260,9 +261,6 @@ impl Discipline for Avqred {
         self.out_bytes = 0;
         if let Some(pf) = self.per_flow.as_mut() {
             pf.recount(ctx.now);
-        }
-        while self.next_measure <= ctx.now {
-            self.next_measure += self.interval;
         }
     }
 }

@@ -37,6 +37,7 @@
 //! buffer (`limit`) defaults to 100 ms at MSR, the CableLabs model's classic buffer
 //! default. The RFC 8034 delay formula above is taken from the CableLabs code.
 
+use super::periodic;
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, LinkInfo, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
@@ -355,12 +356,8 @@ impl Discipline for DocsisPie {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_update {
-            return;
-        }
-        self.update(ctx.now);
-        while self.next_update <= ctx.now {
-            self.next_update += self.tupdate;
+        if periodic::fire(&mut self.next_update, ctx.now, self.tupdate) {
+            self.update(ctx.now);
         }
     }
 }

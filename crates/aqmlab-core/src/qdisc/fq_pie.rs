@@ -25,6 +25,7 @@
 
 use super::classify::{self, Classifier, Mode};
 use super::drr_lists::DrrLists;
+use super::periodic;
 use super::pie::{PieLaw, ECN_THRESHOLD};
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -252,7 +253,7 @@ impl Discipline for FqPie {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_update {
+        if !periodic::fire(&mut self.next_update, ctx.now, self.law.tupdate) {
             return;
         }
         for f in &mut self.flows {
@@ -262,9 +263,6 @@ impl Discipline for FqPie {
                 &mut f.qdelay_old,
                 &mut f.burst_allowance,
             );
-        }
-        while self.next_update <= ctx.now {
-            self.next_update += self.law.tupdate;
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod fq_codel;
 pub mod fq_pie;
 pub mod gk;
 pub mod monitor;
+pub mod periodic;
 pub mod pfavqred;
 pub mod pi;
 pub mod pi2;

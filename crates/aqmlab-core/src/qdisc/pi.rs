@@ -18,6 +18,7 @@
 //! packets. Linux has no PI qdisc. ns-2's byte mode (`mean_pktsize_`) is not implemented:
 //! the queue is measured in packets, as in the paper.
 
+use super::periodic;
 use super::queue::{mark_or_drop, PacketQueue};
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
@@ -158,12 +159,8 @@ impl Discipline for Pi {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_update {
-            return;
-        }
-        self.update();
-        while self.next_update <= ctx.now {
-            self.next_update += self.period;
+        if periodic::fire(&mut self.next_update, ctx.now, self.period) {
+            self.update();
         }
     }
 }

@@ -58,6 +58,7 @@
 //!   scaled by 16 (2, 20).
 //! - `limit` is 1000 packets (Linux); ns-3 uses 25 packets.
 
+use super::periodic;
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
@@ -433,12 +434,8 @@ impl Discipline for Pie {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_update {
-            return;
-        }
-        self.update();
-        while self.next_update <= ctx.now {
-            self.next_update += self.tupdate;
+        if periodic::fire(&mut self.next_update, ctx.now, self.tupdate) {
+            self.update();
         }
     }
 }

@@ -21,6 +21,7 @@
 //! φ = 1.001, α = 1, b* = 20 packets, 2 ms, 1000 B). ns-2 smooths the arrival count with
 //! an EWMA; the paper and we use the raw count per interval.
 
+use super::periodic;
 use super::pi::nonzero_limit;
 use super::queue::{mark_or_drop, PacketQueue};
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -201,12 +202,8 @@ impl Discipline for Rem {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if ctx.now < self.next_update {
-            return;
-        }
-        self.update_price(ctx.link_rate_bps);
-        while self.next_update <= ctx.now {
-            self.next_update += self.update;
+        if periodic::fire(&mut self.next_update, ctx.now, self.update) {
+            self.update_price(ctx.link_rate_bps);
         }
     }
 }
