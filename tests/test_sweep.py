@@ -320,3 +320,15 @@ def test_an_interrupted_sweep_keeps_every_finished_run_and_resume_does_the_rest(
     res = aqmlab.sweep(EXAMPLES / "dumbbell-udp.toml", grid={"topology.bottleneck.qdisc.kind": ["pfifo", "codel"]}, seeds=12, set={"duration": "300s"}, out=out, workers=2)
     assert (res.skipped, res.ran, res.ok, res.n_failed) == (len(done), 24 - len(done), 24 - len(done), 0)
     assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_a_table_axis_and_a_path_inside_it_combine_per_point():
+    """A qdisc table on one axis and its `limit` on another: every point gets its own
+    copy of the table (the axis values are shared by the points and must not change)."""
+    tables = [{"kind": "pfifo"}, {"kind": "codel", "target": "5ms"}]
+    grid = {"bottleneck.qdisc": tables, "bottleneck.qdisc.limit": ["20pkt", "50pkt"]}
+    _, points, tasks = make_tasks(BASE, grid=grid, seeds=1, set=FAST)
+    got = sorted((t.scenario["topology"]["bottleneck"]["qdisc"]["kind"], t.scenario["topology"]["bottleneck"]["qdisc"]["limit"]) for t in tasks)
+    assert got == [("codel", "20pkt"), ("codel", "50pkt"), ("pfifo", "20pkt"), ("pfifo", "50pkt")]
+    assert tables == [{"kind": "pfifo"}, {"kind": "codel", "target": "5ms"}]
+    assert all("limit" not in p["bottleneck.qdisc"] for p in points)

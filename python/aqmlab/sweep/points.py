@@ -133,7 +133,9 @@ def make_tasks(base: ScenarioLike, grid=None, zip=None, seeds: int | Sequence[in
         doc = json.loads(json.dumps(base_doc))
         for path, value in pt.items():
             try:
-                set_path(doc, path, value)
+                # A copy: a table-valued axis is shared by every point, and a later
+                # axis may set a path inside it (qdisc table × qdisc.limit).
+                set_path(doc, path, json.loads(json.dumps(value)))
             except ScenarioError as e:
                 raise ScenarioError(e.path or path, f"sweep axis {path}: {e.message}") from None
         pid = point_id(pt)
