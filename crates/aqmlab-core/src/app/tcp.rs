@@ -67,19 +67,7 @@ impl TcpApp {
     }
 }
 
-const fn p(
-    name: &'static str,
-    ty: &'static str,
-    default: &'static str,
-    doc: &'static str,
-) -> ParamDoc {
-    ParamDoc {
-        name,
-        ty,
-        default,
-        doc,
-    }
-}
+use crate::scenario::params::param as p;
 
 /// A parameter list: the kind's own parameters, then those common to every TCP kind.
 macro_rules! tcp_params {

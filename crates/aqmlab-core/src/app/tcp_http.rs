@@ -18,24 +18,12 @@ use super::tcp::config;
 use super::{AppIo, Application, EntryBuild, TrafficKind};
 use crate::output::table::Val;
 use crate::scenario::error::Result;
-use crate::scenario::params::{KindDoc, ParamDoc};
+use crate::scenario::params::KindDoc;
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
 use crate::transport::tcp::TcpConfig;
 
-const fn p(
-    name: &'static str,
-    ty: &'static str,
-    default: &'static str,
-    doc: &'static str,
-) -> ParamDoc {
-    ParamDoc {
-        name,
-        ty,
-        default,
-        doc,
-    }
-}
+use crate::scenario::params::param as p;
 
 pub const KIND: TrafficKind = TrafficKind {
     doc: KindDoc {

@@ -23,7 +23,7 @@
 pub mod flow_control;
 
 use crate::scenario::error::{Result, ScenarioError};
-use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::scenario::params::{KindDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS};
 use crate::transport::tcp::TcpConfig;
 use flow_control::{BufferControl, FlowControlConfig};
@@ -43,19 +43,7 @@ pub struct PepConfig {
     pub tcp: TcpConfig,
 }
 
-const fn p(
-    name: &'static str,
-    ty: &'static str,
-    default: &'static str,
-    doc: &'static str,
-) -> ParamDoc {
-    ParamDoc {
-        name,
-        ty,
-        default,
-        doc,
-    }
-}
+use crate::scenario::params::param as p;
 
 /// `function = { kind = "pep", ... }` and its parameters.
 pub const DOC: KindDoc = KindDoc {

@@ -20,6 +20,21 @@ pub struct ParamDoc {
     pub doc: &'static str,
 }
 
+/// A parameter's documentation, for `const` tables: `param(name, type, default, doc)`.
+pub const fn param(
+    name: &'static str,
+    ty: &'static str,
+    default: &'static str,
+    doc: &'static str,
+) -> ParamDoc {
+    ParamDoc {
+        name,
+        ty,
+        default,
+        doc,
+    }
+}
+
 /// Documentation of one component kind.
 #[derive(Clone, Copy, Debug)]
 pub struct KindDoc {

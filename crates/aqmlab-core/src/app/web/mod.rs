@@ -13,25 +13,12 @@ pub mod stats;
 use super::AnyApp;
 use crate::output::table::{col, Table};
 use crate::scenario::error::Result;
-use crate::scenario::params::{ParamDoc, Params};
+use crate::scenario::params::Params;
 use crate::sim::time::{secs, Nanos, NS_PER_S};
 use crate::transport::tcp::TcpConfig;
 use stats::{FailedPlt, PageLog, PageRow};
 
-/// A parameter's documentation (the `tcp_params!` list calls it `p`).
-pub(crate) const fn p(
-    name: &'static str,
-    ty: &'static str,
-    default: &'static str,
-    doc: &'static str,
-) -> ParamDoc {
-    ParamDoc {
-        name,
-        ty,
-        default,
-        doc,
-    }
-}
+pub(crate) use crate::scenario::params::param as p;
 
 /// Settings both web kinds read.
 pub(crate) struct Common {

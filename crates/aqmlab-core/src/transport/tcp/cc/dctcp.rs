@@ -11,7 +11,7 @@
 //!   the CE state changes (RFC 8257 §3.2; see `receiver.rs`).
 //! - Window growth is Reno's.
 
-use super::{reno_avoidance, slow_start, AckSample, Window};
+use super::{alpha_ssthresh, reno_growth, AckSample, Window};
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -53,25 +53,13 @@ impl Dctcp {
     }
 
     pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        let mut acked = a.acked;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        reno_avoidance(w, &mut self.acc, acked);
+        reno_growth(w, &mut self.acc, a.acked);
     }
 
     /// New ssthresh at a congestion event; `ecn` says whether it was an ECE.
     pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
         self.acc = 0;
-        let new = if ecn {
-            (w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64
-        } else {
-            w.cwnd / 2
-        };
-        new.max(2 * w.mss)
+        alpha_ssthresh(w, self.alpha, ecn)
     }
 }
 

@@ -280,6 +280,31 @@ pub fn reno_avoidance(w: &mut Window, acc: &mut u64, acked: u64) {
     }
 }
 
+/// Reno growth on an ACK of `acked` bytes: slow start below ssthresh, then byte-counted
+/// congestion avoidance with the rest (Reno, DCTCP and Prague grow alike).
+#[inline]
+pub fn reno_growth(w: &mut Window, acc: &mut u64, mut acked: u64) {
+    if w.in_slow_start() {
+        acked = slow_start(w, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    reno_avoidance(w, acc, acked);
+}
+
+/// DCTCP's window cut (RFC 8257 §3.3), also Prague's: `cwnd·(1 − α/2)` on an ECE,
+/// half on a loss, at least 2 SMSS.
+#[inline]
+pub fn alpha_ssthresh(w: &Window, alpha: f64, ecn: bool) -> u64 {
+    let new = if ecn {
+        (w.cwnd as f64 * (1.0 - alpha / 2.0)) as u64
+    } else {
+        w.cwnd / 2
+    };
+    new.max(2 * w.mss)
+}
+
 /// RFC 5681 eq. (4): `ssthresh = max(FlightSize/2, 2·SMSS)`.
 #[inline]
 pub fn half_flight(w: &Window, flight: u64) -> u64 {

@@ -22,7 +22,7 @@
 //!   here the increase is RTT-dependent like DCTCP's, `RTT_CONTROL_NONE`), classic-ECN
 //!   fallback detection (off by default in Linux too), the TSO burst limit.
 
-use super::{reno_avoidance, slow_start, AckSample, Window};
+use super::{alpha_ssthresh, reno_growth, AckSample, Window};
 
 /// EWMA gain g = 1/2⁴.
 pub const G: f64 = 1.0 / 16.0;
@@ -75,25 +75,13 @@ impl Prague {
         if a.ece {
             return;
         }
-        let mut acked = a.acked;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        reno_avoidance(w, &mut self.acc, acked);
+        reno_growth(w, &mut self.acc, a.acked);
     }
 
     /// New ssthresh at a congestion event: cwnd·(1 − α/2) on ECE, half on loss.
     pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
         self.acc = 0;
-        let new = if ecn {
-            (w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64
-        } else {
-            w.cwnd / 2
-        };
-        new.max(2 * w.mss)
+        alpha_ssthresh(w, self.alpha, ecn)
     }
 }
 

@@ -11,7 +11,7 @@
 //! `max(1, MSS²/cwnd)` bytes per ACK (`CongestionAvoidance`). With delayed ACKs (one ACK
 //! per two segments) that is ≈ ½ MSS per RTT, where RFC 3465 byte counting gives 1.
 
-use super::{half_flight, reno_avoidance, slow_start, AckSample, Window};
+use super::{half_flight, reno_growth, AckSample, Window};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
@@ -30,14 +30,7 @@ impl Reno {
         if self.per_ack {
             return per_ack_growth(w, a.acked);
         }
-        let mut acked = a.acked;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        reno_avoidance(w, &mut self.acc, acked);
+        reno_growth(w, &mut self.acc, a.acked);
     }
 
     pub fn ssthresh(&mut self, w: &Window, flight: u64) -> u64 {
