@@ -386,7 +386,8 @@ impl Pipe {
         .min()
     }
 
-    /// Restart every statistic at `now` (end of the warm-up), keeping the queue.
+    /// Restart every statistic at `now` (end of the warm-up), keeping the queue and,
+    /// as a simulation does, the drop log (it covers the whole run).
     pub fn restart_stats(&mut self, now: Nanos) {
         let now = self.tick(now);
         self.stats.restart(now);
@@ -396,9 +397,6 @@ impl Pipe {
                 key: f.key,
                 ..FlowCount::default()
             };
-        }
-        if let Some(log) = &mut self.drop_log {
-            log.clear();
         }
     }
 
