@@ -5,7 +5,9 @@ use super::*;
 
 impl Simulation {
     /// Run link `l`'s model: `timer` for a due timer (MAP boundary, shaper), else after
-    /// packets entered its RsQ.
+    /// packets entered its RsQ. Out of line: links without an access model (most) keep
+    /// their enqueue path small.
+    #[inline(never)]
     pub(super) fn access_step(&mut self, l: usize, timer: bool) {
         let now = self.now();
         let monitor = self.links[l].monitor.map(|m| self.monitored(m as usize));

@@ -132,7 +132,24 @@ impl Simulation {
         l: usize,
         f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T,
     ) -> T {
-        let monitor = self.links[l].monitor.map(|m| self.monitored(m as usize));
+        // Two calls, so the common unmonitored one builds its context without copying an
+        // empty `Monitored` through the stack.
+        match self.links[l].monitor {
+            None => self.qdisc_call(l, None, f),
+            Some(m) => {
+                let monitor = self.monitored(m as usize);
+                self.qdisc_call(l, Some(monitor), f)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn qdisc_call<T>(
+        &mut self,
+        l: usize,
+        monitor: Option<crate::qdisc::monitor::Monitored>,
+        f: impl FnOnce(&mut Qdisc, &mut QdiscCtx) -> T,
+    ) -> T {
         let link = &mut self.links[l];
         let link_rate_bps = link.qdisc_rate_bps();
         let mut ctx = QdiscCtx {
@@ -147,8 +164,10 @@ impl Simulation {
         f(&mut link.qdisc, &mut ctx)
     }
 
-    /// What a discipline monitoring link `m` sees of it now (`qdisc::monitor`).
-    #[inline]
+    /// What a discipline monitoring link `m` sees of it now (`qdisc::monitor`). Out of
+    /// line and cold: few links are monitored, and inlined it bloats every qdisc call.
+    #[cold]
+    #[inline(never)]
     pub(super) fn monitored(&self, m: usize) -> crate::qdisc::monitor::Monitored {
         let link = &self.links[m];
         crate::qdisc::monitor::Monitored {
@@ -186,6 +205,8 @@ impl Simulation {
         self.arm_qdisc_timer(l);
     }
 
+    /// Inlined into `after_qdisc`, its hot caller (once per qdisc call).
+    #[inline(always)]
     pub(super) fn arm_qdisc_timer(&mut self, l: usize) {
         let link = &mut self.links[l];
         if let Some(t) = link.qdisc.next_timer() {
@@ -236,13 +257,24 @@ impl Simulation {
         }
         link.stats.last_sojourn = sojourn;
         link.tx = Some((p, now));
-        if let Some(w) = &mut link.pcap {
-            // An I/O error here must not abort the run; it is reported at the end.
-            let _ = w.write(now, pk);
-        }
         let done = now + tx_time(pk.size, link.rate_bps);
+        if link.pcap.is_some() {
+            self.write_pcap(l, p);
+        }
         self.events
             .schedule(done, Event::LinkTxDone { link: l as u32 });
+    }
+
+    /// Write packet `p` to link `l`'s capture, now. Out of line and cold: captures are
+    /// rare and the write is large.
+    #[cold]
+    #[inline(never)]
+    fn write_pcap(&mut self, l: usize, p: PacketId) {
+        let now = self.now();
+        if let Some(w) = &mut self.links[l].pcap {
+            // An I/O error here must not abort the run; it is reported at the end.
+            let _ = w.write(now, &self.packets[p]);
+        }
     }
 
     pub(super) fn on_tx_done(&mut self, l: usize) {
