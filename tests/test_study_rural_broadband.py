@@ -16,9 +16,21 @@ QDISC = "topology.bottleneck.qdisc"
 LIMIT = "topology.bottleneck.qdisc.limit"
 
 
-def test_e1_covers_the_studys_grid():
+def test_experiments_cover_the_studys_grids():
     d = study.study_dir("rural-broadband")
-    sf = read_sweep_file(study.experiments(d)["E1"])
+    exps = study.experiments(d)
+    assert list(exps) == ["E1", "E2", "E3", "E4", "E5", "E5L", "E6"]
+    e2 = read_sweep_file(exps["E2"])
+    assert [q["kind"] for q in e2.grid[QDISC]] == ["ared", "pie", "codel"]
+    assert e2.grid[QDISC + ".target"] == ["2ms", "5ms", "10ms", "20ms", "35ms", "50ms"]
+    e5 = read_sweep_file(exps["E5"])
+    assert e5.grid["topology.bottleneck.rate"][0] == "0.4Mbit" and e5.grid["topology.bottleneck.rate"][-1] == "5Mbit"
+    assert e5.zip[0]["traffic[0].cc"] == ["newreno", "cubic", "compound"]
+    assert read_sweep_file(exps["E5L"]).set["traffic[0].ledbat_target"] == "25ms"
+    e6 = read_sweep_file(exps["E6"])
+    assert [q.get("rate") for q in e6.grid[QDISC] if q["kind"] == "ared"] == ["0.5Mbit", "2Mbit", "3.5Mbit"]
+    assert e6.set["topology.bottleneck.rate_process"]["rates"][0] == "0.5Mbit" and e6.seeds == 50
+    sf = read_sweep_file(exps["E1"])
     assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "ared", "pie", "codel"]
     targets = {q["kind"]: q.get("target") for q in sf.grid[QDISC]}
     assert targets == {"pfifo": None, "ared": "10ms", "pie": "10ms", "codel": "35ms"}

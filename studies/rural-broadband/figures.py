@@ -1,4 +1,4 @@
-"""Figures of the rural-broadband study (see README.md). Experiments so far: E1."""
+"""Figures of the rural-broadband study (see README.md): E1-E6."""
 
 from __future__ import annotations
 
@@ -17,8 +17,58 @@ NAMES = {"pfifo": "DropTail", "ared": "ARED", "pie": "PIE", "codel": "CoDel"}
 
 
 def tidy(agg: pl.DataFrame) -> pl.DataFrame:
-    """The aggregate with a readable `discipline` column."""
-    return agg.with_columns(pl.col(QDISC).str.extract(r"kind=(\w+)").replace_strict(NAMES, default=None).alias("discipline"))
+    """The aggregate with a readable `discipline` column (E6's ARED variants get their
+    initial rate: "ARED (0.5Mbit)")."""
+    name = pl.col(QDISC).str.extract(r"kind=(\w+)").replace_strict(NAMES, default=None)
+    rate = pl.col(QDISC).str.extract(r"rate=([\w.]+)")
+    return agg.with_columns(pl.when(rate.is_not_null()).then(name + " (" + rate + ")").otherwise(name).alias("discipline"))
+
+
+#: (metric, table, entity, what, log y) of the later experiments' figures.
+DELAY = ("sojourn_ms_mean", "queues", LINK, "Mean queueing delay at the bottleneck", True)
+DROPS = ("drop_rate", "queues", LINK, "Drop rate at the bottleneck", False)
+UTIL = ("utilization", "queues", LINK, "Bottleneck utilisation", False)
+MOS = ("mos", "apps", "voice", "MOS of the G.729A calls", False)
+VIDEO = ("decodable_frame_loss_rate", "apps", "video", "Decodable-frame loss of the video", False)
+#: Experiment: (swept path on the x axis, what it is, the panels).
+SWEEPS = {
+    "E2": ("topology.bottleneck.qdisc.target", "AQM target delay", [DELAY, DROPS, MOS, VIDEO]),
+    "E3": ("topology.bottleneck.delay", "bottleneck delay D (all RTTs 10...300 ms)", [DROPS, VIDEO, DELAY]),
+    "E4": ("topology.hosts[2].right.delay", "d8 (the b pair's RTT 10...300 ms)", [DROPS, UTIL, DELAY]),
+    "E5": ("topology.bottleneck.rate", "bottleneck rate C", [DROPS, VIDEO, DELAY]),
+    "E5L": ("topology.bottleneck.rate", "bottleneck rate C (LEDBAT uploads)", [DROPS, VIDEO, DELAY]),
+}
+CC = "traffic[0].cc"
+
+
+def swept(exp: str, d: Path) -> list[Figure]:
+    """E2-E5: each panel's metric against the swept path, one line per discipline (E5:
+    one figure per TCP variant)."""
+    x, what_x, panels = SWEEPS[exp]
+    agg = tidy(load(d))
+    n = int(agg["n"].max())
+    ci = f"Mean over {n} seeds with the 95 % Student-t confidence interval."
+    variants = agg[CC].unique(maintain_order=True).to_list() if CC in agg.columns else [None]
+    figs = []
+    for cc in variants:
+        a = agg if cc is None else agg.filter(pl.col(CC) == cc)
+        tag = "" if cc is None else f", {cc} uploads"
+        for metric, table, entity, what, logy in panels:
+            figs.append(Figure(f"{exp}-{metric}{'' if cc is None else '-' + cc}", f"{exp}: {what} versus {what_x}{tag}",
+                               plots.sweep_lines(d, metric=metric, table=table, entity=entity, x=x, hue="discipline", agg=a,
+                                                 logy=logy, title=f"{exp}: {what}{tag}"),
+                               ci))
+    return figs
+
+
+def e6(d: Path) -> list[Figure]:
+    agg = tidy(load(d)).with_columns(pl.lit("0.5-3.5 Mbit/s").alias("capacity"))
+    n = int(agg["n"].max())
+    ci = f"Mean over {n} seeds with the 95 % Student-t confidence interval."
+    return [Figure(f"E6-{metric}", f"E6: {what} with a fluctuating capacity",
+                   plots.bars(d, metric=metric, table="queues", entity=LINK, group="discipline", hue="capacity", agg=agg,
+                              title=f"E6: {what}, capacity redrawn every 10-30 ms"), ci)
+            for metric, _, _, what, _ in (DELAY, DROPS)]
 
 
 def e1(d: Path) -> list[Figure]:
@@ -49,4 +99,10 @@ def e1(d: Path) -> list[Figure]:
 
 def figures(dirs: dict[str, Path]) -> list[Figure]:
     plt.rcParams["figure.max_open_warning"] = 0  # the report holds every figure until it is written
-    return e1(dirs["E1"]) if "E1" in dirs else []
+    figs = e1(dirs["E1"]) if "E1" in dirs else []
+    for exp in SWEEPS:
+        if exp in dirs:
+            figs += swept(exp, dirs[exp])
+    if "E6" in dirs:
+        figs += e6(dirs["E6"])
+    return figs
