@@ -157,7 +157,9 @@ def test_run_all_keeps_going_past_a_broken_study_and_says_so_in_the_index(tmp_pa
     assert p.returncode == 1, p.stderr
     recs = {r["name"]: r for r in json.loads(p.stdout)}
     assert "error" not in recs["good"] and recs["good"]["runs"] == 2
+    assert recs["good"]["sim_s"] == 4.0 and recs["good"]["events"] > 0  # 2 runs of 2 s
     assert "udp-nonsense" in recs["broken"]["error"]
     index = (out / "index.html").read_text()
     assert 'href="good/report.html"' in index and "udp-nonsense" in index
+    assert "simulated time (h)" in index
     assert (out / "good" / "E1" / "sweep.json").exists()

@@ -471,7 +471,8 @@ def study_run_all(
     elif not quiet:
         for r in records:
             state = f"[red]{r['error']}[/]" if "error" in r else f"{r['runs']} runs, {r['failed']} failed → {r['report']}"
-            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s)", highlight=False)
+            sim = f", {r['sim_s'] / 3600:.1f} simulated hours" if r.get("sim_s") else ""
+            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s{sim})", highlight=False)
         out_console.print(f"index: {index}")
     if any("error" in r or r["failed"] for r in records):
         raise typer.Exit(1)

@@ -26,6 +26,7 @@ import os
 import time
 from pathlib import Path
 
+import polars as pl
 
 from .errors import ScenarioError
 from .report import Figure, build, figures_html, markdown_html, write_page
@@ -192,6 +193,7 @@ def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str]
             outcomes = run(s["name"], quick=quick, out=out / s["name"], progress=bar, **kw)
             rec["runs"] = sum(o.total for o in outcomes.values())
             rec["failed"] = sum(o.n_failed for o in outcomes.values())
+            rec["sim_s"], rec["events"] = simulated(o.out for o in outcomes.values())
             rec["report"] = str(report(s["name"], out / s["name"]))
         except Exception as e:  # one broken study must not hide the others' results
             rec["error"] = f"{type(e).__name__}: {e}"
@@ -203,6 +205,18 @@ def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str]
     return write_index(out, records, quick), records
 
 
+def simulated(sweep_dirs) -> tuple[float, int]:
+    """Simulated seconds and engine events summed over the finished runs of the sweeps."""
+    sim, events = 0.0, 0
+    for d in sweep_dirs:
+        files = sorted(Path(d).glob("runs/*/summary.parquet"))
+        if files:
+            t = pl.read_parquet(files, columns=["sim_time_s", "events"])
+            sim += float(t["sim_time_s"].sum())
+            events += int(t["events"].sum())
+    return sim, events
+
+
 def write_index(out: Path, records: list[dict], quick: bool) -> Path:
     """``out/index.html``: one line per study with its question, runs and report."""
     rows = []
@@ -210,12 +224,16 @@ def write_index(out: Path, records: list[dict], quick: bool) -> Path:
         link = (f'<a href="{html.escape(os.path.relpath(r["report"], out))}">report</a>' if "report" in r
                 else f'<span class="bad">{html.escape(r.get("error", "no report"))}</span>')
         rows.append([html.escape(r["name"]), html.escape(r["title"]), str(r["runs"]), str(r["failed"]),
+                     f'{r.get("sim_s", 0) / 3600:.1f}', f'{r.get("events", 0) / 1e6:.0f}',
                      f'{r["wall_s"]:.1f}', link])
     total = sum(r["wall_s"] for r in records)
+    sim_h = sum(r.get("sim_s", 0) for r in records) / 3600
     mode = "quick mode (fewer seeds, shorter runs: the same picture, wider intervals)" if quick else "full mode"
-    parts = [f"<p class=meta>{len(records)} studies in {mode}, {total:.0f} s in all. "
+    parts = [f"<p class=meta>{len(records)} studies in {mode}, {total:.0f} s of wall time "
+             f"for {sim_h:.1f} simulated hours. "
              f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>",
-             html_table(["study", "question", "runs", "failed runs", "wall time (s)", ""], rows)]
+             html_table(["study", "question", "runs", "failed runs", "simulated time (h)", "events (M)",
+                         "wall time (s)", ""], rows)]
     return write_page(out / "index.html", "aqmlab: the reference studies", parts)
 
 
