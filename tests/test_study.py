@@ -163,3 +163,25 @@ def test_run_all_keeps_going_past_a_broken_study_and_says_so_in_the_index(tmp_pa
     assert 'href="good/report.html"' in index and "udp-nonsense" in index
     assert "simulated time (h)" in index
     assert (out / "good" / "E1" / "sweep.json").exists()
+
+
+def test_a_study_runs_on_a_dask_cluster_with_the_same_tables_as_on_the_local_pool(tmp_path):
+    root = tmp_path / "studies"
+    make_study(root, "dual", ["E1"])
+    env = {**os.environ, "AQMLAB_STUDIES": str(root)}
+    outs = {}
+    for executor in ("local", "dask"):
+        outs[executor] = tmp_path / executor
+        p = subprocess.run([*AQMLAB, "study", "run", "dual", "--quick", "--out", str(outs[executor]), "--executor", executor,
+                            "--workers", "2"], capture_output=True, text=True, timeout=600, cwd=ROOT, env=env)
+        assert p.returncode == 0, p.stderr
+    for executor in ("local", "dask"):
+        metas = [json.loads(f.read_text()) for f in (outs[executor] / "E1" / "runs").glob("*/run.json")]
+        assert len(metas) == 2 and {m["executor"] for m in metas} == {executor}
+    runs = sorted(p.name for p in (outs["local"] / "E1" / "runs").iterdir())
+    assert runs == sorted(p.name for p in (outs["dask"] / "E1" / "runs").iterdir()) and len(runs) == 2
+    for r in runs:
+        for table in ("flows", "queues"):
+            a = pl.read_parquet(outs["local"] / "E1" / "runs" / r / f"{table}.parquet")
+            b = pl.read_parquet(outs["dask"] / "E1" / "runs" / r / f"{table}.parquet")
+            assert a.equals(b), (r, table)

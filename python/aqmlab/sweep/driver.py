@@ -194,7 +194,7 @@ def sweep(
             for task, outcome in ex.run(todo):
                 result.ran += 1
                 if outcome["status"] == "ok":
-                    write_run(out, task, outcome, build)
+                    write_run(out, task, {**outcome, "executor": ex.kind}, build)
                     (out / "failed" / f"{task.id}.json").unlink(missing_ok=True)
                     result.ok += 1
                 else:

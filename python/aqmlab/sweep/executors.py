@@ -95,6 +95,8 @@ class Executor(abc.ABC):
     """Runs tasks and yields ``(task, outcome)`` as they finish, in any order."""
 
     workers: int = 1
+    #: What ran the task, recorded in each run's run.json.
+    kind: str = "custom"
 
     @abc.abstractmethod
     def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
@@ -208,6 +210,8 @@ class LocalExecutor(Executor):
     """A process pool on this machine (all cores by default). ``target`` is the function
     a worker calls per task (default `execute`; tests pass one that crashes)."""
 
+    kind = "local"
+
     def __init__(self, workers: int | None = None, context: str | None = None, target: Callable[[Task], dict] = execute):
         self.workers = workers or os.cpu_count() or 1
         self.context = _mp_context(context)
@@ -304,6 +308,7 @@ class DaskExecutor(Executor):
     """Runs on a Dask cluster: an existing one at ``address`` (``tcp://host:port``), a
     given ``client``, or a `distributed.LocalCluster` started here (worker processes)."""
 
+    kind = "dask"
     #: Seconds to wait for the scheduler at ``address``.
     CONNECT_TIMEOUT = 10
 
