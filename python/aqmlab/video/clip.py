@@ -127,7 +127,7 @@ class Clip:
         p.write_text("\n".join(lines) + "\n")
         return p
 
-    def model_table(self, max_gap: int | None = None) -> np.ndarray:
+    def model_table(self, max_gap: int | None = None, block: int = 128) -> np.ndarray:
         """PSNR[i, g + 1] of original frame i shown as decoded frame (i − g) mod n, for
         gaps g = 0..max_gap; column 0 (g = −1) is original i against mid-grey (nothing
         decoded yet). Default max_gap: two GOPs (capped at n − 1).
@@ -136,7 +136,8 @@ class Clip:
         computed a block of frames at a time as one float64 matrix product (BLAS) over
         the band of gaps. Exact: pixel products are integers ≤ 255², a CIF plane's sum
         stays below 2⁵³, so every float64 partial sum is an exact integer, and the PSNR
-        equals :func:`~aqmlab.video.quality.psnr` of the two planes bit for bit."""
+        equals :func:`~aqmlab.video.quality.psnr` of the two planes bit for bit.
+        ``block`` (frames per product) trades memory for speed; the table is the same."""
         n = len(self)
         d = min(n - 1, 2 * self.gop) if max_gap is None else max_gap
         if not 0 <= d < n:
@@ -145,7 +146,6 @@ class Clip:
         org = self.original_y.reshape(n, -1)
         pixels = org.shape[1]
         sse = np.empty((n, d + 2), np.int64)  # column 0: against mid-grey
-        block = 128
         for a in range(0, n, block):
             b = min(n, a + block)
             o = org[a:b].astype(np.float64)
