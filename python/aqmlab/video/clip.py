@@ -163,13 +163,16 @@ class Clip:
             t = np.minimum(PSNR_CAP_DB, 10.0 * np.log10(255.0**2 / (sse / pixels)))
         return t
 
-    def write_model(self, path: str | Path, max_gap: int | None = None) -> Path:
-        """The model table as the CSV ``video`` traffic reads (``frame,gap,psnr_db``)."""
+    def write_model(self, path: str | Path, max_gap: int | None = None, digits: int | None = None) -> Path:
+        """The model table as the CSV ``video`` traffic reads (``frame,gap,psnr_db``):
+        exact values (shortest round-trip form), or rounded to ``digits`` decimals — a
+        smaller file the simulator parses faster, for tables of many frames and gaps."""
         t = self.model_table(max_gap)
         rows = ["frame,gap,psnr_db"]
+        fmt = repr if digits is None else (lambda v: f"{v:.{digits}f}")
         for i in range(t.shape[0]):
             for g in range(t.shape[1]):
-                rows.append(f"{i},{g - 1},{float(t[i, g])!r}")
+                rows.append(f"{i},{g - 1},{fmt(float(t[i, g]))}")
         p = Path(path)
         p.write_text("\n".join(rows) + "\n")
         return p
