@@ -184,3 +184,15 @@ def test_scene_sequence_is_deterministic_and_its_scenes_differ_in_motion():
     assert scroll > 3 * head, (head, scroll)
     assert step[9] > 3 * head and step[19] > 3 * head  # the cuts at frames 10 and 20
     assert (scene_frames(n=60, size=(96, 64), seed=4, grain=0.0) != f).any()
+
+
+def test_write_model_rows_exact_or_rounded(clip, tmp_path):
+    """One row per (frame, gap −1..max_gap); exact by default, rounded with digits."""
+    t = clip.model_table(max_gap=3)
+    exact = pl.read_csv(clip.write_model(tmp_path / "m.csv", 3))
+    rounded = pl.read_csv(clip.write_model(tmp_path / "r.csv", 3, digits=2))
+    assert exact.height == len(clip) * 5 and exact["gap"].min() == -1 and exact["gap"].max() == 3
+    row = exact.filter((pl.col("frame") == 7) & (pl.col("gap") == 2))["psnr_db"][0]
+    assert row == t[7, 3]
+    assert (np.abs(rounded["psnr_db"].to_numpy() - np.round(exact["psnr_db"].to_numpy(), 2)) < 1e-9).all()
+    assert (rounded["psnr_db"].to_numpy() != exact["psnr_db"].to_numpy()).any()
