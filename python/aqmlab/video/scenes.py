@@ -69,7 +69,8 @@ def scene_frames(n: int = 1065, size: tuple[int, int] = CIF, seed: int = 7, scen
     diag = _smooth_noise(rng, h + per + 8, w + 2 * per + 8, 12)
     out = np.empty((n, h, w, 3), np.uint8)
     for k in range(n):
-        s, i = min(k // per, scenes - 1), k - min(k // per, scenes - 1) * per
+        s = min(k // per, scenes - 1)  # scene number; the last one takes the rest
+        i = k - s * per  # frame within the scene
         kind = s % 6
         if kind == 0:
             cx, cy = w / 2 + 20 * math.sin(i / 20), h / 2 + 8 * math.sin(i / 7)
