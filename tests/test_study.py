@@ -185,3 +185,37 @@ def test_a_study_runs_on_a_dask_cluster_with_the_same_tables_as_on_the_local_poo
             a = pl.read_parquet(outs["local"] / "E1" / "runs" / r / f"{table}.parquet")
             b = pl.read_parquet(outs["dask"] / "E1" / "runs" / r / f"{table}.parquet")
             assert a.equals(b), (r, table)
+
+
+PREPARE = """
+from pathlib import Path
+
+def prepare(cache):
+    cache = Path(cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    n = cache / "calls"
+    n.write_text(str(int(n.read_text()) + 1 if n.exists() else 1))
+    return {"duration": "3s", "traffic[0].rate": "3Mbit"}
+"""
+
+
+def test_a_studys_prepare_hook_gets_its_cache_folder_and_sets_every_experiment(tmp_path, monkeypatch):
+    """prepare.py runs once per study run with cache_dir()/NAME; its overrides reach
+    every experiment's runs, and the user's --set wins over them."""
+    root = tmp_path / "studies"
+    d = make_study(root, "prep", ["E1", "E2"])
+    (d / "prepare.py").write_text(PREPARE)
+    monkeypatch.setenv("AQMLAB_STUDIES", str(root))
+    monkeypatch.setenv("AQMLAB_CACHE", str(tmp_path / "cache"))
+    assert study.cache_dir() == tmp_path / "cache"
+    out = study.run("prep", quick=True, out=tmp_path / "o", only=["E1"], set=["duration=4s"])
+    assert (tmp_path / "cache" / "prep" / "calls").read_text() == "1"
+    out.update(study.run("prep", quick=True, out=tmp_path / "o", only=["E2"]))
+    assert (tmp_path / "cache" / "prep" / "calls").read_text() == "2"
+    for e, duration in (("E1", "4s"), ("E2", "3s")):
+        assert out[e].total == 2
+        docs = [json.loads((r / "scenario.json").read_text()) for r in (tmp_path / "o" / e / "runs").iterdir()]
+        assert {doc["duration"] for doc in docs} == {duration}, e
+        # the grid's per-point value wins over prepare's
+        assert sorted(doc["traffic"][0]["rate"] for doc in docs) == ["1Mbit", "2Mbit"]
+    assert study.prepare("prep") == {"duration": "3s", "traffic[0].rate": "3Mbit"}

@@ -1,9 +1,13 @@
 """The rural-broadband study: E1 (buffer size) covers STUDIES.md §1's grid, and a quick,
 shortened E1 reproduces the findings the models give by construction: DropTail's
 queueing delay grows with the buffer while ARED's, PIE's and CoDel's do not, and the
-AQMs pay for it with more drops."""
+AQMs pay for it with more drops — and with the video's PSNR. Without loss the video's
+PSNR is the clip's lossless PSNR."""
 
 import subprocess
+import tomllib
+
+import numpy as np
 
 import polars as pl
 
@@ -36,7 +40,7 @@ def test_experiments_cover_the_studys_grids():
     assert targets == {"pfifo": None, "ared": "10ms", "pie": "10ms", "codel": "35ms"}
     assert sf.grid[LIMIT] == ["100pkt", "200pkt", "400pkt"]
     assert sf.seeds == 50 and sf.quick["seeds"] == 5
-    aqmlab.validate(d / "scenario.toml")
+    aqmlab.validate(d / "scenario.toml", study.prepare("rural-broadband"))
 
 
 def test_quick_e1_droptail_delay_grows_with_the_buffer_and_the_aqms_do_not(tmp_path):
@@ -59,3 +63,45 @@ def test_quick_e1_droptail_delay_grows_with_the_buffer_and_the_aqms_do_not(tmp_p
         assert abs(large - small) < 0.2 * small, (kind, small, large)
         assert large < d[0] / 2, (kind, large, d[0])
         assert mean("drop_rate", kind, "400pkt") > mean("drop_rate", "pfifo", "400pkt"), kind
+
+    # The video: the AQMs' drops cost it frames and PSNR. ARED and PIE drop more than
+    # DropTail-100 and -200 and lose more decodable frames; their PSNR must be lower and
+    # their video MOS too (a PSNR that ignored the freezes, or scored the wrong frames,
+    # would not follow the loss).
+    def video(metric, kind, limit):
+        r = agg.filter((pl.col("table") == "apps") & (pl.col("entity") == "video") & (pl.col("metric") == metric)
+                       & (pl.col("kind") == kind) & (pl.col(LIMIT) == limit))
+        return r["mean"][0]
+
+    for kind in ("ared", "pie"):
+        for limit in ("100pkt", "200pkt"):
+            loss, droptail_loss = video("decodable_frame_loss_rate", kind, limit), video("decodable_frame_loss_rate", "pfifo", limit)
+            assert loss > droptail_loss, (kind, limit, loss, droptail_loss)
+            psnr, droptail = video("psnr_db_mean", kind, limit), video("psnr_db_mean", "pfifo", limit)
+            assert psnr < droptail - 3, (kind, limit, psnr, droptail)
+            assert video("video_mos", kind, limit) < video("video_mos", "pfifo", limit), (kind, limit)
+
+
+def test_video_without_loss_scores_the_clips_lossless_psnr():
+    """The video alone on a fast link loses nothing: every frame is decodable, and the
+    mean PSNR is the mean of the model table's gap-0 column (the lossless decode) over
+    the frames sent, frame k being clip frame k mod 1065 — so the trace, the table and
+    the looping line up."""
+    d = study.study_dir("rural-broadband")
+    inputs = study.prepare("rural-broadband")
+    doc = tomllib.loads((d / "scenario.toml").read_text())
+    video = next(t for t in doc["traffic"] if t["kind"] == "video")
+    assert doc["traffic"].index(video) == 4 and set(inputs) == {"traffic[4].trace", "traffic[4].psnr_model"}
+    video = {**video, "trace": inputs["traffic[4].trace"], "psnr_model": inputs["traffic[4].psnr_model"]}
+    r = aqmlab.run(d / "scenario.toml", set={"traffic": [video], "duration": "60s", "topology.bottleneck.rate": "100Mbit"})
+    a = r.apps.filter(pl.col("app") == "video").row(0, named=True)
+    sent = int(a["frames_sent"])
+    assert sent > 1065 and a["frames_decodable"] == sent and a["decodable_frame_loss_rate"] == 0
+    table = pl.read_csv(inputs["traffic[4].psnr_model"])
+    lossless = table.filter(pl.col("gap") == 0).sort("frame")["psnr_db"].to_numpy()
+    assert len(lossless) == 1065
+    expected = lossless[np.arange(sent) % 1065].mean()
+    assert abs(a["psnr_db_mean"] - expected) < 1e-9, (a["psnr_db_mean"], expected)
+    # A freeze costs PSNR: every frame shown one frame late scores below its own decode.
+    late = table.filter(pl.col("gap") == 1).sort("frame")["psnr_db"].to_numpy()
+    assert (late < lossless).mean() > 0.99

@@ -68,6 +68,22 @@ def test_model_mode_agrees_with_decoding(clip, table, lost):
         assert real.min() < clip.encoder_psnr.min() - 5  # freezes do cost quality
 
 
+def test_model_table_blocks_equal_plane_by_plane_psnr(clip):
+    """The table's dot-product form, in blocks of 5 frames so the gaps reach back across
+    blocks and wrap around the clip's start, equals psnr() of each plane pair exactly."""
+    n = len(clip)
+    t = clip.model_table(max_gap=n - 1, block=5)
+    dy = clip.decoded_y()
+    grey = np.full_like(clip.original_y[0], 128)
+    for i in (0, 4, 5, 23, 47):
+        assert t[i, 0] == psnr(clip.original_y[i], grey)
+        for g in range(n):
+            assert t[i, g + 1] == psnr(clip.original_y[i], dy[(i - g) % n]), (i, g)
+    assert (t == clip.model_table(max_gap=n - 1)).all()
+    with pytest.raises(ValueError, match="max_gap"):
+        clip.model_table(max_gap=n)
+
+
 def test_freeze_shows_the_last_decoded_frame(clip):
     dec = chain(clip, 12, {5})
     got = clip.decode_psnr(dec)
@@ -152,3 +168,31 @@ def test_report_has_video_figures_for_a_sweep_and_a_run(tmp_path):
     assert names == ["video-strip"]  # no psnr_model: no PSNR figure
     html = report.build(out).read_text()
     assert "Decodable-frame loss of mpeg-resp" in html
+
+
+def test_scene_sequence_is_deterministic_and_its_scenes_differ_in_motion():
+    """aqmlab.video.scenes: the same seed gives the same frames; the talking-head scene
+    changes less from frame to frame than the fast scroll, and a scene cut changes the
+    picture more than the calm scenes' motion."""
+    from aqmlab.video.scenes import scene_frames
+
+    f = scene_frames(n=60, size=(96, 64), seed=3, grain=0.0)
+    assert f.shape == (60, 64, 96, 3) and (f == scene_frames(n=60, size=(96, 64), seed=3, grain=0.0)).all()
+    y = f[..., 1].astype(float)  # green = luma before the tint
+    step = np.abs(np.diff(y, axis=0)).mean(axis=(1, 2))  # step[k]: frame k -> k + 1
+    head, scroll = step[0:9].mean(), step[20:29].mean()
+    assert scroll > 3 * head, (head, scroll)
+    assert step[9] > 3 * head and step[19] > 3 * head  # the cuts at frames 10 and 20
+    assert (scene_frames(n=60, size=(96, 64), seed=4, grain=0.0) != f).any()
+
+
+def test_write_model_rows_exact_or_rounded(clip, tmp_path):
+    """One row per (frame, gap −1..max_gap); exact by default, rounded with digits."""
+    t = clip.model_table(max_gap=3)
+    exact = pl.read_csv(clip.write_model(tmp_path / "m.csv", 3))
+    rounded = pl.read_csv(clip.write_model(tmp_path / "r.csv", 3, digits=2))
+    assert exact.height == len(clip) * 5 and exact["gap"].min() == -1 and exact["gap"].max() == 3
+    row = exact.filter((pl.col("frame") == 7) & (pl.col("gap") == 2))["psnr_db"][0]
+    assert row == t[7, 3]
+    assert (np.abs(rounded["psnr_db"].to_numpy() - np.round(exact["psnr_db"].to_numpy(), 2)) < 1e-9).all()
+    assert (rounded["psnr_db"].to_numpy() != exact["psnr_db"].to_numpy()).any()

@@ -9,7 +9,11 @@ A study is a folder ``studies/NAME/`` holding
 * ``figures.py``    ``def figures(sweep_dir) -> list[aqmlab.report.Figure]`` for a
   one-sweep study; for a study with experiments ``def figures(dirs)`` gets
   ``{experiment: sweep folder}`` of the experiments that have runs,
-* ``README.md``     the question, the setup and what the figures show.
+* ``README.md``     the question, the setup and what the figures show,
+* optionally ``prepare.py``  ``def prepare(cache) -> dict``: builds (or reuses) generated
+  inputs its scenario reads — a video trace, a PSNR table — under the folder ``cache``
+  and returns the overrides (``{dotted path: value}``) that point the scenario at them;
+  they apply to every experiment, before the user's ``--set``.
 
 ``aqmlab study run NAME [--quick] [--experiment E1]`` runs the sweep(s) into
 ``out/studies/NAME/`` (one sub-folder per experiment; resuming), then writes
@@ -29,6 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from .errors import ScenarioError
+from .scenario import parse_overrides
 from .report import Figure, build, figures_html, markdown_html, write_page
 from .sweep import SweepOutcome, read_sweep_file, run_sweep_file
 
@@ -93,6 +98,27 @@ def experiment_out(d: Path, exp: str, out: Path) -> Path:
     return out / exp if has_experiments(d) else out
 
 
+def cache_dir() -> Path:
+    """Where studies keep generated inputs: ``$AQMLAB_CACHE``, else
+    ``$XDG_CACHE_HOME/aqmlab`` (``~/.cache/aqmlab``)."""
+    if os.environ.get("AQMLAB_CACHE"):
+        return Path(os.environ["AQMLAB_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aqmlab"
+
+
+def prepare(name: str) -> dict:
+    """Run the study's ``prepare.py`` (if any) with its cache folder
+    (``cache_dir()/NAME``); the overrides it returns (empty without one)."""
+    d = study_dir(name)
+    f = d / "prepare.py"
+    if not f.exists():
+        return {}
+    spec = importlib.util.spec_from_file_location(f"aqmlab_study_prepare_{d.name.replace('-', '_')}", f)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return dict(mod.prepare(cache_dir() / d.name))
+
+
 def run(name: str, quick: bool = False, out: str | os.PathLike | None = None,
         only: list[str] | None = None, **kw) -> dict[str, SweepOutcome]:
     """Run a study's sweeps (resuming by default), all or the experiments in ``only``.
@@ -104,6 +130,7 @@ def run(name: str, quick: bool = False, out: str | os.PathLike | None = None,
         if e not in exps:
             raise ScenarioError("experiment", f'"{e}": no such experiment in study {d.name}; expected one of: {", ".join(exps)}')
     out = Path(out) if out else default_out(d.name)
+    kw["set"] = {**prepare(str(d)), **parse_overrides(kw.get("set"))}
     outcomes = {}
     for exp, f in exps.items():
         if only and exp not in only:

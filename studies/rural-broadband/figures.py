@@ -30,13 +30,15 @@ DROPS = ("drop_rate", "queues", LINK, "Drop rate at the bottleneck", False)
 UTIL = ("utilization", "queues", LINK, "Bottleneck utilisation", False)
 MOS = ("mos", "apps", "voice", "MOS of the G.729A calls", False)
 VIDEO = ("decodable_frame_loss_rate", "apps", "video", "Decodable-frame loss of the video", False)
+PSNR = ("psnr_db_mean", "apps", "video", "Mean PSNR of the video (dB)", False)
+VMOS = ("video_mos", "apps", "video", "Video MOS (Evalvid's PSNR grades)", False)
 #: Experiment: (swept path on the x axis, what it is, the panels).
 SWEEPS = {
-    "E2": ("topology.bottleneck.qdisc.target", "AQM target delay", [DELAY, DROPS, MOS, VIDEO]),
-    "E3": ("topology.bottleneck.delay", "bottleneck delay D (all RTTs 10...300 ms)", [DROPS, VIDEO, DELAY]),
+    "E2": ("topology.bottleneck.qdisc.target", "AQM target delay", [DELAY, DROPS, MOS, VIDEO, PSNR, VMOS]),
+    "E3": ("topology.bottleneck.delay", "bottleneck delay D (all RTTs 10...300 ms)", [DROPS, VIDEO, PSNR, VMOS, DELAY]),
     "E4": ("topology.hosts[2].right.delay", "d8 (the b pair's RTT 10...300 ms)", [DROPS, UTIL, DELAY]),
-    "E5": ("topology.bottleneck.rate", "bottleneck rate C", [DROPS, VIDEO, DELAY]),
-    "E5L": ("topology.bottleneck.rate", "bottleneck rate C (LEDBAT uploads)", [DROPS, VIDEO, DELAY]),
+    "E5": ("topology.bottleneck.rate", "bottleneck rate C", [DROPS, VIDEO, PSNR, VMOS, DELAY]),
+    "E5L": ("topology.bottleneck.rate", "bottleneck rate C (LEDBAT uploads)", [DROPS, VIDEO, PSNR, DELAY]),
 }
 CC = "traffic[0].cc"
 
@@ -82,6 +84,7 @@ def e1(d: Path) -> list[Figure]:
         ("utilization", "queues", LINK, "Bottleneck utilisation", False),
         ("mos", "apps", "voice", "MOS of the G.729A calls (ITU-T G.107)", False),
         ("decodable_frame_loss_rate", "apps", "video", "Decodable-frame loss of the video", False),
+        ("psnr_db_mean", "apps", "video", "Mean PSNR of the video (dB)", False),
         ("plt_s_median", "apps", "web-a", "Median response time of the 10 ms-RTT web load", True),
         ("goodput_bps", "apps", "ftp-b", "Goodput of the two 300 ms-RTT FTP flows", False),
     ]:
