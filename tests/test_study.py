@@ -219,3 +219,12 @@ def test_a_studys_prepare_hook_gets_its_cache_folder_and_sets_every_experiment(t
         # the grid's per-point value wins over prepare's
         assert sorted(doc["traffic"][0]["rate"] for doc in docs) == ["1Mbit", "2Mbit"]
     assert study.prepare("prep") == {"duration": "3s", "traffic[0].rate": "3Mbit"}
+
+
+def test_a_user_study_hides_the_built_in_study_of_the_same_name(tmp_path, monkeypatch):
+    root = tmp_path / "studies"
+    make_study(root, "bufferbloat-basics", ["E1"])
+    monkeypatch.setenv("AQMLAB_STUDIES", str(root))
+    found = [s for s in study.list_studies() if s["name"] == "bufferbloat-basics"]
+    assert len(found) == 1 and found[0]["path"] == str(root / "bufferbloat-basics")
+    assert study.study_dir("bufferbloat-basics") == root / "bufferbloat-basics"

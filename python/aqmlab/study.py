@@ -63,10 +63,13 @@ def has_experiments(d: Path) -> bool:
 
 
 def list_studies() -> list[dict]:
-    out = []
+    """Every study once: a name found in an earlier folder of `studies_dirs` hides the
+    same name further on (as `study_dir` resolves it)."""
+    out, seen = [], set()
     for d in studies_dirs():
         for s in sorted(d.iterdir()):
-            if experiments(s):
+            if experiments(s) and s.name not in seen:
+                seen.add(s.name)
                 title = ""
                 readme = s / "README.md"
                 if readme.exists():
