@@ -35,9 +35,28 @@
 //! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
 //! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
 //! The loss the E-model sees is (network lost + late) / expected.
+//!
+//! **RTCP** (`rtcp = true`, the default; RFC 3550 §6): a call is one RTP session of
+//! two members, the caller and the callee. Each member runs the §6.3/A.7 report timer
+//! (`rtcp_session.rs`, `rtcp.rs`) on the session bandwidth (default: the nominal IP
+//! rate of the call's senders, §6.2) and sends one compound packet per report: an SR
+//! if it sends voice (forward on its own flow), else an RR (backwards on the flow it
+//! receives), with one report block about the stream it receives (A.1/A.3/A.8,
+//! `rtp_stats.rs`; 16-bit sequence numbers starting at 0). A one-way call therefore
+//! has the `rtp` kind's SR (80 B) and RR (84 B); in a conversation each side sends an
+//! SR with one block (104 B). Both members count as senders all the time (VAD
+//! silences do not make a member a non-sender, §6.3.8's `we_sent` is not tracked).
+//! RTCP packets are real datagrams that queue and can be lost; the report's contents
+//! travel beside them and reach the stream's sender only when they arrive.
+//!
+//! **Warm-up**: the quality columns count the voice packets sent at or after the
+//! run's `warmup` (and RTCP reports made from then on); jitter, playout and RTCP state
+//! run from the call's start.
 
 use super::emodel::{self, CodecImpairment, EModel};
 use super::playout::{Playout, PlayoutKind};
+use super::rtcp::RtcpConfig;
+use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
 use super::rtp_stats::SourceStats;
 use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, FlowReport, TrafficKind};
 use crate::net::packet::AppTag;
@@ -66,6 +85,11 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
             ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
             ParamDoc { name: "extra_delay", ty: "duration", default: "0s", doc: "delay added to the E-model's delay (the DOCSIS study adds 20 ms for the far side)" },
+            ParamDoc { name: "rtcp", ty: "bool", default: "true", doc: "send RTCP reports (SR from a member that talks, RR from one that only listens)" },
+            ParamDoc { name: "session_bw", ty: "rate", default: "packet rate × directions", doc: "session bandwidth for the RTCP interval (RFC 3550 §6.2): the nominal IP rate of all senders" },
+            ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
+            ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
+            ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
         ],
     },
     build,
@@ -118,6 +142,8 @@ pub struct CallConfig {
     pub extra_delay: Nanos,
     pub start: Nanos,
     pub stop: Nanos,
+    /// Quality columns count voice packets sent from here on.
+    pub warmup: Nanos,
 }
 
 impl CallConfig {
@@ -169,6 +195,10 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let network_delay =
         p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
     let extra_delay = p.duration_or("extra_delay", 0)?;
+    let directions = 1 + bidirectional as u32;
+    let packet_bits = ((codec.bit_rate * ptime / NS_PER_S / 8) as u32 + header_bytes) * 8;
+    let nominal_bw = packet_bits as f64 * NS_PER_S as f64 / ptime as f64 * directions as f64;
+    let rtcp = rtcp_session::read_config(p, nominal_bw)?;
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let cfg = CallConfig {
             codec,
@@ -182,6 +212,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
             extra_delay,
             start: e.start_for(&format!("call[{k}]")),
             stop: e.stop,
+            warmup: e.warmup,
         };
         let app_id = e.next_app();
         let fwd = e.next_flow();
@@ -193,14 +224,26 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
                 e.rng(&format!("call[{k}].rev")),
             ));
         }
+        let has_rtcp = rtcp.is_some();
+        let rtcp = rtcp.map(|c| {
+            let rngs = [
+                e.rng(&format!("call[{k}].rtcp.caller")),
+                e.rng(&format!("call[{k}].rtcp.callee")),
+            ];
+            Box::new(CallRtcp::new(c, &cfg, directions as usize, rngs))
+        });
         e.add_app(VoipCall {
             call: k as u32,
             cfg,
             dirs,
+            rtcp,
         });
         e.add_flow(src, dst, FlowKind::Udp, None, app_id);
         if bidirectional {
             e.add_flow(dst, src, FlowKind::Udp, None, app_id);
+        } else if has_rtcp {
+            // The callee's RRs come back.
+            e.need_route(dst, src, false);
         }
     }
     Ok(())
@@ -218,6 +261,7 @@ pub struct Direction {
     spurt_first: bool,
     /// Packets left in the current talk spurt (VAD).
     spurt_left: u64,
+    /// Packets sent since the warm-up.
     sent: u64,
     // Receiver.
     playout: Playout,
@@ -282,7 +326,7 @@ impl Direction {
         };
         io.send_tagged(self.flow, false, cfg.packet_bytes(), self.seq, tag);
         self.seq += 1;
-        self.sent += 1;
+        self.sent += (now >= cfg.warmup) as u64;
         let mut next = now + cfg.ptime;
         if let Some((talk, silence)) = cfg.vad {
             self.spurt_left = self.spurt_left.saturating_sub(1);
@@ -299,17 +343,26 @@ impl Direction {
         self.next_send
     }
 
-    fn receive(&mut self, now: Nanos, d: &Arrival) {
+    /// A voice packet arrived. The jitter, playout and (with RTCP) A.1 sequence state
+    /// see every packet; the quality counters only those sent since the warm-up.
+    fn receive(&mut self, now: Nanos, d: &Arrival, cfg: &CallConfig, rtcp: bool) {
         let gen = d.sent_at;
-        self.received += 1;
-        self.owd_sum += (now - gen) as f64;
+        if rtcp {
+            self.stats.update_seq(d.seq as u16);
+        }
         let ts = super::rtp::ts_units(gen, CLOCK);
         let arrival = super::rtp::ts_units(now, CLOCK);
         self.stats.update_jitter(ts, arrival);
+        let play = self.playout.on_packet(d.tag.unit, gen, now);
+        if gen < cfg.warmup {
+            return;
+        }
+        self.received += 1;
+        self.owd_sum += (now - gen) as f64;
         self.jitter_ts_sum += self.stats.jitter_exact();
         self.first_seq = Some(self.first_seq.map_or(d.seq, |f| f.min(d.seq)));
         self.highest_seq = self.highest_seq.max(d.seq);
-        match self.playout.on_packet(d.tag.unit, gen, now) {
+        match play {
             Some(play) => {
                 self.played += 1;
                 self.play_delay_sum += (play - gen) as f64;
@@ -323,7 +376,14 @@ impl Direction {
     }
 
     /// Quality columns of this direction.
-    fn columns(&self, call: u32, cfg: &CallConfig, out: &mut Vec<(&'static str, Val)>) {
+    /// Quality columns of this direction; `ledger` holds its RTCP reports.
+    fn columns(
+        &self,
+        call: u32,
+        cfg: &CallConfig,
+        ledger: Option<&ReportLedger>,
+        out: &mut Vec<(&'static str, Val)>,
+    ) {
         let expected = self.expected();
         let frac = |n: u64| {
             if expected > 0 {
@@ -365,6 +425,19 @@ impl Direction {
         out.push(("emodel_delay_ms", Val::F(delay)));
         out.push(("r_factor", Val::F(r)));
         out.push(("mos", Val::F(mos)));
+        let f = |g: fn(&ReportLedger) -> f64| Val::F(ledger.map_or(f64::NAN, g));
+        out.push(("loss_fraction_rr", f(ReportLedger::loss_fraction)));
+        out.push(("fraction_lost_rr_mean", f(ReportLedger::fraction_lost_mean)));
+        out.push((
+            "cumulative_lost_rr",
+            Val::I(ledger.map_or(0, |l| l.cumulative_lost())),
+        ));
+        out.push(("jitter_ms_rr_mean", f(ReportLedger::jitter_ms_mean)));
+        out.push(("rtt_ms_rtcp", f(ReportLedger::rtt_ms)));
+        let (packets, bytes) = ledger.map_or((0, 0), |l| l.packets());
+        out.push(("rtcp_packets", Val::U(packets)));
+        out.push(("rtcp_bytes", Val::U(bytes)));
+        out.push(("rr_received", Val::U(ledger.map_or(0, |l| l.reports()))));
     }
 }
 
@@ -373,6 +446,86 @@ pub struct VoipCall {
     call: u32,
     cfg: CallConfig,
     dirs: Vec<Direction>,
+    rtcp: Option<Box<CallRtcp>>,
+}
+
+/// A call's RTCP: member 0 is the caller (sends direction 0, receives direction 1 in
+/// a conversation), member 1 the callee (receives direction 0, sends direction 1);
+/// one report ledger per direction.
+pub struct CallRtcp {
+    members: [RtcpMember; 2],
+    ledgers: Vec<ReportLedger>,
+}
+
+impl CallRtcp {
+    fn new(c: RtcpConfig, cfg: &CallConfig, directions: usize, rngs: [Rng; 2]) -> Self {
+        let senders = directions as u32;
+        let [r0, r1] = rngs;
+        let member = |m: usize, rng| {
+            let sends = m < directions;
+            let receives = 1 - m < directions;
+            RtcpMember::new(c, senders, sends, receives as u32, cfg.start, rng)
+        };
+        CallRtcp {
+            members: [member(0, r0), member(1, r1)],
+            ledgers: (0..directions)
+                .map(|_| ReportLedger::new(0, CLOCK, cfg.warmup))
+                .collect(),
+        }
+    }
+
+    /// Member `m`'s timer fired at `now`: send its compound packet.
+    fn fire(&mut self, m: usize, now: Nanos, dirs: &mut [Direction], io: &mut AppIo) {
+        let (sends, rx) = (m < dirs.len(), 1 - m);
+        let valid = dirs.get(rx).is_some_and(|d| d.stats.valid());
+        let Some(size) = self.members[m].fire(now, valid as u32) else {
+            return;
+        };
+        let id = match dirs.get_mut(rx) {
+            Some(d) => {
+                let block = valid.then(|| d.stats.report_block());
+                self.ledgers[rx].issue(now, block)
+            }
+            None => 0,
+        };
+        // An SR goes forward on the member's own flow, an RR back on the one it hears.
+        let (dir, reverse, unit_type) = if sends {
+            (m, false, TAG_SR)
+        } else {
+            (rx, true, TAG_RR)
+        };
+        let tag = AppTag {
+            unit: id,
+            unit_type,
+            fragment: 0,
+            fragments: 1,
+        };
+        io.send_tagged(dirs[dir].flow, reverse, size, id as u64, tag);
+        self.ledgers[dir].count_packet(now, size);
+    }
+
+    /// An RTCP packet arrived on direction `i`'s flow.
+    fn on_packet(&mut self, now: Nanos, i: usize, d: &Arrival) {
+        match (d.reverse, d.tag.unit_type) {
+            // The callee's RR about direction 0 reached the caller.
+            (true, TAG_RR) => self.ledgers[i].on_report(now, d.tag.unit),
+            (false, TAG_SR) => {
+                self.ledgers[i].on_sr(d.sent_at, now);
+                // In a conversation the SR carries a block about the other direction.
+                if self.ledgers.len() == 2 {
+                    self.ledgers[1 - i].on_report(now, d.tag.unit);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl VoipCall {
+    /// Direction `i`'s RTCP reports.
+    fn ledger(&self, i: usize) -> Option<&ReportLedger> {
+        self.rtcp.as_ref().map(|r| &r.ledgers[i])
+    }
 }
 
 impl Application for VoipCall {
@@ -385,21 +538,41 @@ impl Application for VoipCall {
         {
             io.wake_at(t);
         }
+        if let Some(r) = &self.rtcp {
+            for m in &r.members {
+                if m.next() < self.cfg.stop {
+                    io.wake_at(m.next());
+                }
+            }
+        }
     }
 
     fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
         let mut next: Option<Nanos> = None;
+        let mut sent = false;
         for d in &mut self.dirs {
             if d.next_send == Some(now) {
                 d.send(now, &self.cfg, io);
+                sent = true;
             }
             next = match (next, d.next_send) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
         }
-        if let Some(t) = next {
+        // Only a voice wake schedules the next one (an RTCP wake would duplicate it).
+        if let Some(t) = next.filter(|_| sent) {
             io.wake_at(t);
+        }
+        if let Some(r) = &mut self.rtcp {
+            for m in 0..2 {
+                if r.members[m].next() == now {
+                    r.fire(m, now, &mut self.dirs, io);
+                    if r.members[m].next() < self.cfg.stop {
+                        io.wake_at(r.members[m].next());
+                    }
+                }
+            }
         }
     }
 
@@ -408,8 +581,14 @@ impl Application for VoipCall {
     }
 
     fn on_datagram(&mut self, now: Nanos, d: &Arrival, _io: &mut AppIo) {
-        if let Some(dir) = self.dirs.iter_mut().find(|x| x.flow == d.flow) {
-            dir.receive(now, d);
+        let Some(i) = self.dirs.iter().position(|x| x.flow == d.flow) else {
+            return;
+        };
+        if d.tag.unit_type < TAG_SR {
+            let rtcp = self.rtcp.is_some();
+            self.dirs[i].receive(now, d, &self.cfg, rtcp);
+        } else if let Some(r) = &mut self.rtcp {
+            r.on_packet(now, i, d);
         }
     }
 
@@ -417,9 +596,9 @@ impl Application for VoipCall {
     fn report(apps: &[&Self], out: &mut Vec<(&'static str, Val)>) {
         let mut rows = Vec::new();
         for a in apps {
-            for d in &a.dirs {
+            for (i, d) in a.dirs.iter().enumerate() {
                 let mut r = Vec::new();
-                d.columns(a.call, &a.cfg, &mut r);
+                d.columns(a.call, &a.cfg, a.ledger(i), &mut r);
                 r.retain(|(n, _)| *n != "call");
                 rows.push(r);
             }
@@ -428,9 +607,9 @@ impl Application for VoipCall {
     }
 
     fn report_flows(&self, out: &mut Vec<FlowReport>) {
-        for d in &self.dirs {
+        for (i, d) in self.dirs.iter().enumerate() {
             let mut cols = Vec::new();
-            d.columns(self.call, &self.cfg, &mut cols);
+            d.columns(self.call, &self.cfg, self.ledger(i), &mut cols);
             out.push(FlowReport { flow: d.flow, cols });
         }
     }
@@ -454,6 +633,7 @@ mod tests {
             extra_delay: 0,
             start: 0,
             stop: 60 * NS_PER_S,
+            warmup: 0,
         }
     }
 
@@ -485,6 +665,7 @@ mod tests {
             call: 0,
             cfg: c,
             dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+            rtcp: None,
         };
         let mut io = AppIo::new(0);
         call.start(&mut io);
@@ -555,6 +736,7 @@ mod tests {
             call: 0,
             cfg: c,
             dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+            rtcp: None,
         };
         let mut io = AppIo::new(0);
         for seq in 0..10u64 {
