@@ -77,6 +77,11 @@ impl RtcpMember {
         }
     }
 
+    /// The report timer (its members, senders and average packet size).
+    pub fn timer(&self) -> &RtcpTimer {
+        &self.timer
+    }
+
     /// The next expiry of the timer.
     pub fn next(&self) -> Nanos {
         self.timer.tn

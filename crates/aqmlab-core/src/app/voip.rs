@@ -150,6 +150,12 @@ impl CallConfig {
     pub fn packet_bytes(&self) -> u32 {
         (self.codec.bit_rate * self.ptime / NS_PER_S / 8) as u32 + self.header_bytes
     }
+
+    /// RFC 3550 §6.2's session bandwidth: the nominal IP rate of the `senders`
+    /// concurrently active senders, in bit/s.
+    pub fn session_bw(&self, senders: u32) -> f64 {
+        self.packet_bytes() as f64 * 8.0 * NS_PER_S as f64 / self.ptime as f64 * senders as f64
+    }
 }
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
@@ -195,24 +201,26 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let network_delay =
         p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
     let extra_delay = p.duration_or("extra_delay", 0)?;
+    let base = CallConfig {
+        codec,
+        ptime,
+        header_bytes,
+        vad: vad.then_some((talk as f64, silence as f64)),
+        playout,
+        playout_delay,
+        emodel,
+        network_delay,
+        extra_delay,
+        start: e.start,
+        stop: e.stop,
+        warmup: e.warmup,
+    };
     let directions = 1 + bidirectional as u32;
-    let packet_bits = ((codec.bit_rate * ptime / NS_PER_S / 8) as u32 + header_bytes) * 8;
-    let nominal_bw = packet_bits as f64 * NS_PER_S as f64 / ptime as f64 * directions as f64;
-    let rtcp = rtcp_session::read_config(p, nominal_bw)?;
+    let rtcp = rtcp_session::read_config(p, base.session_bw(directions))?;
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let cfg = CallConfig {
-            codec,
-            ptime,
-            header_bytes,
-            vad: vad.then_some((talk as f64, silence as f64)),
-            playout,
-            playout_delay,
-            emodel,
-            network_delay,
-            extra_delay,
             start: e.start_for(&format!("call[{k}]")),
-            stop: e.stop,
-            warmup: e.warmup,
+            ..base
         };
         let app_id = e.next_app();
         let fwd = e.next_flow();
@@ -618,6 +626,7 @@ impl Application for VoipCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::rtcp::rtcp_interval;
     use crate::app::Action;
 
     fn cfg(vad: bool) -> CallConfig {
@@ -778,5 +787,217 @@ mod tests {
             "{}",
             get("r_factor")
         );
+    }
+
+    fn rtcp_cfg(session_bw_bps: f64, reduced_min: bool) -> RtcpConfig {
+        RtcpConfig {
+            session_bw_bps,
+            fraction: 0.05,
+            reduced_min,
+            reconsideration: false,
+        }
+    }
+
+    /// RFC 3550 §6.2/§6.3/A.7 for a G.711 call (20 ms, 200 B IP packets): session
+    /// bandwidth 200·8·50 = 80 kbit/s per talking direction. One-way call: RTCP gets
+    /// 5 % = 4 kbit/s = 500 B/s; 1 sender of 2 members is more than 25 %, so no
+    /// sender/receiver split and n = 2 for both: T = 84·2/500 = 0.336 s (caller:
+    /// 80·2/500 = 0.32 s), below the 5 s minimum → 5 s (2.5 s before the first report);
+    /// × U[0.5, 1.5] / (e − 3/2): mean 5/1.2182818 = 4.104141 s, first report in
+    /// [1.026035, 3.078106] s. Reduced minimum 360/80 = 4.5 s → 3.693727 s at u = 0.5.
+    /// Conversation: 160 kbit/s, both members send (SR + one block, 104 B), RTCP
+    /// 1000 B/s, T = 104·2/1000 = 0.208 s; reduced minimum 360/160 = 2.25 s →
+    /// 1.846863 s at u = 0.5.
+    #[test]
+    fn g711_call_rtcp_interval_by_hand() {
+        let c = cfg(false);
+        assert_eq!(c.session_bw(1), 80_000.0);
+        assert_eq!(c.session_bw(2), 160_000.0);
+        let one_way = CallRtcp::new(
+            rtcp_cfg(c.session_bw(1), false),
+            &c,
+            1,
+            [Rng::stream(1, "a"), Rng::stream(1, "b")],
+        );
+        let [caller, callee] = one_way.members.each_ref().map(|m| m.timer().clone());
+        assert_eq!((caller.members, caller.senders, caller.we_sent), (2, 1, true));
+        assert_eq!((callee.members, callee.senders, callee.we_sent), (2, 1, false));
+        assert_eq!((caller.avg_rtcp_size, callee.avg_rtcp_size), (80.0, 84.0));
+        let cf = caller.cfg;
+        assert_eq!(cf.rtcp_bw_bytes(), 500.0);
+        let t = |n, s, we, avg, init, min, u| {
+            rtcp_interval(n, s, cf.rtcp_bw_bytes(), we, avg, init, min, u)
+        };
+        // Deterministic part below the minimum: the minimum decides.
+        assert!(84.0 * 2.0 / 500.0 < 5.0);
+        assert!((t(2, 1, false, 84.0, false, 5.0, 0.5) - 4.104_140_670).abs() < 1e-9);
+        assert!((t(2, 1, true, 80.0, true, 5.0, 0.0) - 1.026_035_168).abs() < 1e-9);
+        assert!((t(2, 1, true, 80.0, true, 5.0, 1.0) - 3.078_105_503).abs() < 1e-9);
+        for m in [&caller, &callee] {
+            assert!((1_026_035_167..=3_078_105_503).contains(&m.tn), "{}", m.tn);
+        }
+        let reduced = rtcp_cfg(c.session_bw(1), true);
+        assert_eq!(reduced.min_interval_s(), 4.5);
+        let r = rtcp_interval(2, 1, 500.0, false, 84.0, false, 4.5, 0.5);
+        assert!((r - 3.693_726_603).abs() < 1e-9);
+
+        let talk = CallRtcp::new(
+            rtcp_cfg(c.session_bw(2), true),
+            &c,
+            2,
+            [Rng::stream(1, "a"), Rng::stream(1, "b")],
+        );
+        for m in &talk.members {
+            let tm = m.timer();
+            assert_eq!((tm.senders, tm.we_sent, tm.avg_rtcp_size), (2, true, 104.0));
+            assert_eq!(tm.cfg.rtcp_bw_bytes(), 1000.0);
+            assert_eq!(tm.cfg.min_interval_s(), 2.25);
+        }
+        assert!(104.0 * 2.0 / 1000.0 < 2.25);
+        let b = rtcp_interval(2, 2, 1000.0, true, 104.0, false, 2.25, 0.5);
+        assert!((b - 1.846_863_302).abs() < 1e-9);
+    }
+
+    /// Voice packet `seq` of a call's flow (generated at seq·20 ms).
+    fn voice(flow: u32, seq: u64) -> Arrival {
+        Arrival {
+            flow,
+            reverse: false,
+            seq,
+            size: 200,
+            sent_at: seq * 20 * NS_PER_MS,
+            tag: AppTag {
+                unit: 0,
+                unit_type: (seq == 0) as u8,
+                fragment: 0,
+                fragments: 1,
+            },
+            ecn: Default::default(),
+        }
+    }
+
+    fn sends(io: &AppIo) -> Vec<(u32, bool, u32, AppTag)> {
+        io.actions()
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send {
+                    flow,
+                    reverse,
+                    size,
+                    tag,
+                    ..
+                } => Some((*flow, *reverse, *size, *tag)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A one-way call loses seqs 5, 6 and 13 of 0..=20. The callee's RR (A.1: seq 0
+    /// is probation, the base is seq 1): expected 20, received 17, cumulative lost 3,
+    /// fraction (3 << 8)/20 = 38. It goes back on the call's flow (84 B) and the
+    /// caller, counting from its first sequence number 0, gets 3/21: exactly the
+    /// packets lost, as the receiver's own count says.
+    #[test]
+    fn rr_loss_is_the_packets_lost() {
+        let c = cfg(false);
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![Direction::new(7, &c, Rng::stream(5, "v"))],
+            rtcp: Some(Box::new(CallRtcp::new(
+                rtcp_cfg(80_000.0, false),
+                &c,
+                1,
+                [Rng::stream(1, "a"), Rng::stream(1, "b")],
+            ))),
+        };
+        let mut io = AppIo::new(0);
+        for seq in (0..=20u64).filter(|s| ![5, 6, 13].contains(s)) {
+            let at = seq * 20 * NS_PER_MS + 30 * NS_PER_MS;
+            call.on_datagram(at, &voice(7, seq), &mut io);
+        }
+        let t = call.rtcp.as_ref().unwrap().members[1].next();
+        assert!(t > 430 * NS_PER_MS, "the test's packets all arrive first");
+        io.reset(0);
+        call.on_wake(t, &mut io);
+        let rr = sends(&io);
+        assert_eq!(rr.len(), 1);
+        let (flow, reverse, size, tag) = rr[0];
+        assert_eq!((flow, reverse, size, tag.unit_type), (7, true, 84, TAG_RR));
+        let back = Arrival {
+            flow: 7,
+            reverse: true,
+            seq: tag.unit as u64,
+            size,
+            sent_at: t,
+            tag,
+            ecn: Default::default(),
+        };
+        call.on_datagram(t + 30 * NS_PER_MS, &back, &mut io);
+        let l = call.ledger(0).unwrap();
+        let b = l.last_block().unwrap();
+        assert_eq!((b.cumulative_lost, b.fraction_lost, b.extended_max), (3, 38, 20));
+        assert_eq!(l.loss_fraction(), 3.0 / 21.0);
+        let mut out = Vec::new();
+        VoipCall::report(&[&call], &mut out);
+        let get = |n: &str| match out.iter().find(|(k, _)| *k == n).unwrap().1 {
+            Val::F(x) => x,
+            Val::U(x) => x as f64,
+            Val::I(x) => x as f64,
+            _ => f64::NAN,
+        };
+        assert_eq!(get("voice_loss_rate"), get("loss_fraction_rr"));
+        assert_eq!(get("cumulative_lost_rr"), 3.0);
+        assert_eq!(get("fraction_lost_rr_mean"), 38.0 / 256.0);
+        assert_eq!((get("rtcp_packets"), get("rtcp_bytes")), (1.0, 84.0));
+        assert_eq!(get("rr_received"), 1.0);
+    }
+
+    /// In a conversation the caller's report is an SR with a block about the callee's
+    /// stream (104 B), sent forward on the caller's own flow; its arrival gives the
+    /// callee both the SR (LSR) and the block.
+    #[test]
+    fn conversation_reports_are_srs_with_a_block() {
+        let c = cfg(false);
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![
+                Direction::new(4, &c, Rng::stream(5, "v")),
+                Direction::new(5, &c, Rng::stream(5, "w")),
+            ],
+            rtcp: Some(Box::new(CallRtcp::new(
+                rtcp_cfg(160_000.0, false),
+                &c,
+                2,
+                [Rng::stream(1, "a"), Rng::stream(1, "b")],
+            ))),
+        };
+        let mut io = AppIo::new(0);
+        for seq in 0..10u64 {
+            let at = seq * 20 * NS_PER_MS + 30 * NS_PER_MS;
+            call.on_datagram(at, &voice(5, seq), &mut io);
+        }
+        let t = call.rtcp.as_ref().unwrap().members[0].next();
+        io.reset(0);
+        call.on_wake(t, &mut io);
+        let sr: Vec<_> = sends(&io).into_iter().filter(|s| s.3.unit_type == TAG_SR).collect();
+        assert_eq!(sr.len(), 1);
+        let (flow, reverse, size, tag) = sr[0];
+        assert_eq!((flow, reverse, size), (4, false, 104));
+        let d = Arrival {
+            flow: 4,
+            reverse: false,
+            seq: tag.unit as u64,
+            size,
+            sent_at: t,
+            tag,
+            ecn: Default::default(),
+        };
+        call.on_datagram(t + 30 * NS_PER_MS, &d, &mut io);
+        let l = call.ledger(1).unwrap();
+        assert_eq!(l.reports(), 1);
+        assert_eq!(l.last_block().unwrap().cumulative_lost, 0);
+        assert_eq!(call.ledger(0).unwrap().packets(), (1, 104));
     }
 }
