@@ -46,9 +46,14 @@ def test_owd_cdf_has_one_line_per_flow_and_counts_every_packet(voice_run, tmp_pa
     assert line.get_label() == "flow 5 (call)"
     y = line.get_ydata()
     assert y[-1] == 1.0 and all(a <= b for a, b in zip(y, y[1:]))
-    # the histogram holds every delivered voice packet after the warm-up
+    # the histogram holds every packet the flow delivered after the warm-up: the voice
+    # packets and the caller's RTCP SRs (the callee's RRs travel the other way)
     h = res.owd_hist.filter(pl.col("flow") == 5)
-    assert h["packets"].sum() == res.app_flows.filter(pl.col("flow") == 5)["packets_received"][0]
+    delivered = res.flows.filter(pl.col("flow") == 5)["packets_delivered"][0]
+    assert h["packets"].sum() == delivered
+    row = res.app_flows.filter(pl.col("flow") == 5)
+    srs = delivered - row["packets_received"][0]
+    assert 0 < srs <= row["rtcp_packets"][0]
     # the delays are the FIFO's: ~1 s for the call
     x = line.get_xdata()
     assert 800 < x[len(x) // 2] < 1200

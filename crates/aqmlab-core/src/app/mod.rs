@@ -21,6 +21,7 @@ pub mod dist;
 pub mod emodel;
 pub mod playout;
 pub mod rtcp;
+pub mod rtcp_session;
 pub mod rtp;
 pub mod rtp_stats;
 pub mod tcp;
@@ -734,6 +735,8 @@ pub struct EntryBuild<'a> {
     pub stop: Nanos,
     /// The run's duration.
     pub duration: Nanos,
+    /// The run's warm-up: quality columns count only what is sent from then on.
+    pub warmup: Nanos,
     pub seed: u64,
     /// The topology (kinds that name further nodes, like web servers).
     pub topo: &'a Topology,
@@ -825,7 +828,13 @@ fn kind_of(v: &Value, path: &str) -> Result<&'static TrafficKind> {
         })
 }
 
-pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> Result<Traffic> {
+pub fn build(
+    tables: &[Value],
+    topo: &Topology,
+    seed: u64,
+    duration: Nanos,
+    warmup: Nanos,
+) -> Result<Traffic> {
     let mut t = Traffic::default();
     for (i, v) in tables.iter().enumerate() {
         let path = format!("traffic[{i}]");
@@ -859,6 +868,7 @@ pub fn build(tables: &[Value], topo: &Topology, seed: u64, duration: Nanos) -> R
             start_jitter,
             stop,
             duration,
+            warmup,
             seed,
             topo,
             traffic: &mut t,
@@ -937,6 +947,7 @@ mod tests {
                     start_jitter: 0,
                     stop: 1_000_000_000,
                     duration: 1_000_000_000,
+                    warmup: 0,
                     seed: 1,
                     topo: &topo,
                     traffic: &mut t,

@@ -2,13 +2,18 @@
 //!
 //! The sender emits data packets with a 16-bit sequence number and a 32-bit RTP
 //! timestamp (both starting at random values, §5.1), sizes and gaps drawn from the
-//! configured distributions (`dist.rs`). Both ends run an RTCP timer (`rtcp.rs`,
-//! §6.3/A.7): the sender sends SRs forward on the flow, the receiver sends RRs back
-//! (`AppIo::send_tagged(reverse = true)`) carrying a report block computed by
-//! `rtp_stats.rs` (A.1/A.3/A.8). RTCP packets are real datagrams that queue and can
-//! be lost; their contents travel beside them in the app (a report id in the
-//! packet's tag), and the sender learns them only when the datagram arrives
-//! (`on_datagram`). The sender also gets the round-trip time from LSR/DLSR (§6.4.1).
+//! configured distributions (`dist.rs`). Both ends run an RTCP timer
+//! (`rtcp_session.rs` over `rtcp.rs`, §6.3/A.7): the sender sends SRs forward on the
+//! flow, the receiver sends RRs back (`AppIo::send_tagged(reverse = true)`) carrying a
+//! report block computed by `rtp_stats.rs` (A.1/A.3/A.8). RTCP packets are real
+//! datagrams that queue and can be lost; their contents travel beside them in the app
+//! (a report id in the packet's tag), and the sender learns them only when the
+//! datagram arrives (`on_datagram`). The sender also gets the round-trip time from
+//! LSR/DLSR (§6.4.1).
+//!
+//! Warm-up: the quality columns count data packets sent at or after `warmup` (and
+//! reports made from then on, `rtcp_session.rs`); the RFC state (sequence tracking,
+//! jitter estimate, timers) runs from the start.
 //!
 //! Packet tags: `unit_type` 0 = data (`unit` = RTP timestamp), 200 = SR, 201 = RR
 //! (the RTCP packet types; `unit` = report number).
@@ -18,8 +23,9 @@
 //! 84 B (60 B before the receiver has a valid source, with no block).
 
 use super::dist::Dist;
-use super::rtcp::{RtcpConfig, RtcpTimer};
-use super::rtp_stats::{ReportBlock, SourceStats};
+use super::rtcp::RtcpConfig;
+use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
+use super::rtp_stats::SourceStats;
 use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, TrafficKind};
 use crate::net::packet::AppTag;
 use crate::output::table::Val;
@@ -27,18 +33,10 @@ use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
-use std::collections::VecDeque;
 
 /// IP + UDP + RTP header bytes: the smallest data packet.
 pub const RTP_HEADERS: u32 = 40;
-pub const SR_BYTES: u32 = 80;
-pub const RR_BYTES: u32 = 84;
-pub const RR_EMPTY_BYTES: u32 = 60;
 pub const TAG_DATA: u8 = 0;
-pub const TAG_SR: u8 = 200;
-pub const TAG_RR: u8 = 201;
-/// Reports in flight kept for the sender (older ones count as lost).
-const MAX_PENDING: usize = 64;
 
 pub const RTP: TrafficKind = TrafficKind {
     doc: KindDoc {
@@ -111,21 +109,8 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         0.0,
     )?;
     let clock_rate = p.u64_or("clock_rate", 90_000, 1, 10_000_000)? as u32;
-    let rtcp = p.bool_or("rtcp", true)?;
     let mean_rate = size as f64 * 8.0 * NS_PER_S as f64 / gap_ns;
-    let session_bw = p.rate("session_bw")?.map_or(mean_rate, |r| r as f64);
-    if session_bw <= 0.0 {
-        return Err(p.error("session_bw", "expected a rate above 0"));
-    }
-    let fraction = p.f64_or("rtcp_fraction", 0.05, 1e-6, 1.0)?;
-    let reduced_min = p.bool_or("rtcp_reduced_min", false)?;
-    let reconsideration = p.bool_or("reconsideration", true)?;
-    let cfg = RtcpConfig {
-        session_bw_bps: session_bw,
-        fraction,
-        reduced_min,
-        reconsideration,
-    };
+    let rtcp = rtcp_session::read_config(p, mean_rate)?;
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let flow = e.next_flow();
         let start = e.start_for(&format!("flow[{k}]"));
@@ -144,8 +129,9 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
             ts0,
             start,
             stop: e.stop,
+            warmup: e.warmup,
         };
-        let app = RtpApp::new(flow, src_cfg, rtcp.then_some(cfg), rng, rtcp_rngs);
+        let app = RtpApp::new(flow, src_cfg, rtcp, rng, rtcp_rngs);
         let a = e.add_app(app);
         e.add_flow(src, dst, FlowKind::Udp, None, a);
         // RRs come back.
@@ -164,6 +150,8 @@ pub struct SourceConfig {
     pub ts0: u32,
     pub start: Nanos,
     pub stop: Nanos,
+    /// Quality columns count data packets sent from here on.
+    pub warmup: Nanos,
 }
 
 /// RTP timestamp units of a time in ns (the sampling clock, modulo 2^32).
@@ -171,54 +159,33 @@ pub fn ts_units(t: Nanos, clock_rate: u32) -> u32 {
     (t as u128 * clock_rate as u128 / NS_PER_S as u128) as u32
 }
 
-/// What the sender learnt from RRs.
-#[derive(Clone, Debug, Default)]
-struct RrSummary {
-    count: u64,
-    fraction_sum: f64,
-    jitter_ms_sum: f64,
-    rtt_ms_sum: f64,
-    rtt_n: u64,
-    last: Option<ReportBlock>,
-}
-
-/// An RR in flight: its number, block, and the LSR/DLSR pair (ns).
-#[derive(Clone, Copy, Debug)]
-struct PendingRr {
-    id: u32,
-    block: Option<ReportBlock>,
-    lsr_dlsr: Option<(Nanos, Nanos)>,
-}
-
 pub struct RtpApp {
     flow: u32,
     cfg: SourceConfig,
     rng: Rng,
     next_send: Option<Nanos>,
+    /// Data packets sent (the sequence number's offset), and those sent since the
+    /// warm-up.
     sent: u64,
-    sent_bytes: u64,
+    sent_counted: u64,
     // Receiver.
     stats: SourceStats,
     received: u64,
     received_bytes: u64,
+    /// Lowest counted and highest received packet index (the ground truth's window;
+    /// the highest also unwraps the 16-bit sequence numbers).
     first_seq: Option<u64>,
     highest_seq: u64,
     jitter_ts_sum: f64,
-    /// (SR send time, its arrival) of the latest SR: LSR and the DLSR origin.
-    last_sr: Option<(Nanos, Nanos)>,
     /// RTCP state, boxed: most of the app's size, touched only every few seconds.
     rtcp: Box<RtcpState>,
 }
 
-/// Both members' RTCP timers and what the sender learnt.
+/// Both members' RTCP timers and the stream's reports.
 struct RtcpState {
-    sender_timer: Option<RtcpTimer>,
-    receiver_timer: Option<RtcpTimer>,
-    next_rr: u32,
-    pending: VecDeque<PendingRr>,
-    rr: RrSummary,
-    rtcp_packets: u64,
-    rtcp_bytes: u64,
+    sender: Option<RtcpMember>,
+    receiver: Option<RtcpMember>,
+    ledger: ReportLedger,
 }
 
 impl RtpApp {
@@ -229,26 +196,10 @@ impl RtpApp {
         rng: Rng,
         rtcp_rngs: (Rng, Rng),
     ) -> Self {
-        let (sender_timer, receiver_timer) = match rtcp {
+        let (sender, receiver) = match rtcp {
             Some(c) => (
-                Some(RtcpTimer::new(
-                    c,
-                    2,
-                    1,
-                    true,
-                    SR_BYTES,
-                    cfg.start,
-                    rtcp_rngs.0,
-                )),
-                Some(RtcpTimer::new(
-                    c,
-                    2,
-                    1,
-                    false,
-                    RR_BYTES,
-                    cfg.start,
-                    rtcp_rngs.1,
-                )),
+                Some(RtcpMember::new(c, 1, true, 0, cfg.start, rtcp_rngs.0)),
+                Some(RtcpMember::new(c, 1, false, 1, cfg.start, rtcp_rngs.1)),
             ),
             None => (None, None),
         };
@@ -258,22 +209,17 @@ impl RtpApp {
             rng,
             next_send: None,
             sent: 0,
-            sent_bytes: 0,
+            sent_counted: 0,
             stats: SourceStats::default(),
             received: 0,
             received_bytes: 0,
             first_seq: None,
             highest_seq: 0,
             jitter_ts_sum: 0.0,
-            last_sr: None,
             rtcp: Box::new(RtcpState {
-                sender_timer,
-                receiver_timer,
-                next_rr: 0,
-                pending: VecDeque::new(),
-                rr: RrSummary::default(),
-                rtcp_packets: 0,
-                rtcp_bytes: 0,
+                sender,
+                receiver,
+                ledger: ReportLedger::new(cfg.seq0, cfg.clock_rate, cfg.warmup),
             }),
         }
     }
@@ -293,22 +239,21 @@ impl RtpApp {
         };
         io.send_tagged(self.flow, false, size, seq as u64, tag);
         self.sent += 1;
-        self.sent_bytes += size as u64;
+        self.sent_counted += (now >= self.cfg.warmup) as u64;
         let gap = self.cfg.gap.sample(&mut self.rng).round().max(1.0) as Nanos;
         let next = now + gap;
         self.next_send = (next < self.cfg.stop).then_some(next);
     }
 
     fn on_sender_rtcp(&mut self, now: Nanos, io: &mut AppIo) {
-        let Some(t) = self.rtcp.sender_timer.as_mut() else {
+        let Some(m) = self.rtcp.sender.as_mut() else {
             return;
         };
-        if t.expire(now) {
-            t.sent(now, SR_BYTES);
+        if let Some(size) = m.fire(now, 0) {
             io.send_tagged(
                 self.flow,
                 false,
-                SR_BYTES,
+                size,
                 0,
                 AppTag {
                     unit: 0,
@@ -317,35 +262,19 @@ impl RtpApp {
                     fragments: 1,
                 },
             );
-            self.rtcp.rtcp_packets += 1;
-            self.rtcp.rtcp_bytes += SR_BYTES as u64;
+            self.rtcp.ledger.count_packet(now, size);
         }
     }
 
     fn on_receiver_rtcp(&mut self, now: Nanos, io: &mut AppIo) {
-        let Some(t) = self.rtcp.receiver_timer.as_mut() else {
+        let Some(m) = self.rtcp.receiver.as_mut() else {
             return;
         };
-        if !t.expire(now) {
+        let Some(size) = m.fire(now, self.stats.valid() as u32) else {
             return;
-        }
+        };
         let block = self.stats.valid().then(|| self.stats.report_block());
-        let size = if block.is_some() {
-            RR_BYTES
-        } else {
-            RR_EMPTY_BYTES
-        };
-        t.sent(now, size);
-        let id = self.rtcp.next_rr;
-        self.rtcp.next_rr += 1;
-        if self.rtcp.pending.len() == MAX_PENDING {
-            self.rtcp.pending.pop_front();
-        }
-        self.rtcp.pending.push_back(PendingRr {
-            id,
-            block,
-            lsr_dlsr: self.last_sr.map(|(sent, arrived)| (sent, now - arrived)),
-        });
+        let id = self.rtcp.ledger.issue(now, block);
         io.send_tagged(
             self.flow,
             true,
@@ -358,32 +287,7 @@ impl RtpApp {
                 fragments: 1,
             },
         );
-        self.rtcp.rtcp_packets += 1;
-        self.rtcp.rtcp_bytes += size as u64;
-    }
-
-    /// An RR reached the sender.
-    fn on_rr(&mut self, now: Nanos, id: u32) {
-        while let Some(p) = self.rtcp.pending.front().copied() {
-            if p.id > id {
-                return; // already superseded (duplicate) — cannot happen on a FIFO path
-            }
-            self.rtcp.pending.pop_front();
-            if p.id < id {
-                continue; // that RR was lost
-            }
-            if let Some(b) = p.block {
-                self.rtcp.rr.count += 1;
-                self.rtcp.rr.fraction_sum += b.fraction_lost as f64 / 256.0;
-                self.rtcp.rr.jitter_ms_sum += b.jitter as f64 * 1e3 / self.cfg.clock_rate as f64;
-                self.rtcp.rr.last = Some(b);
-            }
-            if let Some((lsr, dlsr)) = p.lsr_dlsr {
-                self.rtcp.rr.rtt_ms_sum += (now - lsr - dlsr) as f64 / 1e6;
-                self.rtcp.rr.rtt_n += 1;
-            }
-            return;
-        }
+        self.rtcp.ledger.count_packet(now, size);
     }
 
     fn on_data(&mut self, now: Nanos, d: &Arrival) {
@@ -392,14 +296,19 @@ impl RtpApp {
             .ts0
             .wrapping_add(ts_units(now - self.cfg.start, self.cfg.clock_rate));
         self.stats.on_packet(d.seq as u16, d.tag.unit, arrival);
-        self.jitter_ts_sum += self.stats.jitter_exact();
-        self.received += 1;
-        self.received_bytes += d.size as u64;
         // Ground truth: the sender's packet index, unwrapped against the 16-bit number.
         let index = (d.seq as u16).wrapping_sub(self.cfg.seq0) as u64;
         let index = index + ((self.highest_seq.saturating_sub(index) + (1 << 15)) >> 16 << 16);
-        self.first_seq = Some(self.first_seq.map_or(index, |f| f.min(index)));
+        // Indices grow with send time, so once a counted packet arrived the highest
+        // index is a counted one.
         self.highest_seq = self.highest_seq.max(index);
+        if d.sent_at < self.cfg.warmup {
+            return;
+        }
+        self.jitter_ts_sum += self.stats.jitter_exact();
+        self.received += 1;
+        self.received_bytes += d.size as u64;
+        self.first_seq = Some(self.first_seq.map_or(index, |f| f.min(index)));
     }
 
     /// Ground-truth loss fraction of data packets between the first and the highest
@@ -414,46 +323,25 @@ impl RtpApp {
         }
     }
 
-    /// RR-derived loss: cumulative lost over packets expected up to the extended max.
-    fn rr_loss(&self) -> f64 {
-        match self.rtcp.rr.last {
-            Some(b) => {
-                let expected = b.extended_max.wrapping_sub(self.cfg.seq0 as u32) as f64 + 1.0;
-                b.cumulative_lost as f64 / expected
-            }
-            None => f64::NAN,
-        }
-    }
-
     fn columns(&self, out: &mut Vec<(&'static str, Val)>) {
-        out.push(("packets_sent", Val::U(self.sent)));
+        out.push(("packets_sent", Val::U(self.sent_counted)));
         out.push(("packets_received", Val::U(self.received)));
         out.push((
             "mean_size_bytes",
             Val::F(self.received_bytes as f64 / self.received as f64),
         ));
         out.push(("loss_fraction_true", Val::F(self.true_loss())));
-        out.push(("loss_fraction_rr", Val::F(self.rr_loss())));
-        out.push((
-            "fraction_lost_rr_mean",
-            Val::F(self.rtcp.rr.fraction_sum / self.rtcp.rr.count as f64),
-        ));
-        out.push((
-            "cumulative_lost_rr",
-            Val::I(self.rtcp.rr.last.map_or(0, |b| b.cumulative_lost as i64)),
-        ));
+        let l = &self.rtcp.ledger;
+        out.push(("loss_fraction_rr", Val::F(l.loss_fraction())));
+        out.push(("fraction_lost_rr_mean", Val::F(l.fraction_lost_mean())));
+        out.push(("cumulative_lost_rr", Val::I(l.cumulative_lost())));
         out.push(("jitter_ms", Val::F(self.jitter_ms())));
-        out.push((
-            "jitter_ms_rr_mean",
-            Val::F(self.rtcp.rr.jitter_ms_sum / self.rtcp.rr.count as f64),
-        ));
-        out.push((
-            "rtt_ms_rtcp",
-            Val::F(self.rtcp.rr.rtt_ms_sum / self.rtcp.rr.rtt_n as f64),
-        ));
-        out.push(("rtcp_packets", Val::U(self.rtcp.rtcp_packets)));
-        out.push(("rtcp_bytes", Val::U(self.rtcp.rtcp_bytes)));
-        out.push(("rr_received", Val::U(self.rtcp.rr.count)));
+        out.push(("jitter_ms_rr_mean", Val::F(l.jitter_ms_mean())));
+        out.push(("rtt_ms_rtcp", Val::F(l.rtt_ms())));
+        let (packets, bytes) = l.packets();
+        out.push(("rtcp_packets", Val::U(packets)));
+        out.push(("rtcp_bytes", Val::U(bytes)));
+        out.push(("rr_received", Val::U(l.reports())));
     }
 
     /// Mean of the RFC 3550 jitter estimate over the data packets' arrivals, in ms.
@@ -468,12 +356,12 @@ impl Application for RtpApp {
             self.next_send = Some(self.cfg.start);
             io.wake_at(self.cfg.start);
         }
-        for t in [&self.rtcp.sender_timer, &self.rtcp.receiver_timer]
+        for m in [&self.rtcp.sender, &self.rtcp.receiver]
             .into_iter()
             .flatten()
         {
-            if t.tn < self.cfg.stop {
-                io.wake_at(t.tn);
+            if m.next() < self.cfg.stop {
+                io.wake_at(m.next());
             }
         }
     }
@@ -486,21 +374,16 @@ impl Application for RtpApp {
             }
         }
         let stop = self.cfg.stop;
-        if self.rtcp.sender_timer.as_ref().is_some_and(|t| t.tn == now) {
+        if self.rtcp.sender.as_ref().is_some_and(|m| m.next() == now) {
             self.on_sender_rtcp(now, io);
-            let tn = self.rtcp.sender_timer.as_ref().map_or(stop, |t| t.tn);
+            let tn = self.rtcp.sender.as_ref().map_or(stop, |m| m.next());
             if tn < stop {
                 io.wake_at(tn);
             }
         }
-        if self
-            .rtcp
-            .receiver_timer
-            .as_ref()
-            .is_some_and(|t| t.tn == now)
-        {
+        if self.rtcp.receiver.as_ref().is_some_and(|m| m.next() == now) {
             self.on_receiver_rtcp(now, io);
-            let tn = self.rtcp.receiver_timer.as_ref().map_or(stop, |t| t.tn);
+            let tn = self.rtcp.receiver.as_ref().map_or(stop, |m| m.next());
             if tn < stop {
                 io.wake_at(tn);
             }
@@ -514,8 +397,8 @@ impl Application for RtpApp {
     fn on_datagram(&mut self, now: Nanos, d: &Arrival, _io: &mut AppIo) {
         match (d.reverse, d.tag.unit_type) {
             (false, TAG_DATA) => self.on_data(now, d),
-            (false, TAG_SR) => self.last_sr = Some((d.sent_at, now)),
-            (true, TAG_RR) => self.on_rr(now, d.tag.unit),
+            (false, TAG_SR) => self.rtcp.ledger.on_sr(d.sent_at, now),
+            (true, TAG_RR) => self.rtcp.ledger.on_report(now, d.tag.unit),
             _ => {}
         }
     }
@@ -545,6 +428,7 @@ impl Application for RtpApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::rtcp_session::compound_bytes;
     use crate::app::Action;
 
     fn app(rtcp: bool) -> RtpApp {
@@ -556,6 +440,7 @@ mod tests {
             ts0: 1000,
             start: 0,
             stop: 10 * NS_PER_S,
+            warmup: 0,
         };
         let rc = RtcpConfig {
             session_bw_bps: 80_000.0,
@@ -640,34 +525,34 @@ mod tests {
                 30_000_000 + 20_000_000 * k as u64 + i as u64,
             );
         }
-        let t = a.rtcp.receiver_timer.as_ref().unwrap().tn;
+        let t = a.rtcp.receiver.as_ref().unwrap().next();
         io.reset(0);
         a.on_wake(t, &mut io);
         let rr = sends(&io);
         assert_eq!(rr.len(), 1);
         assert_eq!(
             (rr[0].0, rr[0].1, rr[0].3.unit_type),
-            (true, RR_BYTES, TAG_RR)
+            (true, compound_bytes(false, 1), TAG_RR)
         );
-        assert_eq!(a.rtcp.rr.count, 0);
+        assert_eq!(a.rtcp.ledger.reports(), 0);
         let back = Arrival {
             flow: 3,
             reverse: true,
             seq: 0,
-            size: RR_BYTES,
+            size: compound_bytes(false, 1),
             sent_at: t,
             tag: rr[0].3,
             ecn: Default::default(),
         };
         a.on_datagram(t + 5_000_000, &back, &mut io);
-        assert_eq!(a.rtcp.rr.count, 1);
-        let b = a.rtcp.rr.last.unwrap();
+        assert_eq!(a.rtcp.ledger.reports(), 1);
+        let b = a.rtcp.ledger.last_block().unwrap();
         // Expected 65535..=65538 (extended) = 4, received 3 → lost 1, fraction 64/256.
         assert_eq!(
             (b.cumulative_lost, b.fraction_lost, b.extended_max),
             (1, 64, 65_538)
         );
-        assert!((a.rr_loss() - 1.0 / 5.0).abs() < 1e-12); // sender counts from 65534
+        assert!((a.rtcp.ledger.loss_fraction() - 1.0 / 5.0).abs() < 1e-12); // sender counts from 65534
         assert!((a.true_loss() - 0.2).abs() < 1e-12); // 65534..=2: 5 expected, 4 received
     }
 }

@@ -251,6 +251,7 @@ mod tests {
             start_jitter: 0,
             stop: 100 * NS_PER_S,
             duration: 100 * NS_PER_S,
+            warmup: 0,
             seed: 1,
             traffic: &mut t,
         };

@@ -20,7 +20,10 @@
 //! carries in each data packet's header, is read directly.
 //!
 //! Frames count only if their deadline (`sent_at + max_delay`) is within the run; the
-//! rest could still be on their way when it ends.
+//! rest could still be on their way when it ends. The entry's quality columns count
+//! only frames due at or after the run's `warmup` (`sent_at ≥ warmup`), but every
+//! frame is judged, so a frame after the warm-up whose reference was lost before it
+//! is still undecodable; the optional per-frame table lists all frames.
 
 use super::tfrc::{Feedback, TfrcReceiver, TfrcSender};
 use super::video_decode::{self, FrameRec, Order};
@@ -292,6 +295,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         order,
         end: e.duration,
         stop: e.stop,
+        warmup: e.warmup,
         model,
         frame_rows,
     });
@@ -325,6 +329,8 @@ pub struct Config {
     /// The run's end and the source's stop time.
     pub end: Nanos,
     pub stop: Nanos,
+    /// The entry row counts frames due from here on.
+    pub warmup: Nanos,
     pub model: Option<Arc<PsnrModel>>,
     pub frame_rows: bool,
 }
@@ -340,8 +346,10 @@ struct Responsive {
     /// Next once-per-RTT report time (None until data arrived).
     report_at: Option<Nanos>,
     level: usize,
-    /// Sum of the allowed rate sampled at each frame, for the mean.
+    /// Sum of the allowed rate sampled at each frame since the warm-up, and the
+    /// number of samples, for the mean.
     rate_sum: f64,
+    rate_n: u64,
 }
 
 /// One video stream: sender and receiver.
@@ -380,6 +388,7 @@ impl VideoApp {
                 report_at: None,
                 level: 0,
                 rate_sum: 0.0,
+                rate_n: 0,
             })
         });
         VideoApp {
@@ -416,7 +425,10 @@ impl VideoApp {
                 if ty == FrameType::I {
                     r.level = r.scaling.level_for(r.tx.x);
                 }
-                r.rate_sum += r.tx.x;
+                if now >= self.cfg.warmup {
+                    r.rate_sum += r.tx.x;
+                    r.rate_n += 1;
+                }
                 r.scaling.keeps(r.level, ty, self.p_index)
             }
         };
@@ -575,6 +587,9 @@ impl Application for VideoApp {
             let f = a.evaluated();
             let (d, psnr) = a.judge();
             for (i, fr) in f.iter().enumerate() {
+                if fr.sent_at < a.cfg.warmup {
+                    continue;
+                }
                 sent += fr.sent as u64;
                 skipped += !fr.sent as u64;
                 recv += video_decode::received(fr, a.cfg.threshold) as u64;
@@ -587,7 +602,7 @@ impl Application for VideoApp {
             }
             if let Some(r) = &a.tfrc {
                 rate_sum += r.rate_sum;
-                rate_n += a.records.len() as u64;
+                rate_n += r.rate_n;
             }
         }
         let frac = |x: u64| {
@@ -678,6 +693,7 @@ mod tests {
             order: Order::Display,
             end: 10 * NS_PER_S,
             stop: 10 * NS_PER_S,
+            warmup: 0,
             model: None,
             frame_rows: false,
         });

@@ -35,9 +35,28 @@
 //! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
 //! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
 //! The loss the E-model sees is (network lost + late) / expected.
+//!
+//! **RTCP** (`rtcp = true`, the default; RFC 3550 §6): a call is one RTP session of
+//! two members, the caller and the callee. Each member runs the §6.3/A.7 report timer
+//! (`rtcp_session.rs`, `rtcp.rs`) on the session bandwidth (default: the nominal IP
+//! rate of the call's senders, §6.2) and sends one compound packet per report: an SR
+//! if it sends voice (forward on its own flow), else an RR (backwards on the flow it
+//! receives), with one report block about the stream it receives (A.1/A.3/A.8,
+//! `rtp_stats.rs`; 16-bit sequence numbers starting at 0). A one-way call therefore
+//! has the `rtp` kind's SR (80 B) and RR (84 B); in a conversation each side sends an
+//! SR with one block (104 B). Both members count as senders all the time (VAD
+//! silences do not make a member a non-sender, §6.3.8's `we_sent` is not tracked).
+//! RTCP packets are real datagrams that queue and can be lost; the report's contents
+//! travel beside them and reach the stream's sender only when they arrive.
+//!
+//! **Warm-up**: the quality columns count the voice packets sent at or after the
+//! run's `warmup` (and RTCP reports made from then on); jitter, playout and RTCP state
+//! run from the call's start.
 
 use super::emodel::{self, CodecImpairment, EModel};
 use super::playout::{Playout, PlayoutKind};
+use super::rtcp::RtcpConfig;
+use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
 use super::rtp_stats::SourceStats;
 use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, FlowReport, TrafficKind};
 use crate::net::packet::AppTag;
@@ -66,6 +85,11 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
             ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
             ParamDoc { name: "extra_delay", ty: "duration", default: "0s", doc: "delay added to the E-model's delay (the DOCSIS study adds 20 ms for the far side)" },
+            ParamDoc { name: "rtcp", ty: "bool", default: "true", doc: "send RTCP reports (SR from a member that talks, RR from one that only listens)" },
+            ParamDoc { name: "session_bw", ty: "rate", default: "packet rate × directions", doc: "session bandwidth for the RTCP interval (RFC 3550 §6.2): the nominal IP rate of all senders" },
+            ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
+            ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
+            ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
         ],
     },
     build,
@@ -118,11 +142,19 @@ pub struct CallConfig {
     pub extra_delay: Nanos,
     pub start: Nanos,
     pub stop: Nanos,
+    /// Quality columns count voice packets sent from here on.
+    pub warmup: Nanos,
 }
 
 impl CallConfig {
     pub fn packet_bytes(&self) -> u32 {
         (self.codec.bit_rate * self.ptime / NS_PER_S / 8) as u32 + self.header_bytes
+    }
+
+    /// RFC 3550 §6.2's session bandwidth: the nominal IP rate of the `senders`
+    /// concurrently active senders, in bit/s.
+    pub fn session_bw(&self, senders: u32) -> f64 {
+        self.packet_bytes() as f64 * 8.0 * NS_PER_S as f64 / self.ptime as f64 * senders as f64
     }
 }
 
@@ -169,19 +201,26 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let network_delay =
         p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
     let extra_delay = p.duration_or("extra_delay", 0)?;
+    let base = CallConfig {
+        codec,
+        ptime,
+        header_bytes,
+        vad: vad.then_some((talk as f64, silence as f64)),
+        playout,
+        playout_delay,
+        emodel,
+        network_delay,
+        extra_delay,
+        start: e.start,
+        stop: e.stop,
+        warmup: e.warmup,
+    };
+    let directions = 1 + bidirectional as u32;
+    let rtcp = rtcp_session::read_config(p, base.session_bw(directions))?;
     for (k, (src, dst)) in e.pairs.clone().into_iter().enumerate() {
         let cfg = CallConfig {
-            codec,
-            ptime,
-            header_bytes,
-            vad: vad.then_some((talk as f64, silence as f64)),
-            playout,
-            playout_delay,
-            emodel,
-            network_delay,
-            extra_delay,
             start: e.start_for(&format!("call[{k}]")),
-            stop: e.stop,
+            ..base
         };
         let app_id = e.next_app();
         let fwd = e.next_flow();
@@ -193,14 +232,26 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
                 e.rng(&format!("call[{k}].rev")),
             ));
         }
+        let has_rtcp = rtcp.is_some();
+        let rtcp = rtcp.map(|c| {
+            let rngs = [
+                e.rng(&format!("call[{k}].rtcp.caller")),
+                e.rng(&format!("call[{k}].rtcp.callee")),
+            ];
+            Box::new(CallRtcp::new(c, &cfg, directions as usize, rngs))
+        });
         e.add_app(VoipCall {
             call: k as u32,
             cfg,
             dirs,
+            rtcp,
         });
         e.add_flow(src, dst, FlowKind::Udp, None, app_id);
         if bidirectional {
             e.add_flow(dst, src, FlowKind::Udp, None, app_id);
+        } else if has_rtcp {
+            // The callee's RRs come back.
+            e.need_route(dst, src, false);
         }
     }
     Ok(())
@@ -218,6 +269,7 @@ pub struct Direction {
     spurt_first: bool,
     /// Packets left in the current talk spurt (VAD).
     spurt_left: u64,
+    /// Packets sent since the warm-up.
     sent: u64,
     // Receiver.
     playout: Playout,
@@ -282,7 +334,7 @@ impl Direction {
         };
         io.send_tagged(self.flow, false, cfg.packet_bytes(), self.seq, tag);
         self.seq += 1;
-        self.sent += 1;
+        self.sent += (now >= cfg.warmup) as u64;
         let mut next = now + cfg.ptime;
         if let Some((talk, silence)) = cfg.vad {
             self.spurt_left = self.spurt_left.saturating_sub(1);
@@ -299,17 +351,26 @@ impl Direction {
         self.next_send
     }
 
-    fn receive(&mut self, now: Nanos, d: &Arrival) {
+    /// A voice packet arrived. The jitter, playout and (with RTCP) A.1 sequence state
+    /// see every packet; the quality counters only those sent since the warm-up.
+    fn receive(&mut self, now: Nanos, d: &Arrival, cfg: &CallConfig, rtcp: bool) {
         let gen = d.sent_at;
-        self.received += 1;
-        self.owd_sum += (now - gen) as f64;
+        if rtcp {
+            self.stats.update_seq(d.seq as u16);
+        }
         let ts = super::rtp::ts_units(gen, CLOCK);
         let arrival = super::rtp::ts_units(now, CLOCK);
         self.stats.update_jitter(ts, arrival);
+        let play = self.playout.on_packet(d.tag.unit, gen, now);
+        if gen < cfg.warmup {
+            return;
+        }
+        self.received += 1;
+        self.owd_sum += (now - gen) as f64;
         self.jitter_ts_sum += self.stats.jitter_exact();
         self.first_seq = Some(self.first_seq.map_or(d.seq, |f| f.min(d.seq)));
         self.highest_seq = self.highest_seq.max(d.seq);
-        match self.playout.on_packet(d.tag.unit, gen, now) {
+        match play {
             Some(play) => {
                 self.played += 1;
                 self.play_delay_sum += (play - gen) as f64;
@@ -323,7 +384,14 @@ impl Direction {
     }
 
     /// Quality columns of this direction.
-    fn columns(&self, call: u32, cfg: &CallConfig, out: &mut Vec<(&'static str, Val)>) {
+    /// Quality columns of this direction; `ledger` holds its RTCP reports.
+    fn columns(
+        &self,
+        call: u32,
+        cfg: &CallConfig,
+        ledger: Option<&ReportLedger>,
+        out: &mut Vec<(&'static str, Val)>,
+    ) {
         let expected = self.expected();
         let frac = |n: u64| {
             if expected > 0 {
@@ -365,6 +433,19 @@ impl Direction {
         out.push(("emodel_delay_ms", Val::F(delay)));
         out.push(("r_factor", Val::F(r)));
         out.push(("mos", Val::F(mos)));
+        let f = |g: fn(&ReportLedger) -> f64| Val::F(ledger.map_or(f64::NAN, g));
+        out.push(("loss_fraction_rr", f(ReportLedger::loss_fraction)));
+        out.push(("fraction_lost_rr_mean", f(ReportLedger::fraction_lost_mean)));
+        out.push((
+            "cumulative_lost_rr",
+            Val::I(ledger.map_or(0, |l| l.cumulative_lost())),
+        ));
+        out.push(("jitter_ms_rr_mean", f(ReportLedger::jitter_ms_mean)));
+        out.push(("rtt_ms_rtcp", f(ReportLedger::rtt_ms)));
+        let (packets, bytes) = ledger.map_or((0, 0), |l| l.packets());
+        out.push(("rtcp_packets", Val::U(packets)));
+        out.push(("rtcp_bytes", Val::U(bytes)));
+        out.push(("rr_received", Val::U(ledger.map_or(0, |l| l.reports()))));
     }
 }
 
@@ -373,6 +454,86 @@ pub struct VoipCall {
     call: u32,
     cfg: CallConfig,
     dirs: Vec<Direction>,
+    rtcp: Option<Box<CallRtcp>>,
+}
+
+/// A call's RTCP: member 0 is the caller (sends direction 0, receives direction 1 in
+/// a conversation), member 1 the callee (receives direction 0, sends direction 1);
+/// one report ledger per direction.
+pub struct CallRtcp {
+    members: [RtcpMember; 2],
+    ledgers: Vec<ReportLedger>,
+}
+
+impl CallRtcp {
+    fn new(c: RtcpConfig, cfg: &CallConfig, directions: usize, rngs: [Rng; 2]) -> Self {
+        let senders = directions as u32;
+        let [r0, r1] = rngs;
+        let member = |m: usize, rng| {
+            let sends = m < directions;
+            let receives = 1 - m < directions;
+            RtcpMember::new(c, senders, sends, receives as u32, cfg.start, rng)
+        };
+        CallRtcp {
+            members: [member(0, r0), member(1, r1)],
+            ledgers: (0..directions)
+                .map(|_| ReportLedger::new(0, CLOCK, cfg.warmup))
+                .collect(),
+        }
+    }
+
+    /// Member `m`'s timer fired at `now`: send its compound packet.
+    fn fire(&mut self, m: usize, now: Nanos, dirs: &mut [Direction], io: &mut AppIo) {
+        let (sends, rx) = (m < dirs.len(), 1 - m);
+        let valid = dirs.get(rx).is_some_and(|d| d.stats.valid());
+        let Some(size) = self.members[m].fire(now, valid as u32) else {
+            return;
+        };
+        let id = match dirs.get_mut(rx) {
+            Some(d) => {
+                let block = valid.then(|| d.stats.report_block());
+                self.ledgers[rx].issue(now, block)
+            }
+            None => 0,
+        };
+        // An SR goes forward on the member's own flow, an RR back on the one it hears.
+        let (dir, reverse, unit_type) = if sends {
+            (m, false, TAG_SR)
+        } else {
+            (rx, true, TAG_RR)
+        };
+        let tag = AppTag {
+            unit: id,
+            unit_type,
+            fragment: 0,
+            fragments: 1,
+        };
+        io.send_tagged(dirs[dir].flow, reverse, size, id as u64, tag);
+        self.ledgers[dir].count_packet(now, size);
+    }
+
+    /// An RTCP packet arrived on direction `i`'s flow.
+    fn on_packet(&mut self, now: Nanos, i: usize, d: &Arrival) {
+        match (d.reverse, d.tag.unit_type) {
+            // The callee's RR about direction 0 reached the caller.
+            (true, TAG_RR) => self.ledgers[i].on_report(now, d.tag.unit),
+            (false, TAG_SR) => {
+                self.ledgers[i].on_sr(d.sent_at, now);
+                // In a conversation the SR carries a block about the other direction.
+                if self.ledgers.len() == 2 {
+                    self.ledgers[1 - i].on_report(now, d.tag.unit);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl VoipCall {
+    /// Direction `i`'s RTCP reports.
+    fn ledger(&self, i: usize) -> Option<&ReportLedger> {
+        self.rtcp.as_ref().map(|r| &r.ledgers[i])
+    }
 }
 
 impl Application for VoipCall {
@@ -385,21 +546,41 @@ impl Application for VoipCall {
         {
             io.wake_at(t);
         }
+        if let Some(r) = &self.rtcp {
+            for m in &r.members {
+                if m.next() < self.cfg.stop {
+                    io.wake_at(m.next());
+                }
+            }
+        }
     }
 
     fn on_wake(&mut self, now: Nanos, io: &mut AppIo) {
         let mut next: Option<Nanos> = None;
+        let mut sent = false;
         for d in &mut self.dirs {
             if d.next_send == Some(now) {
                 d.send(now, &self.cfg, io);
+                sent = true;
             }
             next = match (next, d.next_send) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
         }
-        if let Some(t) = next {
+        // Only a voice wake schedules the next one (an RTCP wake would duplicate it).
+        if let Some(t) = next.filter(|_| sent) {
             io.wake_at(t);
+        }
+        if let Some(r) = &mut self.rtcp {
+            for m in 0..2 {
+                if r.members[m].next() == now {
+                    r.fire(m, now, &mut self.dirs, io);
+                    if r.members[m].next() < self.cfg.stop {
+                        io.wake_at(r.members[m].next());
+                    }
+                }
+            }
         }
     }
 
@@ -408,8 +589,14 @@ impl Application for VoipCall {
     }
 
     fn on_datagram(&mut self, now: Nanos, d: &Arrival, _io: &mut AppIo) {
-        if let Some(dir) = self.dirs.iter_mut().find(|x| x.flow == d.flow) {
-            dir.receive(now, d);
+        let Some(i) = self.dirs.iter().position(|x| x.flow == d.flow) else {
+            return;
+        };
+        if d.tag.unit_type < TAG_SR {
+            let rtcp = self.rtcp.is_some();
+            self.dirs[i].receive(now, d, &self.cfg, rtcp);
+        } else if let Some(r) = &mut self.rtcp {
+            r.on_packet(now, i, d);
         }
     }
 
@@ -417,9 +604,9 @@ impl Application for VoipCall {
     fn report(apps: &[&Self], out: &mut Vec<(&'static str, Val)>) {
         let mut rows = Vec::new();
         for a in apps {
-            for d in &a.dirs {
+            for (i, d) in a.dirs.iter().enumerate() {
                 let mut r = Vec::new();
-                d.columns(a.call, &a.cfg, &mut r);
+                d.columns(a.call, &a.cfg, a.ledger(i), &mut r);
                 r.retain(|(n, _)| *n != "call");
                 rows.push(r);
             }
@@ -428,9 +615,9 @@ impl Application for VoipCall {
     }
 
     fn report_flows(&self, out: &mut Vec<FlowReport>) {
-        for d in &self.dirs {
+        for (i, d) in self.dirs.iter().enumerate() {
             let mut cols = Vec::new();
-            d.columns(self.call, &self.cfg, &mut cols);
+            d.columns(self.call, &self.cfg, self.ledger(i), &mut cols);
             out.push(FlowReport { flow: d.flow, cols });
         }
     }
@@ -439,6 +626,7 @@ impl Application for VoipCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::rtcp::rtcp_interval;
     use crate::app::Action;
 
     fn cfg(vad: bool) -> CallConfig {
@@ -454,6 +642,7 @@ mod tests {
             extra_delay: 0,
             start: 0,
             stop: 60 * NS_PER_S,
+            warmup: 0,
         }
     }
 
@@ -485,6 +674,7 @@ mod tests {
             call: 0,
             cfg: c,
             dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+            rtcp: None,
         };
         let mut io = AppIo::new(0);
         call.start(&mut io);
@@ -555,6 +745,7 @@ mod tests {
             call: 0,
             cfg: c,
             dirs: vec![Direction::new(0, &c, Rng::stream(5, "v"))],
+            rtcp: None,
         };
         let mut io = AppIo::new(0);
         for seq in 0..10u64 {
@@ -596,5 +787,217 @@ mod tests {
             "{}",
             get("r_factor")
         );
+    }
+
+    fn rtcp_cfg(session_bw_bps: f64, reduced_min: bool) -> RtcpConfig {
+        RtcpConfig {
+            session_bw_bps,
+            fraction: 0.05,
+            reduced_min,
+            reconsideration: false,
+        }
+    }
+
+    /// RFC 3550 §6.2/§6.3/A.7 for a G.711 call (20 ms, 200 B IP packets): session
+    /// bandwidth 200·8·50 = 80 kbit/s per talking direction. One-way call: RTCP gets
+    /// 5 % = 4 kbit/s = 500 B/s; 1 sender of 2 members is more than 25 %, so no
+    /// sender/receiver split and n = 2 for both: T = 84·2/500 = 0.336 s (caller:
+    /// 80·2/500 = 0.32 s), below the 5 s minimum → 5 s (2.5 s before the first report);
+    /// × U[0.5, 1.5] / (e − 3/2): mean 5/1.2182818 = 4.104141 s, first report in
+    /// [1.026035, 3.078106] s. Reduced minimum 360/80 = 4.5 s → 3.693727 s at u = 0.5.
+    /// Conversation: 160 kbit/s, both members send (SR + one block, 104 B), RTCP
+    /// 1000 B/s, T = 104·2/1000 = 0.208 s; reduced minimum 360/160 = 2.25 s →
+    /// 1.846863 s at u = 0.5.
+    #[test]
+    fn g711_call_rtcp_interval_by_hand() {
+        let c = cfg(false);
+        assert_eq!(c.session_bw(1), 80_000.0);
+        assert_eq!(c.session_bw(2), 160_000.0);
+        let one_way = CallRtcp::new(
+            rtcp_cfg(c.session_bw(1), false),
+            &c,
+            1,
+            [Rng::stream(1, "a"), Rng::stream(1, "b")],
+        );
+        let [caller, callee] = one_way.members.each_ref().map(|m| m.timer().clone());
+        assert_eq!((caller.members, caller.senders, caller.we_sent), (2, 1, true));
+        assert_eq!((callee.members, callee.senders, callee.we_sent), (2, 1, false));
+        assert_eq!((caller.avg_rtcp_size, callee.avg_rtcp_size), (80.0, 84.0));
+        let cf = caller.cfg;
+        assert_eq!(cf.rtcp_bw_bytes(), 500.0);
+        let t = |n, s, we, avg, init, min, u| {
+            rtcp_interval(n, s, cf.rtcp_bw_bytes(), we, avg, init, min, u)
+        };
+        // Deterministic part below the minimum: the minimum decides.
+        assert!(84.0 * 2.0 / 500.0 < 5.0);
+        assert!((t(2, 1, false, 84.0, false, 5.0, 0.5) - 4.104_140_670).abs() < 1e-9);
+        assert!((t(2, 1, true, 80.0, true, 5.0, 0.0) - 1.026_035_168).abs() < 1e-9);
+        assert!((t(2, 1, true, 80.0, true, 5.0, 1.0) - 3.078_105_503).abs() < 1e-9);
+        for m in [&caller, &callee] {
+            assert!((1_026_035_167..=3_078_105_503).contains(&m.tn), "{}", m.tn);
+        }
+        let reduced = rtcp_cfg(c.session_bw(1), true);
+        assert_eq!(reduced.min_interval_s(), 4.5);
+        let r = rtcp_interval(2, 1, 500.0, false, 84.0, false, 4.5, 0.5);
+        assert!((r - 3.693_726_603).abs() < 1e-9);
+
+        let talk = CallRtcp::new(
+            rtcp_cfg(c.session_bw(2), true),
+            &c,
+            2,
+            [Rng::stream(1, "a"), Rng::stream(1, "b")],
+        );
+        for m in &talk.members {
+            let tm = m.timer();
+            assert_eq!((tm.senders, tm.we_sent, tm.avg_rtcp_size), (2, true, 104.0));
+            assert_eq!(tm.cfg.rtcp_bw_bytes(), 1000.0);
+            assert_eq!(tm.cfg.min_interval_s(), 2.25);
+        }
+        assert!(104.0 * 2.0 / 1000.0 < 2.25);
+        let b = rtcp_interval(2, 2, 1000.0, true, 104.0, false, 2.25, 0.5);
+        assert!((b - 1.846_863_302).abs() < 1e-9);
+    }
+
+    /// Voice packet `seq` of a call's flow (generated at seq·20 ms).
+    fn voice(flow: u32, seq: u64) -> Arrival {
+        Arrival {
+            flow,
+            reverse: false,
+            seq,
+            size: 200,
+            sent_at: seq * 20 * NS_PER_MS,
+            tag: AppTag {
+                unit: 0,
+                unit_type: (seq == 0) as u8,
+                fragment: 0,
+                fragments: 1,
+            },
+            ecn: Default::default(),
+        }
+    }
+
+    fn sends(io: &AppIo) -> Vec<(u32, bool, u32, AppTag)> {
+        io.actions()
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send {
+                    flow,
+                    reverse,
+                    size,
+                    tag,
+                    ..
+                } => Some((*flow, *reverse, *size, *tag)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A one-way call loses seqs 5, 6 and 13 of 0..=20. The callee's RR (A.1: seq 0
+    /// is probation, the base is seq 1): expected 20, received 17, cumulative lost 3,
+    /// fraction (3 << 8)/20 = 38. It goes back on the call's flow (84 B) and the
+    /// caller, counting from its first sequence number 0, gets 3/21: exactly the
+    /// packets lost, as the receiver's own count says.
+    #[test]
+    fn rr_loss_is_the_packets_lost() {
+        let c = cfg(false);
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![Direction::new(7, &c, Rng::stream(5, "v"))],
+            rtcp: Some(Box::new(CallRtcp::new(
+                rtcp_cfg(80_000.0, false),
+                &c,
+                1,
+                [Rng::stream(1, "a"), Rng::stream(1, "b")],
+            ))),
+        };
+        let mut io = AppIo::new(0);
+        for seq in (0..=20u64).filter(|s| ![5, 6, 13].contains(s)) {
+            let at = seq * 20 * NS_PER_MS + 30 * NS_PER_MS;
+            call.on_datagram(at, &voice(7, seq), &mut io);
+        }
+        let t = call.rtcp.as_ref().unwrap().members[1].next();
+        assert!(t > 430 * NS_PER_MS, "the test's packets all arrive first");
+        io.reset(0);
+        call.on_wake(t, &mut io);
+        let rr = sends(&io);
+        assert_eq!(rr.len(), 1);
+        let (flow, reverse, size, tag) = rr[0];
+        assert_eq!((flow, reverse, size, tag.unit_type), (7, true, 84, TAG_RR));
+        let back = Arrival {
+            flow: 7,
+            reverse: true,
+            seq: tag.unit as u64,
+            size,
+            sent_at: t,
+            tag,
+            ecn: Default::default(),
+        };
+        call.on_datagram(t + 30 * NS_PER_MS, &back, &mut io);
+        let l = call.ledger(0).unwrap();
+        let b = l.last_block().unwrap();
+        assert_eq!((b.cumulative_lost, b.fraction_lost, b.extended_max), (3, 38, 20));
+        assert_eq!(l.loss_fraction(), 3.0 / 21.0);
+        let mut out = Vec::new();
+        VoipCall::report(&[&call], &mut out);
+        let get = |n: &str| match out.iter().find(|(k, _)| *k == n).unwrap().1 {
+            Val::F(x) => x,
+            Val::U(x) => x as f64,
+            Val::I(x) => x as f64,
+            _ => f64::NAN,
+        };
+        assert_eq!(get("voice_loss_rate"), get("loss_fraction_rr"));
+        assert_eq!(get("cumulative_lost_rr"), 3.0);
+        assert_eq!(get("fraction_lost_rr_mean"), 38.0 / 256.0);
+        assert_eq!((get("rtcp_packets"), get("rtcp_bytes")), (1.0, 84.0));
+        assert_eq!(get("rr_received"), 1.0);
+    }
+
+    /// In a conversation the caller's report is an SR with a block about the callee's
+    /// stream (104 B), sent forward on the caller's own flow; its arrival gives the
+    /// callee both the SR (LSR) and the block.
+    #[test]
+    fn conversation_reports_are_srs_with_a_block() {
+        let c = cfg(false);
+        let mut call = VoipCall {
+            call: 0,
+            cfg: c,
+            dirs: vec![
+                Direction::new(4, &c, Rng::stream(5, "v")),
+                Direction::new(5, &c, Rng::stream(5, "w")),
+            ],
+            rtcp: Some(Box::new(CallRtcp::new(
+                rtcp_cfg(160_000.0, false),
+                &c,
+                2,
+                [Rng::stream(1, "a"), Rng::stream(1, "b")],
+            ))),
+        };
+        let mut io = AppIo::new(0);
+        for seq in 0..10u64 {
+            let at = seq * 20 * NS_PER_MS + 30 * NS_PER_MS;
+            call.on_datagram(at, &voice(5, seq), &mut io);
+        }
+        let t = call.rtcp.as_ref().unwrap().members[0].next();
+        io.reset(0);
+        call.on_wake(t, &mut io);
+        let sr: Vec<_> = sends(&io).into_iter().filter(|s| s.3.unit_type == TAG_SR).collect();
+        assert_eq!(sr.len(), 1);
+        let (flow, reverse, size, tag) = sr[0];
+        assert_eq!((flow, reverse, size), (4, false, 104));
+        let d = Arrival {
+            flow: 4,
+            reverse: false,
+            seq: tag.unit as u64,
+            size,
+            sent_at: t,
+            tag,
+            ecn: Default::default(),
+        };
+        call.on_datagram(t + 30 * NS_PER_MS, &d, &mut io);
+        let l = call.ledger(1).unwrap();
+        assert_eq!(l.reports(), 1);
+        assert_eq!(l.last_block().unwrap().cumulative_lost, 0);
+        assert_eq!(call.ledger(0).unwrap().packets(), (1, 104));
     }
 }

@@ -7,7 +7,8 @@ impl Simulation {
         let seed = seed.unwrap_or(spec.seed);
         let topo = topology::build(&spec.topology, seed)?;
         let end = spec.duration.0;
-        let traffic = app::build(&spec.traffic, &topo, seed, end)?;
+        let warmup = spec.warmup.map_or(0, |w| w.0);
+        let traffic = app::build(&spec.traffic, &topo, seed, end, warmup)?;
         let mut links = topo.links;
 
         let link_ids = |names: &[String], field: &str| -> Result<Vec<u32>> {
