@@ -1,7 +1,8 @@
 //! Turning a finished simulation into the result tables of `docs/output.md`.
 //! Column names are a contract: add freely, never rename.
 
-use crate::engine::Simulation;
+use crate::engine::{ConnTotals, Simulation};
+use crate::measure::flow_stats::FlowSummary;
 use crate::net::docsis::mac::MacStats;
 use crate::output::table::{col, Table, Val};
 use crate::qdisc::Discipline;
@@ -36,10 +37,80 @@ struct LinkRow<'a> {
     busy: Nanos,
 }
 
-/// One flow.
-struct FlowRow<'a> {
+/// One `flows` row: a flow, a released connection (`flow_rows = true`), or the
+/// connections of an entry folded together (its row carries the smallest id).
+struct FlowRow {
     id: u64,
-    f: &'a crate::engine::Flow,
+    entry: u32,
+    kind: &'static str,
+    /// Node ids; `u32::MAX`: the entry's connections run between different nodes.
+    src: u32,
+    dst: u32,
+    cc: &'static str,
+    s: FlowSummary,
+}
+
+/// The connections of each entry that share one `flows` row (`flow_rows = false`):
+/// those released during the run and those still open. None for entries without.
+fn conn_groups(sim: &Simulation) -> Vec<Option<ConnTotals>> {
+    let mut groups: Vec<ConnTotals> = sim.conn_totals.clone();
+    for f in sim.flows.iter().filter(|f| f.conn) {
+        groups[f.entry as usize].add(f);
+    }
+    groups
+        .into_iter()
+        .zip(&sim.entries)
+        .map(|(g, e)| (g.count > 0 && !e.flow_rows).then_some(g))
+        .collect()
+}
+
+/// Whether live flow `f` has a row of its own (not folded into its entry's).
+fn own_row(sim: &Simulation, f: &crate::engine::Flow) -> bool {
+    f.id != u32::MAX && !(f.conn && !sim.entries[f.entry as usize].flow_rows)
+}
+
+/// The `flows` rows in id order.
+fn flow_rows(sim: &Simulation, groups: &[Option<ConnTotals>]) -> Vec<FlowRow> {
+    let mut rows: Vec<FlowRow> = sim
+        .flows
+        .iter()
+        .filter(|f| own_row(sim, f))
+        .map(|f| FlowRow {
+            id: f.id as u64,
+            entry: f.entry,
+            kind: f.kind.name(),
+            src: f.src,
+            dst: f.dst,
+            cc: f.cc,
+            s: FlowSummary::of(&f.stats),
+        })
+        .collect();
+    rows.extend(sim.flow_records.iter().map(|r| FlowRow {
+        id: r.id as u64,
+        entry: r.entry,
+        kind: crate::app::FlowKind::Tcp.name(),
+        src: r.src,
+        dst: r.dst,
+        cc: r.cc,
+        s: r.row.clone(),
+    }));
+    rows.extend(groups.iter().enumerate().filter_map(|(e, g)| {
+        let g = g.as_ref()?;
+        Some(FlowRow {
+            id: g.first as u64,
+            entry: e as u32,
+            kind: crate::app::FlowKind::Tcp.name(),
+            src: g.src,
+            dst: g.dst,
+            cc: g.cc,
+            s: FlowSummary {
+                completion: None,
+                ..FlowSummary::of(&g.stats)
+            },
+        })
+    }));
+    rows.sort_by_key(|r| r.id);
+    rows
 }
 
 /// One traffic entry and its flows' totals.
@@ -186,49 +257,48 @@ pub fn collect(sim: &Simulation) -> Results {
         links,
     ));
 
-    let flows = sim
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| FlowRow { id: i as u64, f });
+    let groups = conn_groups(sim);
+    let node_or_any = |i: u32| {
+        if i == u32::MAX {
+            "*".to_string()
+        } else {
+            node(i)
+        }
+    };
     tables.push(Table::from_rows(
         "flows",
         &[
             col("flow", |r: &FlowRow| r.id),
-            col("app", |r: &FlowRow| {
-                sim.entries[r.f.entry as usize].name.clone()
-            }),
-            col("kind", |r: &FlowRow| r.f.kind.name()),
-            col("src", |r: &FlowRow| node(r.f.src)),
-            col("dst", |r: &FlowRow| node(r.f.dst)),
-            col("cc", |r: &FlowRow| r.f.cc),
-            col("packets_sent", |r: &FlowRow| r.f.stats.packets_sent),
-            col("packets_delivered", |r: &FlowRow| {
-                r.f.stats.packets_delivered
-            }),
-            col("packets_dropped", |r: &FlowRow| r.f.stats.packets_dropped),
-            col("bytes_sent", |r: &FlowRow| r.f.stats.bytes_sent),
-            col("bytes_delivered", |r: &FlowRow| r.f.stats.bytes_delivered),
+            col("app", |r: &FlowRow| sim.entries[r.entry as usize].name.clone()),
+            col("kind", |r: &FlowRow| r.kind),
+            col("src", |r: &FlowRow| node_or_any(r.src)),
+            col("dst", |r: &FlowRow| node_or_any(r.dst)),
+            col("cc", |r: &FlowRow| r.cc),
+            col("packets_sent", |r: &FlowRow| r.s.packets_sent),
+            col("packets_delivered", |r: &FlowRow| r.s.packets_delivered),
+            col("packets_dropped", |r: &FlowRow| r.s.packets_dropped),
+            col("bytes_sent", |r: &FlowRow| r.s.bytes_sent),
+            col("bytes_delivered", |r: &FlowRow| r.s.bytes_delivered),
             col("goodput_bps", |r: &FlowRow| {
-                per_s(r.f.stats.bytes_delivered as f64 * 8.0)
+                per_s(r.s.bytes_delivered as f64 * 8.0)
             }),
-            col("retransmits", |r: &FlowRow| r.f.stats.retransmits),
-            col("timeouts", |r: &FlowRow| r.f.stats.timeouts),
-            col("rtt_ms_mean", |r: &FlowRow| ms(r.f.stats.rtt.mean())),
-            col("owd_ms_mean", |r: &FlowRow| ms(r.f.stats.owd.mean())),
-            col("owd_ms_p50", |r: &FlowRow| ms(r.f.stats.owd.quantile(0.5))),
-            col("owd_ms_p95", |r: &FlowRow| ms(r.f.stats.owd.quantile(0.95))),
-            col("owd_ms_p99", |r: &FlowRow| ms(r.f.stats.owd.quantile(0.99))),
+            col("retransmits", |r: &FlowRow| r.s.retransmits),
+            col("timeouts", |r: &FlowRow| r.s.timeouts),
+            col("rtt_ms_mean", |r: &FlowRow| ms(r.s.rtt_mean)),
+            col("owd_ms_mean", |r: &FlowRow| ms(r.s.owd_mean)),
+            col("owd_ms_p50", |r: &FlowRow| ms(r.s.owd_p50)),
+            col("owd_ms_p95", |r: &FlowRow| ms(r.s.owd_p95)),
+            col("owd_ms_p99", |r: &FlowRow| ms(r.s.owd_p99)),
             // Packets dropped in the network over packets sent (in flight is not lost).
             col("loss_rate", |r: &FlowRow| {
-                ratio(r.f.stats.packets_dropped, r.f.stats.packets_sent)
+                ratio(r.s.packets_dropped, r.s.packets_sent)
             }),
             col("completion_s", |r: &FlowRow| {
-                r.f.stats.completion.map(secs).unwrap_or(f64::NAN)
+                r.s.completion.map(secs).unwrap_or(f64::NAN)
             }),
-            col("transfers", |r: &FlowRow| r.f.stats.transfers),
+            col("transfers", |r: &FlowRow| r.s.transfers),
         ],
-        flows,
+        flow_rows(sim, &groups),
     ));
 
     tables.push(apps_table(sim, &per_s));
@@ -392,19 +462,33 @@ pub fn collect(sim: &Simulation) -> Results {
     }
 
     if sim.owd_hist {
-        let rows = sim
+        // Per row of `flows`: a flow's, a released connection's, an entry's connections'.
+        use std::borrow::Cow;
+        let mut hists: Vec<(u64, u32, Cow<crate::measure::histogram::Histogram>)> = sim
             .flows
             .iter()
-            .enumerate()
-            .flat_map(|(i, f)| f.stats.owd.buckets().map(move |b| (i as u64, f, b)));
-        type OwdRow<'a> = (u64, &'a crate::engine::Flow, (Nanos, Nanos, u64));
+            .filter(|f| own_row(sim, f))
+            .map(|f| (f.id as u64, f.entry, Cow::Borrowed(&f.stats.owd)))
+            .collect();
+        hists.extend(
+            sim.flow_records
+                .iter()
+                .filter_map(|r| Some((r.id as u64, r.entry, Cow::Borrowed(r.owd.as_ref()?)))),
+        );
+        hists.extend(groups.iter().enumerate().filter_map(|(e, g)| {
+            let g = g.as_ref()?;
+            Some((g.first as u64, e as u32, Cow::Owned(g.stats.owd.clone())))
+        }));
+        hists.sort_by_key(|h| h.0);
+        let rows = hists
+            .iter()
+            .flat_map(|(id, e, h)| h.buckets().map(move |b| (*id, *e, b)));
+        type OwdRow = (u64, u32, (Nanos, Nanos, u64));
         tables.push(Table::from_rows(
             "owd_hist",
             &[
                 col("flow", |r: &OwdRow| r.0),
-                col("app", |r: &OwdRow| {
-                    sim.entries[r.1.entry as usize].name.clone()
-                }),
+                col("app", |r: &OwdRow| sim.entries[r.1 as usize].name.clone()),
                 col("owd_ms_low", |r: &OwdRow| millis(r.2 .0)),
                 col("owd_ms_high", |r: &OwdRow| millis(r.2 .1)),
                 col("packets", |r: &OwdRow| r.2 .2),
@@ -449,7 +533,18 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
             extra: Vec::new(),
         })
         .collect();
-    for f in &sim.flows {
+    // Released connections count in their entry's totals (never PEP legs).
+    for (r, t) in rows.iter_mut().zip(&sim.conn_totals) {
+        r.flows += t.count;
+        r.bytes += t.stats.bytes_delivered;
+        r.sent += t.stats.packets_sent;
+        r.lost += t.stats.packets_dropped;
+        if t.stats.owd.count() > 0 {
+            r.owd_sum += t.stats.owd.mean() * t.stats.owd.count() as f64;
+            r.owd_n += t.stats.owd.count();
+        }
+    }
+    for f in sim.flows.iter().filter(|f| f.id != u32::MAX) {
         let r = &mut rows[f.entry as usize];
         // A PEP-split connection counts once: as the app's flow, with the bytes the
         // terminal received (the server leg's bytes only reached the PEP).

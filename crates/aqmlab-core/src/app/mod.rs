@@ -500,6 +500,9 @@ pub struct AppEntry {
     pub kind: &'static str,
     /// Priority class of its packets (`Packet::class`).
     pub class: ClassSpec,
+    /// One `flows` row per connection its apps open while running, instead of one row
+    /// for all of them (`flow_rows`).
+    pub flow_rows: bool,
 }
 
 /// A flow to create at build time: who sends to whom, under which entry.
@@ -574,6 +577,12 @@ const COMMON: &[ParamDoc] = &[
         ty: "int or table",
         default: "0",
         doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers; or a table of class = probability, like { 3 = 0.7, 2 = 0.3 }, drawn per packet; or { tag = [c0, c1, ...] }: the class of each tagged datagram by its app unit type (video: { tag = [0, 3, 2, 1] } puts I in 3, P in 2, B in 1)",
+    },
+    ParamDoc {
+        name: "flow_rows",
+        ty: "bool",
+        default: "false",
+        doc: "kinds that open a TCP connection per transfer (web-page, web-packmime, tcp-http, tcp-arrivals): one `flows` row per connection; by default the entry's connections share one row (their totals), and a finished connection's state is freed either way",
     },
 ];
 
@@ -859,6 +868,7 @@ pub fn build(
             return Err(p.error("stop", "must be later than `start`"));
         }
         let class = ClassSpec::read(&mut p)?;
+        let flow_rows = p.bool_or("flow_rows", false)?;
         let entry = t.entries.len() as u32;
         let mut e = EntryBuild {
             entry,
@@ -879,6 +889,7 @@ pub fn build(
             name,
             kind: kind_name,
             class,
+            flow_rows,
         });
     }
     Ok(t)

@@ -9,7 +9,7 @@ impl Simulation {
     pub(super) fn run_app(&mut self, a: usize, f: impl FnOnce(&mut AnyApp, Nanos, &mut AppIo)) {
         let now = self.now();
         let mut io = std::mem::replace(&mut self.app_io, AppIo::new(0));
-        io.reset(self.flows.len() as u32);
+        io.reset(self.next_flow);
         f(&mut self.apps[a], now, &mut io);
         for act in io.drain() {
             self.execute(a, act);
@@ -17,9 +17,10 @@ impl Simulation {
         self.app_io = io;
     }
 
-    /// A datagram of flow `d.flow` arrived at its end: tell the flow's app if it listens.
-    pub(super) fn on_datagram(&mut self, d: Arrival) {
-        let a = self.flows[d.flow as usize].app as usize;
+    /// A datagram of flow `d.flow` (in slot `slot`) arrived at its end: tell the flow's
+    /// app if it listens.
+    pub(super) fn on_datagram(&mut self, slot: usize, d: Arrival) {
+        let a = self.flows[slot].app as usize;
         if self.apps[a].wants_datagrams() {
             self.run_app(a, |app, now, io| app.on_datagram(now, &d, io));
         }
@@ -31,6 +32,24 @@ impl Simulation {
 
     fn execute(&mut self, a: usize, act: Action) {
         let now = self.now();
+        // An action on a released connection (one that finished, then its page timed
+        // out and aborts it) has nothing left to act on.
+        let flow_of = |act: &Action| match *act {
+            Action::Write { flow, .. }
+            | Action::Connect { flow }
+            | Action::StopWriting { flow }
+            | Action::NotifyReceived { flow, .. }
+            | Action::Abort { flow }
+            | Action::Send { flow, .. } => Some(flow),
+            Action::WakeAt(_) | Action::NewTcpFlow { .. } => None,
+        };
+        let slot = match flow_of(&act) {
+            Some(id) => match self.slot(id) {
+                Some(s) => s,
+                None => return,
+            },
+            None => 0,
+        };
         match act {
             Action::WakeAt(t) => self.events.schedule(t, Event::App { app: a as u32 }),
             Action::NewTcpFlow {
@@ -44,30 +63,32 @@ impl Simulation {
                 debug_assert_eq!(f, flow, "flow ids are handed out in order");
                 self.add_tcp_endpoints(f, cfg);
                 self.pep_intercept(f);
+                let s = self.slot(f).expect("just made");
+                self.flows[s].conn = self.flows[s].pep.is_none();
             }
-            Action::Write { flow, bytes, fin } => {
-                let s = self.sender_of(flow);
+            Action::Write { bytes, fin, .. } => {
+                let s = self.sender_of(slot);
                 if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
-                    let st = &mut self.flows[flow as usize].stats;
+                    let st = &mut self.flows[slot].stats;
                     snd.write(now, bytes, fin, &mut self.seg_buf, st);
                 }
                 self.tcp_after(s);
             }
-            Action::Connect { flow } => {
-                let s = self.sender_of(flow);
+            Action::Connect { .. } => {
+                let s = self.sender_of(slot);
                 if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
                     snd.open(now, &mut self.seg_buf);
                 }
                 self.tcp_after(s);
             }
-            Action::StopWriting { flow } => {
-                let s = self.sender_of(flow);
+            Action::StopWriting { .. } => {
+                let s = self.sender_of(slot);
                 if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
                     snd.stop_writing();
                 }
             }
-            Action::NotifyReceived { flow, bytes } => {
-                let (_, r) = self.flows[flow as usize].tcp.expect("a TCP flow");
+            Action::NotifyReceived { bytes, .. } => {
+                let (_, r) = self.flows[slot].tcp.expect("a TCP flow");
                 // The mark lies ahead of what has arrived (the response is written in
                 // the same callback), so it is checked when segments arrive, never here:
                 // that keeps apps from being re-entered while their actions run.
@@ -75,27 +96,28 @@ impl Simulation {
                     rcv.notify_at = Some(bytes);
                 }
             }
-            Action::Abort { flow } => {
-                let (s, r) = self.flows[flow as usize].tcp.expect("a TCP flow");
+            Action::Abort { .. } => {
+                let (s, r) = self.flows[slot].tcp.expect("a TCP flow");
                 if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
                     snd.release();
                 }
                 if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
                     rcv.notify_at = None;
                 }
+                self.finish_conn(slot);
             }
             Action::Send {
-                flow,
                 size,
                 seq,
                 kind,
                 reverse,
                 tag,
+                ..
             } => {
-                let p = self.new_packet(flow, reverse, size, kind);
+                let p = self.new_packet(slot as u32, reverse, size, kind);
                 self.packets[p].seq = seq;
                 self.packets[p].tag = tag;
-                if let crate::app::ClassSpec::Tag(map) = &self.flows[flow as usize].class {
+                if let crate::app::ClassSpec::Tag(map) = &self.flows[slot].class {
                     self.packets[p].class = crate::app::ClassSpec::of_tag(map, tag.unit_type);
                 }
                 self.send(p);
@@ -103,9 +125,9 @@ impl Simulation {
         }
     }
 
-    /// The sender endpoint of TCP flow `flow`.
-    fn sender_of(&self, flow: u32) -> usize {
-        self.flows[flow as usize].tcp.expect("a TCP flow").0 as usize
+    /// The sender endpoint of the TCP flow in slot `slot`.
+    fn sender_of(&self, slot: usize) -> usize {
+        self.flows[slot].tcp.expect("a TCP flow").0 as usize
     }
 
     /// Add a flow (at build time, or when an app opens a new connection).
@@ -118,8 +140,10 @@ impl Simulation {
         cc: &'static str,
         app: u32,
     ) -> u32 {
-        let i = self.flows.len() as u32;
-        self.flows.push(Flow {
+        let i = self.next_flow;
+        self.next_flow += 1;
+        let slot = self.new_slot(Flow {
+            id: i,
             entry,
             kind,
             src,
@@ -135,6 +159,9 @@ impl Simulation {
                 .map_or(crate::app::ClassSpec::Fixed(0), |e| e.class.clone()),
             class_rng: None,
             pep: None,
+            conn: false,
+            in_net: 0,
+            closing: false,
         });
         if let Some(n) = self.entry_flows.get_mut(entry as usize) {
             *n += 1;
@@ -143,7 +170,7 @@ impl Simulation {
             if matches!(e.class, crate::app::ClassSpec::Random(_)) {
                 // Numbered within the entry, so other entries do not move the stream.
                 let k = self.entry_flows[entry as usize] - 1;
-                self.flows[i as usize].class_rng = Some(crate::sim::rng::Rng::stream(
+                self.flows[slot].class_rng = Some(crate::sim::rng::Rng::stream(
                     self.seed,
                     &format!("traffic[{}].class.flow[{k}]", e.name),
                 ));
@@ -159,24 +186,27 @@ impl Simulation {
         };
         if rcv.notify_at.is_some_and(|m| rcv.delivered >= m) {
             rcv.notify_at = None;
-            let flow = self.tcp_flow[r];
-            let a = self.flows[flow as usize].app as usize;
+            let f = &self.flows[self.tcp_flow[r] as usize];
+            let (flow, a) = (f.id, f.app as usize);
             self.run_app(a, |app, now, io| app.on_received(now, flow, io));
         }
     }
 
-    /// A transfer of `flow` was acknowledged completely: tell its app, and release a
-    /// connection whose last byte (FIN) is acknowledged.
-    pub(super) fn on_transfer_done(&mut self, flow: u32) {
+    /// A transfer of the flow in slot `slot` was acknowledged completely: tell its app,
+    /// and release a connection whose last byte (FIN) is acknowledged.
+    pub(super) fn on_transfer_done(&mut self, slot: u32) {
+        let slot = slot as usize;
+        let flow = self.flows[slot].id;
         // A split flow's transfer is done for the app when the terminal has it (PEP).
-        if self.pep_upstream_done(flow) {
-            let a = self.flows[flow as usize].app as usize;
+        if self.pep_upstream_done(slot) {
+            let a = self.flows[slot].app as usize;
             self.run_app(a, |app, now, io| app.on_transfer_done(now, flow, io));
         }
-        let s = self.sender_of(flow);
+        let s = self.sender_of(slot);
         if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
             if snd.app_fin && snd.snd_una >= snd.app_written {
                 snd.release();
+                self.finish_conn(slot);
             }
         }
     }

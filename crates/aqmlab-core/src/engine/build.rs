@@ -93,6 +93,16 @@ impl Simulation {
             routes: topo.routes,
             links,
             flows: Vec::with_capacity(traffic.flows.len()),
+            flow_slot: Default::default(),
+            static_flows: traffic.flows.len() as u32,
+            next_flow: 0,
+            free_flows: Vec::new(),
+            free_endpoints: Vec::new(),
+            to_release: Vec::new(),
+            conn_totals: (0..traffic.entries.len())
+                .map(|_| ConnTotals::default())
+                .collect(),
+            flow_records: Vec::new(),
             apps: traffic.apps,
             app_entry: traffic.app_entry,
             app_io: AppIo::new(0),

@@ -2,19 +2,22 @@
 use super::*;
 
 impl Simulation {
-    /// A fresh packet of `flow` in the given direction, stamped with the current time.
+    /// A fresh packet of the flow in slot `slot` (`Simulation::slot`), in the given
+    /// direction, stamped with the current time.
     pub fn new_packet(
         &mut self,
-        flow: u32,
+        slot: u32,
         reverse: bool,
         size: u32,
         kind: PacketKind,
     ) -> PacketId {
         let now = self.now();
-        let f = &mut self.flows[flow as usize];
+        let f = &mut self.flows[slot as usize];
+        f.in_net += 1;
         let p = self.packets.alloc();
         let pk = &mut self.packets[p];
-        pk.flow = flow;
+        pk.flow = f.id;
+        pk.flow_slot = slot;
         pk.reverse = reverse;
         (pk.src, pk.dst) = if reverse {
             (f.dst, f.src)
@@ -62,7 +65,12 @@ impl Simulation {
     pub(super) fn deliver(&mut self, p: PacketId) {
         let now = self.now();
         let pk = &self.packets[p];
-        let f = &mut self.flows[pk.flow as usize];
+        let slot = pk.flow_slot;
+        let f = &mut self.flows[slot as usize];
+        f.in_net -= 1;
+        if f.closing && f.in_net == 0 {
+            self.to_release.push(slot);
+        }
         if !pk.reverse {
             // The packet counter counts packets created in the measurement window, so
             // delivered and dropped stay parts of sent after a warm-up; bytes and delay
@@ -97,7 +105,7 @@ impl Simulation {
                 ecn: pk.ecn,
             };
             self.packets.free(p);
-            self.on_datagram(d);
+            self.on_datagram(slot as usize, d);
         }
     }
 
@@ -351,8 +359,14 @@ impl Simulation {
             self.log_drop(l as u32, p, cause, at);
         }
         let pk = &self.packets[p];
+        let slot = pk.flow_slot;
+        let f = &mut self.flows[slot as usize];
         if !pk.reverse && pk.created >= self.warmup {
-            self.flows[pk.flow as usize].stats.packets_dropped += 1;
+            f.stats.packets_dropped += 1;
+        }
+        f.in_net -= 1;
+        if f.closing && f.in_net == 0 {
+            self.to_release.push(slot);
         }
         self.dropped += 1;
         self.packets.free(p);

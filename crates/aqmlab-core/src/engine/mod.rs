@@ -16,6 +16,7 @@
 mod access;
 mod apps;
 mod build;
+mod conns;
 mod guard;
 mod link;
 mod pep;
@@ -25,6 +26,7 @@ mod tcp;
 pub use guard::RunFailure;
 pub use pep::PepLeg;
 pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
+pub use conns::{ConnTotals, FlowRecord};
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
@@ -43,8 +45,11 @@ use crate::transport::tcp::sender::{SenderState, TcpSender};
 use crate::transport::tcp::{Segment, TcpConfig};
 use std::path::PathBuf;
 
-/// A flow: packets between two nodes under one application.
+/// A flow: packets between two nodes under one application. `Simulation::flows` is
+/// indexed by slot, not by id: a finished connection's slot is reused (`conns.rs`).
 pub struct Flow {
+    /// The flow's id: unique in the run, handed out in creation order.
+    pub id: u32,
     pub entry: u32,
     pub kind: FlowKind,
     pub src: u32,
@@ -63,6 +68,13 @@ pub struct Flow {
     pub class_rng: Option<crate::sim::rng::Rng>,
     /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
     pub pep: Option<PepLeg>,
+    /// A connection its app opened while running (not a PEP leg): released when it is
+    /// finished, and reported in its entry's totals (`conns.rs`).
+    pub conn: bool,
+    /// Its packets in the network (the slot is kept until they are all gone).
+    in_net: u32,
+    /// Finished (FIN acknowledged or aborted): release once `in_net` is 0.
+    closing: bool,
 }
 
 /// Options that are not part of the scenario.
@@ -82,7 +94,23 @@ pub struct Simulation {
     pub nodes: Vec<Node>,
     pub routes: crate::net::routing::Routes,
     pub links: Vec<Link>,
+    /// Flows by slot (`Flow::id` is the flow's id; `slot` finds it).
     pub flows: Vec<Flow>,
+    /// Flows by id beyond `static_flows` (those sit at slot = id): id -> slot.
+    flow_slot: std::collections::HashMap<u32, u32, conns::IdHash>,
+    static_flows: u32,
+    /// The id the next flow gets.
+    next_flow: u32,
+    /// Free flow slots and free TCP endpoint pairs (first endpoint of the pair).
+    free_flows: Vec<u32>,
+    free_endpoints: Vec<u32>,
+    /// Slots of finished connections whose packets may all be gone: released after
+    /// the event that put them here.
+    to_release: Vec<u32>,
+    /// Per traffic entry: the folded totals of its released connections.
+    pub conn_totals: Vec<ConnTotals>,
+    /// Rows of released connections of entries with `flow_rows = true`.
+    pub flow_records: Vec<FlowRecord>,
     pub apps: Vec<AnyApp>,
     /// The traffic entry of each app.
     pub app_entry: Vec<u32>,
@@ -103,6 +131,7 @@ pub struct Simulation {
     /// TCP endpoints; `tcp_timer[e]` is the time of endpoint e's pending timer event.
     pub tcp: Vec<TcpEndpoint>,
     tcp_timer: Vec<Option<Nanos>>,
+    /// The flow slot of each endpoint.
     tcp_flow: Vec<u32>,
     pub tcp_series: Option<TcpSeries>,
     /// Report the per-packet sojourn histograms (`output.sojourn_hist`).
@@ -164,6 +193,9 @@ impl Simulation {
             }
             let (_, ev) = self.events.pop().expect("peeked");
             self.handle(ev);
+            if !self.to_release.is_empty() {
+                self.release_finished();
+            }
             if t == self.guard.last_time {
                 self.guard.same_time += 1;
                 if self.guard.same_time > guard::MAX_EVENTS_AT_ONE_INSTANT {

@@ -43,7 +43,7 @@ impl Simulation {
             return;
         }
         let (src, dst) = {
-            let f = &self.flows[flow as usize];
+            let f = &self.flows[self.pep_slot(flow)];
             (f.src, f.dst)
         };
         let mut node = src;
@@ -60,7 +60,8 @@ impl Simulation {
             }
             if let Some(p) = self.pep_at[node as usize] {
                 let conn = self.peps[p as usize].open(flow, dst);
-                let f = &mut self.flows[flow as usize];
+                let s = self.pep_slot(flow);
+                let f = &mut self.flows[s];
                 f.dst = node;
                 f.pep = Some(PepLeg::Up { pep: p, conn });
                 let w = self.peps[p as usize].window(conn);
@@ -102,15 +103,16 @@ impl Simulation {
                 let established =
                     r.state == crate::transport::tcp::receiver::ReceiverState::Established;
                 if established && self.peps[pep as usize].conns[conn as usize].down.is_none() {
-                    self.pep_open_down(pep, conn, flow);
+                    self.pep_open_down(pep, conn, flow as usize);
                 }
                 let now = self.now();
                 let fwd = self.peps[pep as usize].on_upstream(now, conn, delivered, fin, marked);
                 if fwd.bytes > 0 || fwd.fin {
                     if let Some(down) = self.peps[pep as usize].conns[conn as usize].down {
-                        let s = self.flows[down as usize].tcp.expect("a TCP flow").0 as usize;
+                        let d = self.pep_slot(down);
+                        let s = self.flows[d].tcp.expect("a TCP flow").0 as usize;
                         if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
-                            let st = &mut self.flows[down as usize].stats;
+                            let st = &mut self.flows[d].stats;
                             snd.append(now, fwd.bytes, fwd.fin, &mut self.seg_buf, st);
                         }
                         self.tcp_after(s);
@@ -131,22 +133,24 @@ impl Simulation {
         }
     }
 
-    /// The server's SYN reached the PEP: open the PEP's connection to the terminal.
-    fn pep_open_down(&mut self, pep: u32, conn: u32, up: u32) {
+    /// The server's SYN reached the PEP: open the PEP's connection to the terminal
+    /// (`up`: the slot of the server's flow).
+    fn pep_open_down(&mut self, pep: u32, conn: u32, up: usize) {
         let (node, cfg) = {
             let p = &self.peps[pep as usize];
             (p.node, p.cfg.tcp)
         };
         let client = self.peps[pep as usize].conns[conn as usize].client;
         let (entry, app) = {
-            let f = &self.flows[up as usize];
+            let f = &self.flows[up];
             (f.entry, f.app)
         };
         let down = self.add_flow(entry, FlowKind::Tcp, node, client, cfg.cc.name(), app);
         self.add_tcp_endpoints(down, cfg);
-        self.flows[down as usize].pep = Some(PepLeg::Down { pep, conn });
+        let d = self.pep_slot(down);
+        self.flows[d].pep = Some(PepLeg::Down { pep, conn });
         self.peps[pep as usize].conns[conn as usize].down = Some(down);
-        let s = self.flows[down as usize].tcp.expect("a TCP flow").0 as usize;
+        let s = self.flows[d].tcp.expect("a TCP flow").0 as usize;
         let now = self.now();
         if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
             snd.open(now, &mut self.seg_buf);
@@ -173,30 +177,32 @@ impl Simulation {
         let now = self.now();
         let c = &self.peps[pep as usize].conns[conn as usize];
         let (up, down) = (c.up, c.down.expect("acknowledged by the terminal"));
-        let s = self.flows[up as usize].tcp.expect("a TCP flow").0 as usize;
+        let (up_s, down_s) = (self.pep_slot(up), self.pep_slot(down));
+        let s = self.flows[up_s].tcp.expect("a TCP flow").0 as usize;
         let opened = match &self.tcp[s] {
             TcpEndpoint::Sender(snd) => snd.opened_at,
-            TcpEndpoint::Receiver(_) => now,
+            TcpEndpoint::Receiver(_) | TcpEndpoint::Free => now,
         };
-        let st = &mut self.flows[down as usize].stats;
+        let st = &mut self.flows[down_s].stats;
         st.transfers += 1;
         if st.completion.is_none() {
             st.completion = Some(now - opened);
         }
-        let a = self.flows[up as usize].app as usize;
+        let a = self.flows[up_s].app as usize;
         self.run_app(a, |app, now, io| app.on_transfer_done(now, up, io));
     }
 
-    /// The server's sender on the split flow `flow` saw a transfer acknowledged by the
-    /// PEP. Returns true if the app should hear of it now (the terminal has it all).
-    pub(super) fn pep_upstream_done(&mut self, flow: u32) -> bool {
-        let Some(PepLeg::Up { pep, conn }) = self.flows[flow as usize].pep else {
+    /// The server's sender on the split flow in slot `slot` saw a transfer acknowledged
+    /// by the PEP. Returns true if the app should hear of it now (the terminal has it
+    /// all).
+    pub(super) fn pep_upstream_done(&mut self, slot: usize) -> bool {
+        let Some(PepLeg::Up { pep, conn }) = self.flows[slot].pep else {
             return true;
         };
-        let s = self.flows[flow as usize].tcp.expect("a TCP flow").0 as usize;
+        let s = self.flows[slot].tcp.expect("a TCP flow").0 as usize;
         let end = match &self.tcp[s] {
             TcpEndpoint::Sender(snd) => snd.snd_una,
-            TcpEndpoint::Receiver(_) => return false,
+            TcpEndpoint::Receiver(_) | TcpEndpoint::Free => return false,
         };
         if self.peps[pep as usize].on_upstream_transfer_done(conn, end) {
             self.pep_transfer_done(pep, conn);
@@ -212,13 +218,18 @@ impl Simulation {
             return;
         }
         let Some(down) = c.down else { return };
-        let s = self.flows[down as usize].tcp.expect("a TCP flow").0 as usize;
+        let s = self.flows[self.pep_slot(down)].tcp.expect("a TCP flow").0 as usize;
         if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
             if snd.state != SenderState::Closed {
                 snd.release();
             }
         }
         self.peps[pep as usize].close(conn);
+    }
+
+    /// The slot of a split connection's flow (PEP legs are never released).
+    fn pep_slot(&self, flow: u32) -> usize {
+        self.slot(flow).expect("PEP legs are never released")
     }
 
     /// The PEP at `pep` (for results and tests).

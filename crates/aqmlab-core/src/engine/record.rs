@@ -145,6 +145,7 @@ impl Simulation {
         for f in &mut self.flows {
             f.stats = FlowStats::default();
         }
+        self.restart_conn_stats();
     }
 
     /// Packets still inside the network (queued, being sent, propagating).

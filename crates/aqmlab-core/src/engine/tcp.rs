@@ -8,6 +8,8 @@ use super::*;
 pub enum TcpEndpoint {
     Sender(TcpSender),
     Receiver(TcpReceiver),
+    /// A released connection's endpoint, waiting to be reused (`conns.rs`).
+    Free,
 }
 
 impl TcpEndpoint {
@@ -15,28 +17,27 @@ impl TcpEndpoint {
         match self {
             TcpEndpoint::Sender(s) => s.next_deadline(),
             TcpEndpoint::Receiver(r) => r.next_deadline(),
+            TcpEndpoint::Free => None,
         }
     }
 }
 
 impl Simulation {
+    /// Give flow `flow` (an id) its sender and receiver endpoints.
     pub(super) fn add_tcp_endpoints(&mut self, flow: u32, cfg: TcpConfig) {
+        let slot = self.slot(flow).expect("a new flow");
         let s = TcpSender::new(cfg);
         let accurate = s.cc.accurate_ecn();
-        let base = self.tcp.len() as u32;
-        self.tcp.push(TcpEndpoint::Sender(s));
-        self.tcp
-            .push(TcpEndpoint::Receiver(TcpReceiver::new(cfg, accurate)));
-        self.tcp_timer.extend([None, None]);
-        self.tcp_flow.extend([flow, flow]);
-        self.flows[flow as usize].tcp = Some((base, base + 1));
+        let r = TcpReceiver::new(cfg, accurate);
+        let base = self.new_endpoints(slot as u32, TcpEndpoint::Sender(s), TcpEndpoint::Receiver(r));
+        self.flows[slot].tcp = Some((base, base + 1));
     }
 
     /// Clamp the advertised receive window of TCP flow `flow` (None: only its buffer
     /// limits it), e.g. from a PEP's buffer flow control. A window that opens is
     /// announced at once with a window update. Returns false if `flow` is not TCP.
     pub fn set_tcp_window_limit(&mut self, flow: u32, limit: Option<u64>) -> bool {
-        let Some((_, r)) = self.flows.get(flow as usize).and_then(|f| f.tcp) else {
+        let Some((_, r)) = self.slot(flow).and_then(|s| self.flows[s].tcp) else {
             return false;
         };
         let now = self.now();
@@ -64,6 +65,7 @@ impl Simulation {
         match &mut self.tcp[e] {
             TcpEndpoint::Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
             TcpEndpoint::Receiver(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
+            TcpEndpoint::Free => {}
         }
         self.tcp_after(e);
         if split {
@@ -82,13 +84,14 @@ impl Simulation {
         match &mut self.tcp[e] {
             TcpEndpoint::Sender(s) => s.on_timer(now, &mut self.seg_buf, st),
             TcpEndpoint::Receiver(r) => r.on_timer(now, &mut self.seg_buf),
+            TcpEndpoint::Free => {}
         }
         self.tcp_after(e);
     }
 
     /// After an endpoint ran: send its segments, re-arm its timer, report completions.
     pub(super) fn tcp_after(&mut self, e: usize) {
-        let flow = self.tcp_flow[e];
+        let flow = self.tcp_flow[e]; // the flow's slot
         let reverse = matches!(self.tcp[e], TcpEndpoint::Receiver(_));
         if !self.seg_buf.is_empty() {
             let mut buf = std::mem::take(&mut self.seg_buf);
@@ -121,6 +124,7 @@ impl Simulation {
                     self.check_received(e);
                 }
             }
+            TcpEndpoint::Free => {}
         }
     }
 
@@ -136,7 +140,7 @@ impl Simulation {
                 }
                 series.rows.push(TcpSampleRow {
                     time: now,
-                    flow: self.tcp_flow[e],
+                    flow: self.flows[self.tcp_flow[e] as usize].id,
                     cwnd: s.cc.send_window(&s.w),
                     ssthresh: s.w.ssthresh,
                     srtt: s.rtt.has_sample.then_some(s.rtt.srtt),

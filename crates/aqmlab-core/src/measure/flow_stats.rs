@@ -3,7 +3,7 @@
 use super::histogram::Histogram;
 use crate::sim::time::Nanos;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FlowStats {
     pub packets_sent: u64,
     pub bytes_sent: u64,
@@ -21,4 +21,63 @@ pub struct FlowStats {
     pub completion: Option<Nanos>,
     /// Finite transfers completed (all bytes acknowledged), TCP.
     pub transfers: u64,
+}
+
+impl FlowStats {
+    /// Add `other`'s counts and delays: a finished connection folded into its traffic
+    /// entry's totals. Completion times stay per connection (none is folded).
+    pub fn fold(&mut self, other: &FlowStats) {
+        self.packets_sent += other.packets_sent;
+        self.bytes_sent += other.bytes_sent;
+        self.packets_delivered += other.packets_delivered;
+        self.packets_dropped += other.packets_dropped;
+        self.bytes_delivered += other.bytes_delivered;
+        self.owd.merge(&other.owd);
+        self.retransmits += other.retransmits;
+        self.timeouts += other.timeouts;
+        self.rtt.merge(&other.rtt);
+        self.transfers += other.transfers;
+    }
+}
+
+/// The `flows` row values of one flow, kept when a finished connection's state is
+/// released (`flow_rows = true`): a few words instead of two histograms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSummary {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub bytes_delivered: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Means and quantiles in ns (NaN without samples).
+    pub rtt_mean: f64,
+    pub owd_mean: f64,
+    pub owd_p50: f64,
+    pub owd_p95: f64,
+    pub owd_p99: f64,
+    pub completion: Option<Nanos>,
+    pub transfers: u64,
+}
+
+impl FlowSummary {
+    pub fn of(s: &FlowStats) -> Self {
+        FlowSummary {
+            packets_sent: s.packets_sent,
+            bytes_sent: s.bytes_sent,
+            packets_delivered: s.packets_delivered,
+            packets_dropped: s.packets_dropped,
+            bytes_delivered: s.bytes_delivered,
+            retransmits: s.retransmits,
+            timeouts: s.timeouts,
+            rtt_mean: s.rtt.mean(),
+            owd_mean: s.owd.mean(),
+            owd_p50: s.owd.quantile(0.5),
+            owd_p95: s.owd.quantile(0.95),
+            owd_p99: s.owd.quantile(0.99),
+            completion: s.completion,
+            transfers: s.transfers,
+        }
+    }
 }

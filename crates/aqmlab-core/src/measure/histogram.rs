@@ -76,6 +76,35 @@ impl Histogram {
         self.n
     }
 
+    /// Add every value counted in `other` (the histogram of both value sets): a
+    /// finished connection's delays folded into its traffic entry's.
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.n == 0 {
+            return;
+        }
+        if self.counts.is_empty() {
+            self.counts.clone_from(&other.counts);
+            self.offset = other.offset;
+        } else {
+            if other.offset < self.offset {
+                let grow = self.offset - other.offset;
+                self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+                self.offset = other.offset;
+            }
+            let end = other.offset + other.counts.len() - self.offset;
+            if end > self.counts.len() {
+                self.counts.resize(end, 0);
+            }
+            let at = other.offset - self.offset;
+            for (c, o) in self.counts[at..].iter_mut().zip(&other.counts) {
+                *c += o;
+            }
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
     /// Exact mean (not bucketed); NaN when empty.
     pub fn mean(&self) -> f64 {
         if self.n == 0 {
@@ -193,6 +222,27 @@ mod tests {
         assert_eq!(b[0], (7, 1));
         assert_eq!(h.quantile(0.25), 7.0);
         assert!((h.quantile(1.0) - 399e6).abs() / 399e6 < 1.0 / 256.0);
+    }
+
+    #[test]
+    fn merge_equals_recording_both_sets() {
+        // Windows that overlap, lie below and lie above the receiver's: the merged
+        // histogram is the one that saw every value itself.
+        let sets: [&[u64]; 3] = [&[300, 301, 5_000], &[7, 350, 1_000_000], &[2_000_000_000]];
+        let mut merged = Histogram::new();
+        let mut direct = Histogram::new();
+        for s in sets {
+            let mut h = Histogram::new();
+            for &v in s {
+                h.record(v);
+                direct.record(v);
+            }
+            merged.merge(&h);
+        }
+        merged.merge(&Histogram::new());
+        assert_eq!(merged.buckets().collect::<Vec<_>>(), direct.buckets().collect::<Vec<_>>());
+        assert_eq!((merged.count(), merged.max()), (7, 2_000_000_000));
+        assert_eq!(merged.mean(), direct.mean());
     }
 
     #[test]

@@ -97,8 +97,11 @@ pub struct AppTag {
 pub struct Packet {
     /// Unique id within a run (for logs and pcap), unlike the reusable arena slot.
     pub uid: u64,
-    /// The flow this packet belongs to (index into the engine's flows).
+    /// The flow this packet belongs to (its id: unique in the run).
     pub flow: u32,
+    /// Where that flow lives in the engine's flow table (slots of finished connections
+    /// are reused; a slot is not reused while a packet of its flow is in the network).
+    pub flow_slot: u32,
     /// True if it travels from the flow's destination back to its source (ACKs, RTCP).
     pub reverse: bool,
     /// Source and destination node ids.

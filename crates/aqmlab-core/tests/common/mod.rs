@@ -39,3 +39,13 @@ pub fn jain(x: &[f64]) -> f64 {
     let s2: f64 = x.iter().map(|v| v * v).sum();
     s * s / (x.len() as f64 * s2)
 }
+
+/// The tables minus wall-clock columns, rendered exactly (Debug prints every f64 so
+/// that it round-trips, and NaN equals NaN here, unlike `==` on floats).
+pub fn without_wall(mut r: Results) -> String {
+    for t in &mut r.tables {
+        t.columns
+            .retain(|(n, _)| n != "wall_time_s" && n != "events_per_s");
+    }
+    format!("{:?}", r.tables)
+}
