@@ -67,6 +67,10 @@ pub struct SampleRow {
     pub sojourn: Nanos,
     pub rate_bps: u64,
     pub drop_prob: f64,
+    /// Bytes the link has started sending since the start of the run (cumulative, the
+    /// warm-up included): differences between samples give the link's throughput and
+    /// utilisation per interval.
+    pub sent_bytes: u64,
     /// The row is the link's DOCSIS transmit queue (`LINK.txq`), not its qdisc.
     pub txq: bool,
 }
@@ -108,6 +112,7 @@ impl Simulation {
                 sojourn: link.stats.last_sojourn,
                 rate_bps: link.rate_bps,
                 drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
+                sent_bytes: link.sent_bytes,
                 txq: false,
             });
             if let Some((m, (pkts, bytes))) = link
@@ -123,6 +128,7 @@ impl Simulation {
                     sojourn: m.txq_stats().map_or(0, |s| s.last_sojourn),
                     rate_bps: link.rate_bps,
                     drop_prob: f64::NAN,
+                    sent_bytes: link.sent_bytes,
                     txq: true,
                 });
             }

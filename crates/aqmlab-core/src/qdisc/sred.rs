@@ -12,6 +12,15 @@
 //!    `Hit = 0` and with probability `p_overwrite` the zombie is replaced by `f` (count 0).
 //! 2. **Hit frequency**: `P ← (1 − α)·P + α·Hit`, `α = p_overwrite / M`; `1/P`
 //!    estimates the number of active flows.
+//!
+//! **Look-ups** (`lookups = K`, default 1 = the paper): the satellite-gateway study
+//! (STUDIES.md §4) ran SRED with 1 or 50 look-ups and did not define them. Our
+//! reconstruction: step 1 compares the arrival with K consecutive zombies from the
+//! random position i (i, i+1, … mod M); the first match is the hit; after K misses the
+//! zombie at i is the one overwritten. A flow with share s of the arrivals then hits
+//! with probability 1 − (1 − s)^K ≈ K·s, so the flow estimate in step 4 uses `P/K`
+//! (1/(P/K) still estimates the number of flows while K·s is small). K = 1 draws the
+//! same random numbers as the paper's single comparison.
 //! 3. **p_sred** from the instantaneous queue `q` and the buffer `B` (`limit`, same unit):
 //!    `p_max` for `B/3 ≤ q < B`, `p_max/4` for `B/6 ≤ q < B/3`, 0 below `B/6`.
 //! 4. **p_zap** = `p_sred · min(1, 1/(256·P)²)` (simple SRED), times `(1 + Hit/P)` in
@@ -78,6 +87,12 @@ pub const DOC: KindDoc = KindDoc {
             default: "false",
             doc: "full SRED: multiply p_zap by (1 + Hit/P)",
         },
+        ParamDoc {
+            name: "lookups",
+            ty: "int",
+            default: "1",
+            doc: "K zombies compared per arrival (consecutive from the random one; reconstruction for study 4's SRED 2), 1 to zombies; p_zap uses P/K",
+        },
     ],
 };
 
@@ -100,6 +115,8 @@ pub struct Sred {
     p_overwrite: f64,
     p_max: f64,
     full: bool,
+    /// K, zombies compared per arrival.
+    lookups: usize,
     zombies: Vec<Zombie>,
     /// Hit frequency P.
     p_hit: f64,
@@ -118,6 +135,7 @@ impl Sred {
             p_overwrite: p.f64_or("p_overwrite", 0.25, 0.0, 1.0)?,
             p_max: p.f64_or("p_max", 0.15, 0.0, 1.0)?,
             full: p.bool_or("full", false)?,
+            lookups: p.u64_or("lookups", 1, 1, m as u64)? as usize,
             zombies: Vec::with_capacity(m),
             p_hit: 0.0,
             last_p: 0.0,
@@ -141,21 +159,22 @@ impl Sred {
             return false;
         }
         let i = ctx.rng.below(self.m as u64) as usize;
-        let z = &mut self.zombies[i];
-        if z.flow == flow {
-            z.count += 1;
-            z.stamp = ctx.now;
-            true
-        } else {
-            if ctx.rng.uniform() < self.p_overwrite {
-                *z = Zombie {
-                    flow,
-                    count: 0,
-                    stamp: ctx.now,
-                };
+        for j in 0..self.lookups {
+            let z = &mut self.zombies[(i + j) % self.m];
+            if z.flow == flow {
+                z.count += 1;
+                z.stamp = ctx.now;
+                return true;
             }
-            false
         }
+        if ctx.rng.uniform() < self.p_overwrite {
+            self.zombies[i] = Zombie {
+                flow,
+                count: 0,
+                stamp: ctx.now,
+            };
+        }
+        false
     }
 
     /// Step 3: p_sred at queue `q` (limit's unit).
@@ -174,7 +193,7 @@ impl Sred {
 
     /// Step 4: p_zap from p_sred, P and Hit.
     fn p_zap(&self, p_sred: f64, hit: bool) -> f64 {
-        let h = HIT_SCALE * self.p_hit;
+        let h = HIT_SCALE * self.p_hit / self.lookups as f64;
         let flows = (1.0 / (h * h)).min(1.0);
         let mut p = p_sred * flows;
         if self.full && hit {
@@ -320,6 +339,44 @@ mod tests {
                 "{n} flows: {est}"
             );
         }
+    }
+
+    /// K look-ups (reconstruction): with K = M = 4 every arrival of a flow in the list
+    /// is found wherever the random start falls, so P follows the EWMA of all hits:
+    /// after the 4 fills, 3 arrivals of listed flows give P = 1 − (1 − α)³ with
+    /// α = 1/4 (p_overwrite 1): 0.578125; p_zap uses P/K (the flow factor at
+    /// 256·P/4 = 37 is 1/37² of p_sred). With K = 1 the same arrivals hit only when the
+    /// random zombie is theirs (the `worked_trace` test).
+    #[test]
+    fn lookups_find_a_listed_flow_wherever_the_draw_starts() {
+        let mut h = Harness::new();
+        let mut q =
+            build(json!({"zombies": 4, "p_overwrite": 1.0, "lookups": 4, "limit": "600pkt"}))
+                .unwrap();
+        for flow in [10, 20, 30, 40] {
+            let p = h.packet(flow, 500);
+            assert!(q.enqueue(p, &mut h.ctx(0)));
+        }
+        for (k, flow) in [30, 10, 40].into_iter().enumerate() {
+            let p = h.packet(flow, 500);
+            assert!(q.enqueue(p, &mut h.ctx(1 + k as u64)));
+        }
+        assert_eq!(q.hit_frequency(), 1.0 - 0.75f64.powi(3));
+        assert_eq!(
+            q.zombies
+                .iter()
+                .map(|z| (z.flow, z.count))
+                .collect::<Vec<_>>(),
+            [(10, 1), (20, 0), (30, 1), (40, 1)]
+        );
+        let factor = 1.0 / (256.0 * q.hit_frequency() / 4.0).powi(2);
+        assert_eq!(q.p_zap(0.15, false), 0.15 * factor);
+        // A flow not in the list misses all four and replaces the drawn zombie.
+        let p = h.packet(50, 500);
+        assert!(q.enqueue(p, &mut h.ctx(9)));
+        assert_eq!(q.zombies.iter().filter(|z| z.flow == 50).count(), 1);
+        assert_eq!(q.hit_frequency(), 0.75 * (1.0 - 0.75f64.powi(3)));
+        assert!(build(json!({"zombies": 4, "lookups": 5})).is_err());
     }
 
     #[test]

@@ -1,0 +1,78 @@
+"""The satellite-pep study (STUDIES.md §4): its experiments cover §4's settings, and quick
+runs reproduce directions of effect the model gives by construction:
+
+- RED at the receive queue, averaging the transmit queue, holds that queue between its
+  thresholds, and a steeper curve (RED 4, max_p 0.7) holds it lower than RED 3 (0.5) at
+  the same w_q: the drop rate the load needs is reached at a smaller average;
+- buffer flow control: a harsher decrease (decr 0.5) keeps the transmit queue far
+  shorter than no flow control and loses nothing there, while CE marks (not drops) are
+  the receive queue's signal.
+"""
+
+import importlib.util
+import subprocess
+
+import aqmlab
+from aqmlab import study
+from aqmlab.sweep import read_sweep_file
+from conftest import AQMLAB, ROOT
+
+QDISC = "topology.links.60.qdisc"
+STUDY = ROOT / "studies" / "satellite-pep"
+
+
+def figures_module():
+    spec = importlib.util.spec_from_file_location("satellite_pep_figures", STUDY / "figures.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_experiments_cover_the_studys_settings():
+    exps = study.experiments(study.study_dir("satellite-pep"))
+    assert list(exps) == ["fairness", "flowcontrol", "main", "pattern"]
+    main = read_sweep_file(exps["main"])
+    reds = [(q["wq"], q["probability"]) for q in main.zip[0][QDISC] if q["kind"] == "red"]
+    assert reds == [(0.02, 0.5), (0.05, 0.7), (0.1, 0.5), (0.1, 0.7)]
+    assert all(q["monitor"] == "tx" for q in main.zip[0][QDISC])
+    kinds = [q["kind"] for q in main.zip[0][QDISC]]
+    assert kinds[4:] == ["sred", "avq", "avqred", "pfavqred"]
+    avq = main.zip[0][QDISC][5]
+    assert avq["gamma"] == 1.0 and avq["limit"] == "123750B"
+    assert main.seeds == 5 and main.quick["seeds"] == 2
+    fc = read_sweep_file(exps["flowcontrol"])
+    assert fc.zip[0]["topology.nodes.61.function.decr"][1:] == [0.97, 0.95, 0.9, 0.8, 0.5]
+    assert fc.set["duration"] == "15min"
+    for f in ("scenario.toml", "fairness.toml"):
+        aqmlab.validate(STUDY / f)
+    fair = aqmlab.load_scenario(STUDY / "fairness.toml")
+    rates = sorted(t["rate"] for t in fair["traffic"] if t["kind"] == "udp-cbr")
+    assert rates == ["160kbit", "320kbit", "80kbit"]
+    assert sum(t.get("users", 0) * (200 if t["name"] == "web" else 100) for t in fair["traffic"]) == 500
+
+
+def test_red_holds_the_transmit_queue_between_its_thresholds_lower_with_a_steeper_curve():
+    quick = read_sweep_file(study.experiments(study.study_dir("satellite-pep"))["main"]).quick["set"]
+    red = {"kind": "red", "min": "60pkt", "max": "120pkt", "wq": 0.1, "mean_pkt_size": "1400B",
+           "limit": "1000pkt", "monitor": "tx"}
+    q = {}
+    for max_p in (0.5, 0.7):
+        r = aqmlab.run(STUDY / "scenario.toml", seed=1, set={**quick, QDISC: {**red, "probability": max_p}})
+        tx = r.queues.filter(link="tx")
+        q[max_p] = tx["qlen_pkts_mean"][0]
+        assert tx["utilization"][0] > 0.99 and tx["drops"][0] == 0, (max_p, tx)
+        assert 60 < q[max_p] < 120, q
+    assert q[0.7] < q[0.5], q
+
+
+def test_quick_flowcontrol_a_harsh_decrease_keeps_the_transmit_queue_short(tmp_path):
+    out = tmp_path / "study"
+    p = subprocess.run([*AQMLAB, "study", "run", "satellite-pep", "--quick", "-e", "flowcontrol", "--out", out,
+                        "--quiet", "--no-report"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    t = {r["point"]: r for r in figures_module().table(out / "flowcontrol", ["off", "0.97", "0.50"]).to_dicts()}
+    assert t["0.50"]["txq_mean"] < 0.5 * t["off"]["txq_mean"], t
+    assert t["0.50"]["txq_mean"] < t["0.97"]["txq_mean"], t
+    assert t["0.50"]["tx_drops"] < t["off"]["tx_drops"], t
+    for k in ("off", "0.50"):
+        assert t[k]["rx_marks"] > 10 * t[k]["rx_drops"], t[k]
