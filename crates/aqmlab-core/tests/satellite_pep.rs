@@ -278,7 +278,7 @@ fn bad_http_and_link_input_names_the_field() {
 fn node_lists_pair_round_robin() {
     let topo = topology("", 2, "delay = \"300ms\"", PLAIN_RX);
     let r = run(&format!(
-        "duration = \"5s\"\n{topo}\n[[traffic]]\nkind = \"tcp-http\"\nsrc = [\"srv\"]\ndst = [\"cli0\", \"cli1\"]\nusers = 2\nsize_min = \"10KB\"\nsize_max = \"10KB\"\n"
+        "duration = \"5s\"\n{topo}\n[[traffic]]\nkind = \"tcp-http\"\nsrc = [\"srv\"]\ndst = [\"cli0\", \"cli1\"]\nusers = 2\nflow_rows = true\nsize_min = \"10KB\"\nsize_max = \"10KB\"\n"
     ));
     let t = r.table("flows");
     let dst = t.strs("dst");
