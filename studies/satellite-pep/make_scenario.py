@@ -30,7 +30,8 @@ def http(name: str, users: int, clients: int, start: str | None = None) -> list[
         out.append(f'start = "{start}"')
     out += [f"src = {SERVER_LIST}", f"dst = {client_list(clients)}",
             f'users = {users}\nsize_min = "250KB"\nsize_max = "550KB"\nthink = "10s"',
-            'ramp_step = 20\nramp_every = "5s"\nrate_cap = "5Mbit"\necn = true', ""]
+            'ramp_step = 20\nramp_every = "5s"\nrate_cap = "5Mbit"\necn = true',
+            "flow_rows = true  # a row per connection: the per-flow throughput figure needs them", ""]
     return out
 
 
