@@ -36,8 +36,9 @@ def test_experiments_cover_the_studys_settings():
     assert reds == [(0.02, 0.5), (0.05, 0.7), (0.1, 0.5), (0.1, 0.7)]
     assert all(q["monitor"] == "tx" for q in main.zip[0][QDISC])
     kinds = [q["kind"] for q in main.zip[0][QDISC]]
-    assert kinds[4:] == ["sred", "avq", "avqred", "pfavqred"]
-    avq = main.zip[0][QDISC][5]
+    assert kinds[4:] == ["sred", "sred", "avq", "avqred", "pfavqred"]
+    assert [q.get("lookups", 1) for q in main.zip[0][QDISC][4:6]] == [1, 50]
+    avq = main.zip[0][QDISC][6]
     assert avq["gamma"] == 1.0 and avq["limit"] == "123750B"
     assert main.seeds == 5 and main.quick["seeds"] == 2
     fc = read_sweep_file(exps["flowcontrol"])

@@ -30,7 +30,7 @@ import polars as pl
 from aqmlab.report import Figure
 from aqmlab.stats import mean_ci
 
-ORDER = ["RED1", "RED2", "RED3", "RED4", "SRED1", "AVQ", "AVQRED", "PFAVQRED"]
+ORDER = ["RED1", "RED2", "RED3", "RED4", "SRED1", "SRED2", "AVQ", "AVQRED", "PFAVQRED"]
 FC_ORDER = ["off", "0.97", "0.95", "0.90", "0.80", "0.50"]
 TX_RATE = 20e6
 SAMPLE_S = 0.1

@@ -126,7 +126,7 @@ fn open_loop_arrivals_make_one_flow_per_connection() {
     // 5 connections/s of 50 KB (2 Mbit/s offered on a 10 Mbit/s link) for 30 s.
     let r = common::run(
         &scenario(
-            "[[traffic]]\nkind = \"tcp-arrivals\"\nname = \"web\"\nsrc = \"a_l0\"\ndst = \"a_r0\"\nmode = \"open\"\nrate = 5.0\nsize = \"50KB\"",
+            "[[traffic]]\nkind = \"tcp-arrivals\"\nname = \"web\"\nsrc = \"a_l0\"\ndst = \"a_r0\"\nmode = \"open\"\nrate = 5.0\nsize = \"50KB\"\nflow_rows = true",
             "",
         ),
         3,
@@ -148,7 +148,7 @@ fn open_loop_arrivals_make_one_flow_per_connection() {
 fn closed_loop_keeps_k_users_busy() {
     let r = common::run(
         &scenario(
-            "[[traffic]]\nkind = \"tcp-arrivals\"\nname = \"users\"\nsrc = \"a_l0\"\ndst = \"a_r0\"\nmode = \"closed\"\nusers = 4\nthink = \"1s\"\nsize = \"100KB\"",
+            "[[traffic]]\nkind = \"tcp-arrivals\"\nname = \"users\"\nsrc = \"a_l0\"\ndst = \"a_r0\"\nmode = \"closed\"\nusers = 4\nthink = \"1s\"\nsize = \"100KB\"\nflow_rows = true",
             "",
         ),
         3,

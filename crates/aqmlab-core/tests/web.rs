@@ -58,7 +58,8 @@ objects = 1
 html = "1448B"
 object_size = "1448B"
 request_size = "300B"
-page_rows = true"#;
+page_rows = true
+flow_rows = true"#;
 
 fn page_plts(r: &aqmlab_core::Results) -> Vec<f64> {
     r.table("pages").f64s("plt_s")
@@ -166,7 +167,7 @@ page_rows = true"#;
 /// The DOCSIS model's defaults load whole pages: 1 + 4·25 objects, 100 KB + 2.5 MB.
 #[test]
 fn default_page_has_101_objects_and_its_bytes() {
-    let t = "kind = \"web-page\"\nsrc = \"s\"\ndst = \"c\"\npage_rows = true";
+    let t = "kind = \"web-page\"\nsrc = \"s\"\ndst = \"c\"\npage_rows = true\nflow_rows = true";
     let r = common::run(&scenario(t, "12s", "", ""), 1);
     let pages = r.table("pages");
     assert!(!pages.f64s("plt_s")[0].is_nan());
