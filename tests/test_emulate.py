@@ -76,7 +76,11 @@ def test_codel_keeps_the_sojourn_near_its_target_with_kernel_flows():
     res = emulate(doc)
     q = res.queues.row(0, named=True)
     assert q["drops_early"] > 0, q
-    assert q["sojourn_ms_p50"] <= 10.0, q
+    # The simulation of this scenario gives a median of 7.9 ms; the emulation runs kernel
+    # CUBIC in real time and has measured 6-16 ms across CI machines (16.3 ms once, when
+    # the bound was 10 ms). A FIFO of the default 1000 packets would hold ~1.2 s, and a
+    # CoDel that never entered its dropping state would sit far above 25 ms.
+    assert q["sojourn_ms_p50"] <= 25.0, q
     assert q["utilization"] >= 0.85, q
     assert res.flows["retransmits"].sum() > 0
     # The opt-in tables: the drop log lists every drop of the run, the counter the fates
@@ -103,7 +107,11 @@ def test_ce_marks_written_by_the_emulator_slow_the_kernel_senders():
     q = res.queues.row(0, named=True)
     assert q["marks"] > 0 and q["drops"] == 0, q
     assert res.flows["marks"].sum() == q["marks"]
-    assert q["sojourn_ms_p50"] <= 10.0, q
+    # The simulation of this scenario gives a median of 7.9 ms; the emulation runs kernel
+    # CUBIC in real time and has measured 6-16 ms across CI machines (16.3 ms once, when
+    # the bound was 10 ms). A FIFO of the default 1000 packets would hold ~1.2 s, and a
+    # CoDel that never entered its dropping state would sit far above 25 ms.
+    assert q["sojourn_ms_p50"] <= 25.0, q
     assert res.flows["retransmits"].sum() == 0
 
 
