@@ -521,11 +521,12 @@ def study_compare(
         err_console.print(f"missing: {m}", highlight=False, markup=False)
     nh, nr, th, tr = scorecard.rows(card)
     for title, head, body in (("numbers", nh, nr), ("trends", th, tr)):
+        keep = [i for i, h in enumerate(head) if h not in ("where", "note", "claim")]  # those are in scorecard.md
         t = Table(title=f"{d.name}: {title}", show_lines=True)
-        for h in head:
-            t.add_column(h, overflow="fold")
+        for i in keep:
+            t.add_column(head[i], overflow="fold")
         for r in body:
-            t.add_row(*[Text(str(c)) for c in r])  # plain text: cells hold [entity] and select values
+            t.add_row(*[Text(str(r[i])) for i in keep])  # plain text: cells hold [entity] and select values
         out_console.print(t)
     out_console.print(f"{scorecard.mode_text(card['mode'])}\n[bold]{scorecard.totals_line(card)}[/]\n"
                       f"scorecard: {Path(card['study_out']) / 'scorecard.md'}", highlight=False)

@@ -49,9 +49,9 @@ th { background: #f4f6f8; } td.l, th.l { text-align: left; }
 pre { background: #f6f8fa; padding: 12px; overflow-x: auto; font-size: 0.8em; border-radius: 4px; }
 .bad { color: #D55E00; font-weight: 600; } .ok { color: #009E73; font-weight: 600; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 8px 24px; }
-.repro { display: grid; grid-template-columns: minmax(0, 3fr) minmax(260px, 2fr); gap: 0 24px; }
-@media (max-width: 900px) { .repro { grid-template-columns: 1fr; } }
-.repro td, .md td { white-space: normal; text-align: left; vertical-align: top; }
+.repro td, .md td { white-space: normal; text-align: left; vertical-align: top; max-width: 24em; }
+.repro .v-holds, .repro .v-inside, .repro .v-within { color: #009E73; font-weight: 600; }
+.repro .v-reversed, .repro .v-outside { color: #D55E00; font-weight: 600; }
 """
 
 

@@ -65,7 +65,7 @@ class Cell:
     def describe(self) -> str:
         sel = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in self.select.items())
         ent = f"[{self.entity}]" if self.entity is not None else (f"[{self.reduce}]" if self.reduce else "")
-        return f"{self.experiment or '-'}: {sel or 'all'} · {self.table}{ent}.{self.metric}"
+        return f"{self.experiment + ': ' if self.experiment else ''}{sel or 'all'} · {self.table}{ent}.{self.metric}"
 
 
 @dataclass
@@ -543,7 +543,7 @@ def rows(card: dict) -> tuple[list[str], list[list[str]], list[str], list[list[s
     nr = []
     for n in card["numbers"]:
         ns = [f"{_g(n['ns2'])} ({n['ns2_verdict']})" if "ns2" in n else "–"] if card["ns2"] else []
-        diff = f"{n['rel_diff'] * 100:+.0f} %" if n["rel_diff"] is not None else "–"
+        diff = "–" if n["rel_diff"] is None else f"{n['rel_diff'] * 100:+.{0 if abs(n['rel_diff']) >= 0.1 else 1}f}\u00a0%"
         nr.append([n["id"], n["where"], n["cell"], fmt_paper(n), *ns, fmt_cell(n["aqmlab"]), diff, n["verdict"], n["note"]])
     th = ["id", "where", "claim", "a", "b", "verdict", "note"]
     tr = [[t["id"], t["where"], t["quote"], f"{t['a']['cell']} = {fmt_cell(t['a'])}", f"{t['op']} {t['b']['cell']} = {fmt_cell(t['b'])}",

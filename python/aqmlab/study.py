@@ -11,7 +11,7 @@ A study is a folder ``studies/NAME/`` holding
   ``{experiment: sweep folder}`` of the experiments that have runs,
 * ``README.md``     the question, the setup and what the figures show; its section
   headed ``## Set-up: paper vs aqmlab`` (see `setup_section`) is the list of set-up
-  differences the report shows beside the scorecard,
+  differences the report shows with the scorecard,
 * optionally ``paper.toml``  the paper's reported numbers and stated trends
   (`aqmlab.scorecard`); ``aqmlab study compare NAME`` scores the runs against it,
 * optionally ``ns2/*.tcl``  ns-2.35 reconstructions printing ``SCORE <id> <value>``
@@ -291,7 +291,12 @@ def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | 
     except (ScenarioError, FileNotFoundError) as e:
         return head + f'<p class="bad">No scorecard: {html.escape(str(e))}</p>', None
     nh, nr, th, tr = scorecard.rows(card)
-    esc = lambda rows: [[html.escape(str(c)) for c in r] for r in rows]  # noqa: E731
+
+    def esc(head, rows):  # text cells; the verdict column coloured by its verdict
+        col = head.index("verdict")
+        return [[f'<span class="v-{c.replace(" ", "-")}">{html.escape(c)}</span>' if i == col else html.escape(str(c))
+                 for i, c in enumerate(r)] for r in rows]
+
     parts = [head, f"<p class=meta>Against {html.escape(card['paper']['cite'])} ({html.escape(card['paper']['simulator'])}); "
              f"{html.escape(scorecard.mode_text(card['mode']))}. <strong>{html.escape(scorecard.totals_line(card))}</strong>. "
              "A number is inside the paper's range, else within ±10 % of its value (or the entry's tolerance), else "
@@ -301,10 +306,10 @@ def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | 
         parts.append('<p class="bad">Missing: ' + html.escape("; ".join(card["missing"])) + "</p>")
     readme = d / "README.md"
     setup = setup_section(readme.read_text()) if readme.exists() else None
-    side = ("<h3>Set-up: paper vs aqmlab</h3>" + (markdown_html(setup) if setup else
+    side = ("<h3>Set-up: paper vs aqmlab (from the README)</h3>" + (markdown_html(setup) if setup else
             '<p class="bad">The README has no "## Set-up: paper vs aqmlab" section.</p>'))
-    parts += ['<div class="repro"><div>', "<h3>Numbers</h3>", html_table(nh, esc(nr)), "<h3>Trends</h3>",
-              html_table(th, esc(tr)), "</div><div>", side, "</div></div>"]
+    parts += ['<div class="repro">', side, "<h3>Numbers</h3>", html_table(nh, esc(nh, nr)), "<h3>Trends</h3>",
+              html_table(th, esc(th, tr)), "</div>"]
     return "".join(parts), card
 
 
