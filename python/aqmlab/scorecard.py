@@ -63,7 +63,7 @@ class Cell:
     scale: float = 1.0
 
     def describe(self) -> str:
-        sel = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in self.select.items())
+        sel = ", ".join(f"{k.removeprefix('topology.')}={v}" for k, v in self.select.items())
         ent = f"[{self.entity}]" if self.entity is not None else (f"[{self.reduce}]" if self.reduce else "")
         return f"{self.experiment + ': ' if self.experiment else ''}{sel or 'all'} · {self.table}{ent}.{self.metric}"
 
