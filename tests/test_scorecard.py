@@ -261,3 +261,52 @@ def test_ns2_errors(ran, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="apt-get install ns2"):
         study.ns2(str(d), tmp_path / "o")
+
+
+ONE_SWEEP_PAPER = """
+[paper]
+cite = "A. Nobody. One sweep. 2026"
+simulator = "aqmlab"
+
+[[number]]
+id = "util-1M"
+where = "Table 1"
+quote = "utilisation 100 %"
+select = { "topology.bottleneck.rate" = "1Mbit" }
+table = "queues"
+entity = "L->R"
+metric = "utilization"
+scale = 100.0
+value = 100
+unit = "%"
+tolerance = "points"
+
+[[trend]]
+id = "slower-drops-more"
+where = "Section 1"
+quote = "the slower link drops more"
+table = "queues"
+entity = "L->R"
+metric = "drop_rate"
+a = { select = { "topology.bottleneck.rate" = "1Mbit" } }
+op = ">"
+b = { select = { "topology.bottleneck.rate" = "4Mbit" } }
+"""
+
+
+def test_a_one_sweep_study_gets_its_scorecard_in_the_report(tmp_path):
+    d = tmp_path / "studies" / "one-sweep"
+    d.mkdir(parents=True)
+    shutil.copy(FIXTURE / "scenario.toml", d)
+    shutil.copy(FIXTURE / "README.md", d)
+    (d / "sweep.toml").write_text('name = "one-sweep"\nbase = "scenario.toml"\nseeds = 2\n[grid]\n"topology.bottleneck.rate" = ["1Mbit", "4Mbit"]\n')
+    (d / "paper.toml").write_text(ONE_SWEEP_PAPER)
+    out = tmp_path / "o"
+    p = cli("study", "run", "one-sweep", "--out", out, "--quiet", root=d.parent)
+    assert p.returncode == 0, p.stderr
+    card = json.loads((out / "scorecard.json").read_text())
+    assert [n["verdict"] for n in card["numbers"]] == ["within"] and card["trends"][0]["verdict"] == "holds"
+    assert card["mode"] == "full" and card["totals"]["trends_held"] == 1
+    page = (out / "report.html").read_text()
+    assert "<h2>Reproduction</h2>" in page and "trends held 1 / 1 · numbers inside or within 1 / 1" in page
+    assert page.index("<h2>Reproduction</h2>") < page.index("<h2>Tables</h2>")
