@@ -476,7 +476,10 @@ def study_run_all(
         for r in records:
             state = f"[red]{r['error']}[/]" if "error" in r else f"{r['runs']} runs, {r['failed']} failed → {r['report']}"
             sim = f", {r['sim_s'] / 3600:.1f} simulated hours" if r.get("sim_s") else ""
-            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s{sim})", highlight=False)
+            t = r.get("reproduction")
+            repro = (f"; vs the paper: trends held {t['trends_held']}/{t['trends_total']}, numbers inside or within "
+                     f"{t['numbers_ok']}/{t['numbers_total']}") if t else ""
+            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s{sim}){repro}", highlight=False)
         out_console.print(f"index: {index}")
     if any("error" in r or r["failed"] for r in records):
         raise typer.Exit(1)
