@@ -209,8 +209,10 @@ def read_paper(path: str | Path, study: Path | None = None) -> Paper:
                 ns2 = e.get("ns2", False)
                 if not isinstance(ns2, bool):
                     raise _err(f"{where}.ns2", f"{ns2!r}: expected true or false")
+                if "value" not in e:
+                    raise _err(f"{where}.value", "missing: the paper's value, in `unit`")
                 paper.numbers.append(Number(
-                    cell=_cell(e, {}, where), value=_num(e.get("value"), f"{where}.value") if "value" in e else _missing(where, "value"),
+                    cell=_cell(e, {}, where), value=_num(e["value"], f"{where}.value"),
                     unit=_str(e, "unit", where), range=rng, tolerance=_tolerance(e.get("tolerance", "relative"), f"{where}.tolerance"),
                     ns2=ns2, **common))
             else:
@@ -228,10 +230,6 @@ def read_paper(path: str | Path, study: Path | None = None) -> Paper:
     if study is not None:
         check_against_study(paper, study)
     return paper
-
-
-def _missing(where: str, key: str):
-    raise _err(f"{where}.{key}", "missing")
 
 
 def entries(paper: Paper):
