@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from . import _core
 from .errors import ScenarioError, SimulationError
@@ -67,7 +68,10 @@ def _main(
 
 
 def fail(e: Exception) -> None:
-    err_console.print(f"[bold red]error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    # escaped: messages name fields like traffic[0].rate or number[ID].value
+    err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, markup=True, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -374,7 +378,7 @@ def report(
     out_console.print(str(f))
 
 
-study_app = typer.Typer(no_args_is_help=True, help="Built-in studies: list, run, report.")
+study_app = typer.Typer(no_args_is_help=True, help="Built-in studies: list, run, report, compare with the paper.")
 app.add_typer(study_app, name="study")
 
 
@@ -492,6 +496,58 @@ def study_report(
     except (ScenarioError, FileNotFoundError, ValueError) as e:
         fail(e)
     out_console.print(str(f))
+
+
+@study_app.command("compare")
+def study_compare(
+    name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/paper.toml).")],
+    out: Annotated[Optional[Path], typer.Option(help="Folder holding the study's output as OUT/NAME (default: out, else out/studies); the scorecard is written there.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
+) -> None:
+    """Score a finished study against its paper (studies/NAME/paper.toml): each reported
+    number and stated trend with aqmlab's mean ± 95 % CI and a verdict. Writes
+    OUT/NAME/scorecard.md and scorecard.json."""
+    from . import scorecard, study
+
+    try:
+        d = study.study_dir(name)
+        card = study.compare(name, out / d.name if out else None)
+    except (ScenarioError, FileNotFoundError) as e:
+        fail(e)
+    if json_out:
+        print(json.dumps(card, default=str))
+        return
+    for m in card["missing"]:
+        err_console.print(f"missing: {m}", highlight=False, markup=False)
+    nh, nr, th, tr = scorecard.rows(card)
+    for title, head, body in (("numbers", nh, nr), ("trends", th, tr)):
+        t = Table(title=f"{d.name}: {title}", show_lines=True)
+        for h in head:
+            t.add_column(h, overflow="fold")
+        for r in body:
+            t.add_row(*[Text(str(c)) for c in r])  # plain text: cells hold [entity] and select values
+        out_console.print(t)
+    out_console.print(f"{scorecard.mode_text(card['mode'])}\n[bold]{scorecard.totals_line(card)}[/]\n"
+                      f"scorecard: {Path(card['study_out']) / 'scorecard.md'}", highlight=False)
+
+
+@study_app.command("ns2")
+def study_ns2(
+    name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/ns2/*.tcl).")],
+    out: Annotated[Optional[Path], typer.Option(help="Folder holding the study's output as OUT/NAME (default: out, else out/studies); ns2.json is written there.")] = None,
+) -> None:
+    """Run the study's ns-2.35 reconstructions (studies/NAME/ns2/*.tcl, with `ns`) and
+    write OUT/NAME/ns2.json; `study compare` then shows an ns-2 column."""
+    from . import study
+
+    try:
+        d = study.study_dir(name)
+        doc = study.ns2(name, out / d.name if out else None)
+    except (ScenarioError, FileNotFoundError, RuntimeError) as e:
+        fail(e)
+    for k, v in doc["values"].items():
+        out_console.print(f"{k} = {v}", highlight=False)
+    out_console.print(f"ns {doc['ns']}: {len(doc['values'])} values from {', '.join(doc['scripts'])}", highlight=False)
 
 
 @app.command()

@@ -49,6 +49,9 @@ th { background: #f4f6f8; } td.l, th.l { text-align: left; }
 pre { background: #f6f8fa; padding: 12px; overflow-x: auto; font-size: 0.8em; border-radius: 4px; }
 .bad { color: #D55E00; font-weight: 600; } .ok { color: #009E73; font-weight: 600; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 8px 24px; }
+.repro { display: grid; grid-template-columns: minmax(0, 3fr) minmax(260px, 2fr); gap: 0 24px; }
+@media (max-width: 900px) { .repro { grid-template-columns: 1fr; } }
+.repro td, .md td { white-space: normal; text-align: left; vertical-align: top; }
 """
 
 
@@ -119,9 +122,9 @@ def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence
 
 
 def markdown_html(md: str) -> str:
-    """A small Markdown subset (headings, paragraphs, lists, code blocks, inline code,
-    bold, links) for study READMEs."""
-    out, para, in_list, in_code, code = [], [], False, False, []
+    """A small Markdown subset (headings, paragraphs, lists, pipe tables, code blocks,
+    inline code, bold, links) for study READMEs."""
+    out, para, in_list, in_code, code, rows = [], [], False, False, [], []
 
     def inline(t: str) -> str:
         t = html.escape(t)
@@ -132,10 +135,17 @@ def markdown_html(md: str) -> str:
         return t
 
     def flush():
-        nonlocal para
+        nonlocal para, rows
         if para:
             out.append("<p>" + inline(" ".join(para)) + "</p>")
             para = []
+        if rows:
+            cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
+            body = [r for r in cells[1:] if not all(re.fullmatch(r":?-{3,}:?", c) for c in r)]
+            th = "".join(f"<th class=l>{inline(c)}</th>" for c in cells[0])
+            tb = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
+            out.append(f'<div class="tw md"><table><thead><tr>{th}</tr></thead><tbody>{tb}</tbody></table></div>')
+            rows = []
 
     for line in md.splitlines():
         if line.startswith("```"):
@@ -149,6 +159,16 @@ def markdown_html(md: str) -> str:
         if in_code:
             code.append(line)
             continue
+        if line.startswith("|"):
+            if not rows:
+                flush()
+                if in_list:
+                    out.append("</ul>")
+                    in_list = False
+            rows.append(line)
+            continue
+        if rows:
+            flush()
         m = re.match(r"^(#{1,4})\s+(.*)$", line)
         if m:
             flush()
@@ -352,10 +372,12 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
 
 
 def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures: list[Figure] | None = None,
-          title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike | None = None) -> Path:
+          title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike | None = None,
+          extra_html: list[str] | None = None) -> Path:
     """Write the HTML report of a run or sweep folder. Returns its path
     (default ``PATH/report.html``). With ``figures_dir`` each figure is also saved there
-    as PNG and SVG."""
+    as PNG and SVG. ``extra_html`` (ready HTML, e.g. a study's Reproduction section)
+    goes after the figures."""
     path = Path(path)
     sweep = is_sweep(path)
     if not sweep and not is_run(path):
@@ -379,6 +401,7 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
     if intro_md:
         parts.append(markdown_html(intro_md))
     parts.append(figures_html(figures, figures_dir))
+    parts += extra_html or []
     parts.append("<h2>Tables</h2>")
     if sweep:
         agg = load(path)

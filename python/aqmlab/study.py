@@ -9,7 +9,13 @@ A study is a folder ``studies/NAME/`` holding
 * ``figures.py``    ``def figures(sweep_dir) -> list[aqmlab.report.Figure]`` for a
   one-sweep study; for a study with experiments ``def figures(dirs)`` gets
   ``{experiment: sweep folder}`` of the experiments that have runs,
-* ``README.md``     the question, the setup and what the figures show,
+* ``README.md``     the question, the setup and what the figures show; its section
+  headed ``## Set-up: paper vs aqmlab`` (see `setup_section`) is the list of set-up
+  differences the report shows beside the scorecard,
+* optionally ``paper.toml``  the paper's reported numbers and stated trends
+  (`aqmlab.scorecard`); ``aqmlab study compare NAME`` scores the runs against it,
+* optionally ``ns2/*.tcl``  ns-2.35 reconstructions printing ``SCORE <id> <value>``
+  (``aqmlab study ns2 NAME``),
 * optionally ``prepare.py``  ``def prepare(cache) -> dict``: builds (or reuses) generated
   inputs its scenario reads — a video trace, a PSNR table — under the folder ``cache``
   and returns the overrides (``{dotted path: value}``) that point the scenario at them;
@@ -27,6 +33,7 @@ import html
 import importlib.util
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -170,6 +177,137 @@ def run_dirs(d: Path, study_out: Path) -> dict[str, Path]:
     return {e: p for e, p in dirs.items() if (p / "sweep.json").exists()}
 
 
+def compare(name: str, study_out: str | os.PathLike | None = None, write: bool = True) -> dict:
+    """Score a finished study against its ``paper.toml`` (see `aqmlab.scorecard`):
+    returns the scorecard and (``write``) writes ``scorecard.md`` and ``scorecard.json``
+    into ``study_out`` (default ``out/NAME``, else ``out/studies/NAME``). Raises
+    `ScenarioError` for a bad paper.toml (naming the entry and field) and
+    `FileNotFoundError` when the study has no paper.toml or has not been run."""
+    from . import scorecard
+
+    d = study_dir(name)
+    if not (d / "paper.toml").exists():
+        raise FileNotFoundError(f"{d / 'paper.toml'}: study {d.name} has no paper.toml (nothing to compare with)")
+    study_out = Path(study_out) if study_out else find_out(d.name)
+    card = scorecard.score(d.name, d, study_out)
+    if write:
+        scorecard.write(card, study_out)
+    return card
+
+
+def find_out(name: str) -> Path:
+    """The default output of a study: ``out/NAME`` (``make run``) if it exists, else
+    ``out/studies/NAME`` (``aqmlab study run``)."""
+    first = Path("out") / name
+    return first if first.is_dir() else default_out(name)
+
+
+SCORE_LINE = re.compile(r"^SCORE\s+(\S+)\s+(\S+)\s*$")
+
+
+def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float = 3600) -> dict:
+    """Run the study's ``ns2/*.tcl`` with ns-2 (``ns`` on PATH) and write
+    ``study_out/ns2.json``: ``{"values": {id: value}, "scripts": {script: [ids]},
+    "ns": version}``. Each script prints ``SCORE <id> <value>`` lines for numbers of the
+    study's paper.toml, in the paper's unit. Raises `FileNotFoundError` when ``ns`` or
+    the scripts are missing, `ScenarioError` for a line naming an unknown id or a bad
+    value, `RuntimeError` when a script fails."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from . import scorecard
+
+    d = study_dir(name)
+    scripts = sorted((d / "ns2").glob("*.tcl"))
+    if not scripts:
+        raise FileNotFoundError(f"{d / 'ns2'}: study {d.name} has no ns-2 scripts (ns2/*.tcl)")
+    exe = shutil.which("ns")
+    if exe is None:
+        raise FileNotFoundError("ns (ns-2.35) is not on PATH: install Debian's ns2 package (apt-get install ns2)")
+    if not (d / "paper.toml").exists():
+        raise FileNotFoundError(f"{d / 'paper.toml'}: the SCORE ids name its numbers, and it is missing")
+    ids = {n.id for n in scorecard.read_paper(d / "paper.toml", d).numbers}
+    values, by_script = {}, {}
+    for f in scripts:
+        with tempfile.TemporaryDirectory(prefix="aqmlab-ns2-") as tmp:  # scripts may write trace files
+            p = subprocess.run([exe, str(f.resolve())], cwd=tmp, capture_output=True, text=True, timeout=timeout_s)
+        if p.returncode != 0:
+            tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-8:])
+            raise RuntimeError(f"{f}: ns exited with status {p.returncode}:\n{tail}")
+        by_script[f.name] = []
+        for i, line in enumerate(p.stdout.splitlines(), 1):
+            m = SCORE_LINE.match(line)
+            if not m:
+                continue
+            sid, raw = m.groups()
+            where = f"{f.name}: output line {i}"
+            if sid not in ids:
+                raise ScenarioError(where, f'SCORE "{sid}": no [[number]] with this id in {d / "paper.toml"}')
+            try:
+                v = float(raw)
+            except ValueError:
+                raise ScenarioError(where, f'SCORE {sid} "{raw}": expected a number') from None
+            if sid in values:
+                raise ScenarioError(where, f"SCORE {sid}: reported twice")
+            values[sid] = v
+            by_script[f.name].append(sid)
+    vp = subprocess.run([exe], input='puts "[ns-version]"\n', capture_output=True, text=True, timeout=60)
+    doc = {"values": values, "scripts": by_script, "ns": vp.stdout.strip() or "unknown",
+           "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    study_out = Path(study_out) if study_out else find_out(d.name)
+    study_out.mkdir(parents=True, exist_ok=True)
+    (study_out / "ns2.json").write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def setup_section(readme: str) -> str | None:
+    """The README's list of set-up differences: the ``##`` section whose heading starts
+    with "Set-up: paper vs" (or "Setup: paper vs"), up to the next ``#``/``##`` heading."""
+    out, on = [], False
+    for line in readme.splitlines():
+        m = re.match(r"^(#{1,2})\s+(.*)$", line)
+        if m:
+            if on:
+                break
+            on = len(m.group(1)) == 2 and re.match(r"(?i)set-?up:\s*paper\s+vs", m.group(2)) is not None
+            continue
+        if on:
+            out.append(line)
+    text = "\n".join(out).strip()
+    return text or None
+
+
+def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | None]:
+    """The report's "Reproduction" section (writes the scorecard files) and the
+    scorecard; ``("", None)`` for a study without a paper.toml."""
+    from . import scorecard
+
+    if not (d / "paper.toml").exists():
+        return "", None
+    head = "<h2>Reproduction</h2>"
+    try:
+        card = compare(name, study_out)
+    except (ScenarioError, FileNotFoundError) as e:
+        return head + f'<p class="bad">No scorecard: {html.escape(str(e))}</p>', None
+    nh, nr, th, tr = scorecard.rows(card)
+    esc = lambda rows: [[html.escape(str(c)) for c in r] for r in rows]  # noqa: E731
+    parts = [head, f"<p class=meta>Against {html.escape(card['paper']['cite'])} ({html.escape(card['paper']['simulator'])}); "
+             f"{html.escape(scorecard.mode_text(card['mode']))}. <strong>{html.escape(scorecard.totals_line(card))}</strong>. "
+             "A number is inside the paper's range, else within ±10 % of its value (or the entry's tolerance), else "
+             "outside; a trend holds when the comparison holds and the two cells' 95 % intervals do not overlap. "
+             "Also in scorecard.md and scorecard.json beside this report.</p>"]
+    if card["missing"]:
+        parts.append('<p class="bad">Missing: ' + html.escape("; ".join(card["missing"])) + "</p>")
+    readme = d / "README.md"
+    setup = setup_section(readme.read_text()) if readme.exists() else None
+    side = ("<h3>Set-up: paper vs aqmlab</h3>" + (markdown_html(setup) if setup else
+            '<p class="bad">The README has no "## Set-up: paper vs aqmlab" section.</p>'))
+    parts += ['<div class="repro"><div>', "<h3>Numbers</h3>", html_table(nh, esc(nr)), "<h3>Trends</h3>",
+              html_table(th, esc(tr)), "</div><div>", side, "</div></div>"]
+    return "".join(parts), card
+
+
 def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.PathLike | None = None, figures_dir: str | os.PathLike | None = None) -> Path:
     """Write the study's report (its README, its figures, the tables) and save the
     figures as PNG, SVG and PDF in ``figures_dir`` (default: beside the report). A study
@@ -186,8 +324,9 @@ def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.
     readme = d / "README.md"
     intro = readme.read_text() if readme.exists() else None
     title = f"aqmlab study: {d.name}"
+    repro, _ = reproduction_html(name, d, study_out)
     if not has_experiments(d):
-        return build(study_out, out, figures=figs, title=title, intro_md=intro, figures_dir=figures_dir)
+        return build(study_out, out, figures=figs, title=title, intro_md=intro, figures_dir=figures_dir, extra_html=[repro])
     rows = []
     for exp, p in dirs.items():
         page = build(p, p / "report.html", figures=[], title=f"{title}, experiment {exp}")
@@ -195,7 +334,7 @@ def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.
         done = sum((p / "runs" / r["id"]).is_dir() for r in spec["runs"])
         rows.append([f'<a href="{html.escape(os.path.relpath(page, out.parent))}">{html.escape(exp)}</a>',
                      str(len(spec["runs"])), str(done)])
-    parts = [markdown_html(intro) if intro else "", figures_html(figs, figures_dir),
+    parts = [markdown_html(intro) if intro else "", figures_html(figs, figures_dir), repro,
              "<h2>Experiments</h2><p>Each experiment's tables (mean ± 95 % CI per point) are on its own page.</p>",
              html_table(["experiment", "runs", "finished"], rows)]
     return write_page(out, title, parts)
@@ -225,6 +364,10 @@ def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str]
             rec["failed"] = sum(o.n_failed for o in outcomes.values())
             rec["sim_s"], rec["events"] = simulated(o.out for o in outcomes.values())
             rec["report"] = str(report(s["name"], out / s["name"]))
+            card = out / s["name"] / "scorecard.json"
+            if (Path(s["path"]) / "paper.toml").exists() and card.exists():
+                c = json.loads(card.read_text())
+                rec["reproduction"] = {**c["totals"], "mode": c["mode"]}
         except Exception as e:  # one broken study must not hide the others' results
             rec["error"] = f"{type(e).__name__}: {e}"
         finally:
@@ -255,7 +398,7 @@ def write_index(out: Path, records: list[dict], quick: bool) -> Path:
                 else f'<span class="bad">{html.escape(r.get("error", "no report"))}</span>')
         rows.append([html.escape(r["name"]), html.escape(r["title"]), str(r["runs"]), str(r["failed"]),
                      f'{r.get("sim_s", 0) / 3600:.1f}', f'{r.get("events", 0) / 1e6:.0f}',
-                     f'{r["wall_s"]:.1f}', link])
+                     f'{r["wall_s"]:.1f}', reproduction_cell(r), link])
     total = sum(r["wall_s"] for r in records)
     sim_h = sum(r.get("sim_s", 0) for r in records) / 3600
     mode = "quick mode (fewer seeds, shorter runs: the same picture, wider intervals)" if quick else "full mode"
@@ -263,8 +406,21 @@ def write_index(out: Path, records: list[dict], quick: bool) -> Path:
              f"for {sim_h:.1f} simulated hours. "
              f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>",
              html_table(["study", "question", "runs", "failed runs", "simulated time (h)", "events (M)",
-                         "wall time (s)", ""], rows)]
+                         "wall time (s)", "reproduction (vs the paper)", ""], rows)]
     return write_page(out / "index.html", "aqmlab: the reference studies", parts)
+
+
+def reproduction_cell(r: dict) -> str:
+    """A study's scorecard totals for the index (a link to its scorecard.md)."""
+    t = r.get("reproduction")
+    if not t:
+        return "–"
+    mode = "" if t["mode"] == "full" else f" ({html.escape(t['mode'])})"
+    text = f"trends {t['trends_held']}/{t['trends_total']}, numbers {t['numbers_ok']}/{t['numbers_total']}{mode}"
+    if "report" in r:
+        href = os.path.relpath(Path(r["report"]).parent / "scorecard.md", Path(r["report"]).parent.parent)
+        return f'<a href="{html.escape(href)}">{text}</a>'
+    return text
 
 
 def html_table(head: list[str], rows: list[list[str]]) -> str:

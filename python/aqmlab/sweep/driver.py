@@ -150,6 +150,7 @@ def sweep(
     progress: ProgressFn | None = None,
     name: str | None = None,
     allow_mixed: bool = False,
+    quick: bool = False,
 ) -> SweepOutcome:
     """Run ``base`` over the ``grid``/``zip`` axes × ``seeds`` and write every run to
     ``out/runs/ID/`` as it finishes. Returns a `SweepOutcome`; `aqmlab.load(out)` gives
@@ -158,6 +159,9 @@ def sweep(
     ``progress`` is called with ``{"event": "start", "total", "todo", "skipped",
     "broken"}`` once and then ``{"event": "run", "done", "todo", "failed", "id",
     "status", ...}`` per finished run.
+
+    ``quick`` is only recorded (``"quick"`` in ``sweep.json``): the caller applied a
+    sweep file's ``[quick]`` settings, so the results are a first look, not the study.
     """
     t_start = time.perf_counter()
     out = Path(out)
@@ -181,6 +185,7 @@ def sweep(
         "runs": [{"id": t.id, "point_id": t.point_id, "point": t.point, "seed": t.seed} for t in tasks],
         "versions": versions(),
         "created": time.time(),
+        "quick": bool(quick),
     }
     write_json_atomic(out / "sweep.json", spec)
 

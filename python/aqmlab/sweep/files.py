@@ -104,6 +104,7 @@ def run_sweep_file(sf: SweepFile, quick: bool = False, **kw) -> SweepOutcome:
     args = dict(
         base=sf.base, grid=grid, zip=sf.zip, seeds=seeds, set=fixed, executor=sf.executor,
         address=sf.address, workers=sf.workers, out=sf.out or Path("out") / sf.name, name=sf.name,
+        quick=quick,
     )
     args.update({k: v for k, v in kw.items() if v is not None})
     return sweep(**args)
