@@ -124,6 +124,8 @@ BAD = [
     ('select = { "traffic[0].rate" = "1Mbit" }', 'select = { "traffic[0].size" = "1Mbit" }',
      "number[unrun-experiment].select.traffic[0].size", "not a swept path"),
     ('experiment = "E9"', 'experiment = "E8"\nselect = {}', "", ""),  # has a note: allowed
+    ('"topology.bottleneck.rate" = "4Mbit" }\ntable = "queues"', '"topology.bottleneck.rate" = "3Mbit" }\nnote = "not swept yet"\ntable = "queues"',
+     "", ""),  # a variant the study does not run yet, with a note: allowed (scores no data)
     ('note = "the study has no E9"\n', '', "number[no-such-experiment].experiment", "needs a note"),
     ('range = [60, 90]', 'range = [90, 60]', "number[util-4M-inside].range", "low is above high"),
     ('id = "util-1M-within"', 'id = "util-4M-inside"', "number[util-4M-inside].id", "used twice"),
@@ -261,3 +263,15 @@ def test_ns2_errors(ran, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="apt-get install ns2"):
         study.ns2(str(d), tmp_path / "o")
+
+
+def test_a_noted_variant_the_study_does_not_run_scores_no_data(tmp_path, ran):
+    _, out = ran
+    d = copy_study(tmp_path / "studies")
+    text = (d / "paper.toml").read_text()
+    old = '"topology.bottleneck.rate" = "4Mbit" }\ntable = "queues"'
+    assert old in text
+    (d / "paper.toml").write_text(text.replace(old, '"topology.bottleneck.rate" = "3Mbit" }\nnote = "not swept yet"\ntable = "queues"', 1))
+    card = study.compare(str(d), out, write=False)
+    row = next(n for n in card["numbers"] if n["id"] == "util-4M-inside")
+    assert row["verdict"] == "no data" and "no point" in row["aqmlab"]["why"]
