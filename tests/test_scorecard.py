@@ -275,3 +275,14 @@ def test_a_noted_variant_the_study_does_not_run_scores_no_data(tmp_path, ran):
     card = study.compare(str(d), out, write=False)
     row = next(n for n in card["numbers"] if n["id"] == "util-4M-inside")
     assert row["verdict"] == "no data" and "no point" in row["aqmlab"]["why"]
+
+
+BUILTIN_PAPERS = sorted((ROOT / "studies").glob("*/paper.toml"))
+
+
+@pytest.mark.parametrize("paper", BUILTIN_PAPERS, ids=[p.parent.name for p in BUILTIN_PAPERS])
+def test_each_builtin_paper_toml_reads_against_its_study(paper):
+    p = scorecard.read_paper(paper, paper.parent)
+    assert p.numbers or p.trends
+    for e in [*p.numbers, *p.trends]:
+        assert e.quote.strip() and e.where.strip(), e.id
