@@ -124,6 +124,8 @@ BAD = [
     ('select = { "traffic[0].rate" = "1Mbit" }', 'select = { "traffic[0].size" = "1Mbit" }',
      "number[unrun-experiment].select.traffic[0].size", "not a swept path"),
     ('experiment = "E9"', 'experiment = "E8"\nselect = {}', "", ""),  # has a note: allowed
+    ('"topology.bottleneck.rate" = "4Mbit" }\ntable = "queues"', '"topology.bottleneck.rate" = "3Mbit" }\nnote = "not swept yet"\ntable = "queues"',
+     "", ""),  # a variant the study does not run yet, with a note: allowed (scores no data)
     ('note = "the study has no E9"\n', '', "number[no-such-experiment].experiment", "needs a note"),
     ('range = [60, 90]', 'range = [90, 60]', "number[util-4M-inside].range", "low is above high"),
     ('id = "util-1M-within"', 'id = "util-4M-inside"', "number[util-4M-inside].id", "used twice"),
@@ -310,3 +312,26 @@ def test_a_one_sweep_study_gets_its_scorecard_in_the_report(tmp_path):
     page = (out / "report.html").read_text()
     assert "<h2>Reproduction</h2>" in page and "trends held 1 / 1 · numbers inside or within 1 / 1" in page
     assert page.index("<h2>Reproduction</h2>") < page.index("<h2>Tables</h2>")
+
+
+def test_a_noted_variant_the_study_does_not_run_scores_no_data(tmp_path, ran):
+    _, out = ran
+    d = copy_study(tmp_path / "studies")
+    text = (d / "paper.toml").read_text()
+    old = '"topology.bottleneck.rate" = "4Mbit" }\ntable = "queues"'
+    assert old in text
+    (d / "paper.toml").write_text(text.replace(old, '"topology.bottleneck.rate" = "3Mbit" }\nnote = "not swept yet"\ntable = "queues"', 1))
+    card = study.compare(str(d), out, write=False)
+    row = next(n for n in card["numbers"] if n["id"] == "util-4M-inside")
+    assert row["verdict"] == "no data" and "no point" in row["aqmlab"]["why"]
+
+
+BUILTIN_PAPERS = sorted((ROOT / "studies").glob("*/paper.toml"))
+
+
+@pytest.mark.parametrize("paper", BUILTIN_PAPERS, ids=[p.parent.name for p in BUILTIN_PAPERS])
+def test_each_builtin_paper_toml_reads_against_its_study(paper):
+    p = scorecard.read_paper(paper, paper.parent)
+    assert p.numbers or p.trends
+    for e in [*p.numbers, *p.trends]:
+        assert e.quote.strip() and e.where.strip(), e.id
