@@ -72,3 +72,96 @@ fn a_time_series_too_big_for_memory_is_refused_before_running() {
         other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+fn a_tcp_time_series_too_big_for_memory_is_refused_before_running() {
+    let mut spec = scenario("max_memory = \"1GB\"", "kind = \"tcp-bulk\"");
+    spec.output.tcp_timeseries = ScenarioSpec::from_toml_str(
+        "duration = \"1s\"\noutput = { tcp_timeseries = \"1ns\" }\n[topology]\nkind = \"dumbbell\"",
+    )
+    .unwrap()
+    .output
+    .tcp_timeseries;
+    match run_scenario(&spec, Some(1), &RunOptions::default()) {
+        Err(RunError::Scenario(e)) => {
+            assert_eq!(e.path, "output.tcp_timeseries");
+            assert!(e.message.contains("GB of TCP time-series rows"), "{e}");
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn a_billion_host_pairs_are_refused_before_anything_is_allocated() {
+    let text = r#"
+duration = "1s"
+max_memory = "4GB"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbit" }
+[[topology.hosts]]
+name = "a"
+count = 1000000000
+"#;
+    let spec = ScenarioSpec::from_toml_str(text).unwrap();
+    match run_scenario(&spec, Some(1), &RunOptions::default()) {
+        Err(RunError::Scenario(e)) => {
+            assert_eq!(e.path, "topology.hosts[0].count");
+            assert!(e.message.contains("above max_memory"), "{e}");
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn run_long_timers_below_100_microseconds_are_refused() {
+    for (qdisc, field) in [
+        ("{ kind = \"pie\", tupdate = \"1ns\" }", "tupdate"),
+        ("{ kind = \"fq_pie\", tupdate = \"1ns\" }", "tupdate"),
+        ("{ kind = \"docsis_pie\", tupdate = \"1ns\" }", "tupdate"),
+        ("{ kind = \"pi2\", tupdate = \"1ns\" }", "tupdate"),
+        ("{ kind = \"dualpi2\", tupdate = \"1ns\" }", "tupdate"),
+        ("{ kind = \"sfq\", perturb = \"1ns\" }", "perturb"),
+        ("{ kind = \"rem\", update = \"1ns\" }", "update"),
+        ("{ kind = \"ared\", interval = \"1ns\" }", "interval"),
+        ("{ kind = \"avqred\", interval = \"1ns\" }", "interval"),
+        ("{ kind = \"pi\", w = 1000000 }", "w"),
+    ] {
+        let text = format!(
+            "duration = \"2s\"\n[topology]\nkind = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbit\", qdisc = {qdisc} }}\n[[topology.hosts]]\nname = \"a\"\n"
+        );
+        let spec = ScenarioSpec::from_toml_str(&text).unwrap();
+        match run_scenario(&spec, Some(1), &RunOptions::default()) {
+            Err(RunError::Scenario(e)) => {
+                assert_eq!(
+                    e.path,
+                    format!("topology.bottleneck.qdisc.{field}"),
+                    "{qdisc}"
+                );
+            }
+            other => panic!("{qdisc}: expected a refusal, got {:?}", other.map(|_| ())),
+        }
+    }
+}
+
+#[test]
+fn the_default_memory_bound_is_at_most_half_the_address_space_limit() {
+    // A limit of 6 GB on this process's address space (children inherit it; the test
+    // process itself keeps running within it) halves to at most 3 GB.
+    let old = unsafe {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::getrlimit(libc::RLIMIT_AS, &mut r);
+        r
+    };
+    let lim = libc::rlimit {
+        rlim_cur: 6 << 30,
+        rlim_max: old.rlim_max,
+    };
+    unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) };
+    let m = aqmlab_core::engine::default_max_memory();
+    unsafe { libc::setrlimit(libc::RLIMIT_AS, &old) };
+    assert!(m <= 3 << 30, "{m}");
+}
