@@ -24,6 +24,8 @@ pub struct Guard {
 pub enum RunFailure {
     Stalled {
         at: Nanos,
+        /// The component whose event repeated at that instant (the last one handled).
+        what: String,
     },
     Memory {
         bytes: u64,
@@ -35,9 +37,9 @@ pub enum RunFailure {
 impl std::fmt::Display for RunFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RunFailure::Stalled { at } => write!(
+            RunFailure::Stalled { at, what } => write!(
                 f,
-                "simulated time stopped advancing at {:.6} s: more than {MAX_EVENTS_AT_ONE_INSTANT} events at one instant; a source is too fast for 1 ns resolution (check traffic rates and sizes)",
+                "simulated time stopped advancing at {:.6} s: more than {MAX_EVENTS_AT_ONE_INSTANT} events at one instant, the last from {what}",
                 *at as f64 / 1e9
             ),
             RunFailure::Memory { bytes, limit, what } => write!(
@@ -127,6 +129,32 @@ fn rows<T>(n: usize) -> u64 {
 }
 
 impl Simulation {
+    /// Which component an event belongs to, for a stalled run's error.
+    pub(super) fn describe_event(&self, ev: Event) -> String {
+        let link = |l: u32| {
+            let l = &self.links[l as usize];
+            format!("link {} ({})", l.name, l.qdisc.kind_name())
+        };
+        match ev {
+            Event::LinkTxDone { link: l } | Event::LinkArrival { link: l } => {
+                format!("{}: check its rate", link(l))
+            }
+            Event::QdiscTimer { link: l } => format!("the queue discipline timer of {}", link(l)),
+            Event::LinkRateChange { link: l } => format!("the rate schedule of {}", link(l)),
+            Event::AccessTimer { link: l } => format!("the access model of {}", link(l)),
+            Event::App { app } => {
+                let e = &self.entries[self.app_entry[app as usize] as usize];
+                format!(
+                    "traffic entry \"{}\" ({}): a source too fast for 1 ns resolution? check its rate and sizes",
+                    e.name, e.kind
+                )
+            }
+            Event::Transport { .. } => "a TCP endpoint's timer".to_string(),
+            Event::Sample | Event::TcpSample => "the time-series sampler".to_string(),
+            Event::WarmupEnd => "the end of the warm-up".to_string(),
+        }
+    }
+
     /// The biggest parts of the run's state, in bytes, largest first.
     pub fn memory_parts(&self) -> Vec<(&'static str, u64)> {
         let mut parts = vec![

@@ -199,7 +199,10 @@ impl Simulation {
             if t == self.guard.last_time {
                 self.guard.same_time += 1;
                 if self.guard.same_time > guard::MAX_EVENTS_AT_ONE_INSTANT {
-                    result = Err(RunFailure::Stalled { at: t });
+                    result = Err(RunFailure::Stalled {
+                        at: t,
+                        what: self.describe_event(ev),
+                    });
                     break;
                 }
             } else {
