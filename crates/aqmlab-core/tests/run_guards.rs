@@ -201,3 +201,29 @@ hosts = "a"
         );
     }
 }
+
+#[test]
+fn a_source_just_under_the_nanosecond_guard_is_stopped_by_the_event_budget() {
+    // Round-3 fuzz finding: 100 Gbit/s of 28-B datagrams (2.24 ns apart) passed the
+    // "too fast" guard and ran for minutes. The per-second budget (set low here to keep
+    // the test short) stops it and names the entry.
+    let spec = scenario(
+        "max_events_per_second = 1000000",
+        "name = \"flood\"\nkind = \"udp-cbr\"\nrate = \"100Gbit\"\nsize = \"28B\"",
+    );
+    match run_scenario(&spec, Some(1), &RunOptions::default()) {
+        Err(RunError::Stopped(e @ RunFailure::TooManyEvents { second: 0, .. })) => {
+            let m = e.to_string();
+            assert!(
+                m.contains("\"flood\"") && m.contains("max_events_per_second"),
+                "{m}"
+            );
+        }
+        other => panic!("expected an event-budget stop, got {:?}", other.map(|_| ())),
+    }
+    let e = ScenarioSpec::from_toml_str(
+        "duration = \"1s\"\nmax_events_per_second = 0\n[topology]\nkind = \"dumbbell\"",
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "max_events_per_second");
+}

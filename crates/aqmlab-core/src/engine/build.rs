@@ -132,6 +132,9 @@ impl Simulation {
             wall: std::time::Duration::ZERO,
             guard: guard::Guard {
                 max_memory,
+                max_events_per_second: spec
+                    .max_events_per_second
+                    .unwrap_or(crate::scenario::spec::DEFAULT_MAX_EVENTS_PER_SECOND),
                 ..Default::default()
             },
             failure: None,

@@ -17,6 +17,10 @@ pub struct Guard {
     pub last_time: Nanos,
     pub same_time: u32,
     pub max_memory: u64,
+    /// Events allowed in one simulated second, and the count in the current one.
+    pub max_events_per_second: u64,
+    pub second: u64,
+    pub events_this_second: u64,
 }
 
 /// Why a run stopped before its end.
@@ -25,6 +29,12 @@ pub enum RunFailure {
     Stalled {
         at: Nanos,
         /// The component whose event repeated at that instant (the last one handled).
+        what: String,
+    },
+    /// More than `limit` events in the simulated second starting at `second`.
+    TooManyEvents {
+        second: u64,
+        limit: u64,
         what: String,
     },
     Memory {
@@ -41,6 +51,10 @@ impl std::fmt::Display for RunFailure {
                 f,
                 "simulated time stopped advancing at {:.6} s: more than {MAX_EVENTS_AT_ONE_INSTANT} events at one instant, the last from {what}",
                 *at as f64 / 1e9
+            ),
+            RunFailure::TooManyEvents { second, limit, what } => write!(
+                f,
+                "simulated second {second} took more than {limit} events (max_events_per_second), the last from {what}; raise max_events_per_second if this load is intended"
             ),
             RunFailure::Memory { bytes, limit, what } => write!(
                 f,

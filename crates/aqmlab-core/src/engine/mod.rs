@@ -209,6 +209,20 @@ impl Simulation {
                 self.guard.last_time = t;
                 self.guard.same_time = 0;
             }
+            let second = t / crate::sim::time::NS_PER_S;
+            if second != self.guard.second {
+                self.guard.second = second;
+                self.guard.events_this_second = 0;
+            }
+            self.guard.events_this_second += 1;
+            if self.guard.events_this_second > self.guard.max_events_per_second {
+                result = Err(RunFailure::TooManyEvents {
+                    second,
+                    limit: self.guard.max_events_per_second,
+                    what: self.describe_event(ev),
+                });
+                break;
+            }
             if self.events.popped() % guard::MEMORY_CHECK_EVERY == 0 {
                 if let Err(e) = self.check_memory() {
                     result = Err(e);
