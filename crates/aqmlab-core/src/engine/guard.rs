@@ -9,6 +9,9 @@ use crate::net::packet::Packet;
 /// flows starting together are a few hundred thousand events.
 pub const MAX_EVENTS_AT_ONE_INSTANT: u32 = 10_000_000;
 
+/// The event budget is checked per tenth of a simulated second (a tenth of it each).
+pub const EVENT_BUDGET_WINDOW: Nanos = 100_000_000;
+
 /// The memory estimate is refreshed this often (events).
 pub const MEMORY_CHECK_EVERY: u64 = 1 << 16;
 
@@ -17,10 +20,11 @@ pub struct Guard {
     pub last_time: Nanos,
     pub same_time: u32,
     pub max_memory: u64,
-    /// Events allowed in one simulated second, and the count in the current one.
+    /// Events allowed per simulated second (checked per [`EVENT_BUDGET_WINDOW`]), the
+    /// current window and its count.
     pub max_events_per_second: u64,
-    pub second: u64,
-    pub events_this_second: u64,
+    pub window: u64,
+    pub events_in_window: u64,
 }
 
 /// Why a run stopped before its end.
@@ -31,9 +35,9 @@ pub enum RunFailure {
         /// The component whose event repeated at that instant (the last one handled).
         what: String,
     },
-    /// More than `limit` events in the simulated second starting at `second`.
+    /// More than `limit`/10 events in the tenth of a simulated second from `from`.
     TooManyEvents {
-        second: u64,
+        from: Nanos,
         limit: u64,
         what: String,
     },
@@ -52,9 +56,11 @@ impl std::fmt::Display for RunFailure {
                 "simulated time stopped advancing at {:.6} s: more than {MAX_EVENTS_AT_ONE_INSTANT} events at one instant, the last from {what}",
                 *at as f64 / 1e9
             ),
-            RunFailure::TooManyEvents { second, limit, what } => write!(
+            RunFailure::TooManyEvents { from, limit, what } => write!(
                 f,
-                "simulated second {second} took more than {limit} events (max_events_per_second), the last from {what}; raise max_events_per_second if this load is intended"
+                "the 100 ms of simulated time from {:.1} s took more than {} events (max_events_per_second = {limit}), the last from {what}; raise max_events_per_second if this load is intended",
+                *from as f64 / 1e9,
+                limit / 10
             ),
             RunFailure::Memory { bytes, limit, what } => write!(
                 f,

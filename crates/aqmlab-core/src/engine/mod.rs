@@ -209,15 +209,17 @@ impl Simulation {
                 self.guard.last_time = t;
                 self.guard.same_time = 0;
             }
-            let second = t / crate::sim::time::NS_PER_S;
-            if second != self.guard.second {
-                self.guard.second = second;
-                self.guard.events_this_second = 0;
+            // The event budget, checked per tenth of a simulated second so that a
+            // runaway source is caught after a tenth of the budget, not all of it.
+            let tenth = t / guard::EVENT_BUDGET_WINDOW;
+            if tenth != self.guard.window {
+                self.guard.window = tenth;
+                self.guard.events_in_window = 0;
             }
-            self.guard.events_this_second += 1;
-            if self.guard.events_this_second > self.guard.max_events_per_second {
+            self.guard.events_in_window += 1;
+            if self.guard.events_in_window > self.guard.max_events_per_second / 10 {
                 result = Err(RunFailure::TooManyEvents {
-                    second,
+                    from: tenth * guard::EVENT_BUDGET_WINDOW,
                     limit: self.guard.max_events_per_second,
                     what: self.describe_event(ev),
                 });

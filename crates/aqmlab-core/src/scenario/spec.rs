@@ -64,8 +64,8 @@ pub struct ScenarioSpec {
     /// machine's memory).
     #[serde(default)]
     pub max_memory: Option<Size>,
-    /// Stop the run with an error when one simulated second takes more events than
-    /// this (default [`DEFAULT_MAX_EVENTS_PER_SECOND`]): a source far too fast for the
+    /// Stop the run with an error when a tenth of a simulated second takes more than a
+    /// tenth of this many events (default [`DEFAULT_MAX_EVENTS_PER_SECOND`]): a source far too fast for the
     /// scenario would otherwise run for hours.
     #[serde(default)]
     pub max_events_per_second: Option<u64>,
