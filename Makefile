@@ -7,7 +7,7 @@ STAMP := $(VENV)/.deps-stamp
 # One release build of the extension serves `make run`, `make test` and `make bench`.
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: run test test-rust test-python bench install clean
+.PHONY: run test test-rust test-python bench fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -38,6 +38,10 @@ test-rust:
 # only tools it could not install are skipped by the tests that need them, loudly.
 test-python: install
 	AQMLAB_UNINSTALLABLE="$$(bash tests/install-tools.sh)" $(PY) -m pytest tests
+
+# A longer fuzz run than the short set `make test` runs (tests/fuzz/fuzz.py --help).
+fuzz: install
+	$(PY) tests/fuzz/fuzz.py --cases 1500 --jobs 2 --json out/fuzz.json
 
 bench: install
 	cargo bench -p aqmlab-core

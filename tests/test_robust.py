@@ -184,10 +184,13 @@ def test_ctrl_c_stops_a_quiet_run_at_once(tmp_path):
         assert p.poll() is None
         p.send_signal(signal.SIGINT)
         try:
-            _, err = p.communicate(timeout=30)
+            stdout, err = p.communicate(timeout=30)
         finally:
             p.kill()
         assert p.returncode == 130 and "Traceback" not in err
+        if flag == "--json":
+            # A script reading stdout learns that the run did not finish.
+            assert json.loads(stdout) == {"interrupted": True, "finished": False, "scenario": str(BASE)}
 
 
 def test_ctrl_c_stops_a_sweep_promptly_and_keeps_finished_runs(tmp_path):
@@ -195,17 +198,21 @@ def test_ctrl_c_stops_a_sweep_promptly_and_keeps_finished_runs(tmp_path):
     sf = tmp_path / "s.toml"
     # two quick runs and two that take minutes each
     sf.write_text(f'base = "{BASE}"\nseeds = 2\nset = {{ output = {{}} }}\n[grid]\nduration = ["20s", "1000000s"]\n')
-    p = subprocess.Popen([*AQMLAB, "sweep", str(sf), "--out", str(out), "--workers", "2", "--quiet"], cwd=ROOT, preexec_fn=_interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([*AQMLAB, "sweep", str(sf), "--out", str(out), "--workers", "2", "--json"], cwd=ROOT, preexec_fn=_interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: (out / "runs").exists() and len(run_dirs(out)) >= 2)
     assert len(run_dirs(out)) == 2 and p.poll() is None
     p.send_signal(signal.SIGINT)
     try:
-        _, err = p.communicate(timeout=30)
+        stdout, err = p.communicate(timeout=30)
     finally:
         p.kill()
     assert p.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert len(run_dirs(out)) == 2
-    assert json.loads((out / "status.json").read_text())["interrupted"] is True
+    status = json.loads((out / "status.json").read_text())
+    assert status["interrupted"] is True
+    # --json still prints what finished (the round-3 fuzz finding: it printed nothing).
+    printed = json.loads(stdout)
+    assert printed["interrupted"] is True and printed["ok"] == status["ok"] == 2
 
 
 # --------------------------------------------------------------------------- bad input
@@ -330,3 +337,56 @@ def test_a_tool_that_cannot_be_installed_is_skipped_loudly_otherwise_the_test_fa
     monkeypatch.setenv("AQMLAB_UNINSTALLABLE", "tshark chromium")
     with pytest.raises(pytest.skip.Exception, match="SKIPPED: tshark"):
         need_tool("tshark")
+
+
+# --------------------------------------------------------------------------- links in output folders
+
+
+def _plant_link(path, target):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, path)
+
+
+def test_no_writer_follows_a_symlink_in_an_output_folder(tmp_path):
+    """Round-3 fuzz finding: scenario.json, the parquet temp names, log.jsonl and the
+    report's temp file were written through links planted in the output folder."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    # run --out: links at the final names are replaced, never written through
+    out = tmp_path / "run"
+    for name in ("scenario.json", "summary.parquet", ".summary.parquet.tmp"):
+        _plant_link(out / name, victim)
+    r = cli("run", BASE, "--set", "duration=20s", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "keep me"
+    assert not (out / "scenario.json").is_symlink() and not (out / "summary.parquet").is_symlink()
+    assert pl.read_parquet(out / "summary.parquet").height == 1
+    # a sweep's log.jsonl that is a link is refused, the target untouched
+    sw = tmp_path / "sw"
+    _plant_link(sw / "log.jsonl", victim)
+    sf = tmp_path / "s.toml"
+    sf.write_text(f'base = "{BASE}"\nseeds = 1\nset = {{ duration = "20s", output = {{}} }}\n')
+    r = cli("sweep", sf, "--out", sw, "--quiet")
+    assert victim.read_text() == "keep me"
+    assert r.returncode != 0 and "symlink" in (r.stderr + r.stdout)
+    # the report replaces a link at its name; the figure files too
+    rep = tmp_path / "run" / "report.html"
+    _plant_link(rep, victim)
+    r = cli("report", out, "--out", rep)
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "keep me" and not rep.is_symlink()
+
+
+def test_pcap_output_refuses_a_symlink(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "run"
+    r0 = cli("run", BASE, "--set", "duration=20s", "--set", 'output.pcap=["L->R"]', "--out", out, "--quiet")
+    names = sorted(p.name for p in out.glob("*.pcap"))
+    assert r0.returncode == 0 and names, r0.stderr
+    for n in names:
+        (out / n).unlink()
+        os.symlink(victim, out / n)
+    r = cli("run", BASE, "--set", "duration=20s", "--set", 'output.pcap=["L->R"]', "--out", out, "--quiet")
+    assert r.returncode != 0 and "symlink" in r.stderr and "Traceback" not in r.stderr
+    assert victim.read_text() == "keep me"

@@ -171,6 +171,11 @@ def run(
         res = run_scenario(scenario, seed=seed, set=set, out=out, progress=progress)
     except (ScenarioError, SimulationError) as e:
         fail(e)
+    except KeyboardInterrupt:
+        err_console.print("interrupted: the run was stopped before its end; nothing was written")
+        if json_out:
+            print(json.dumps({"interrupted": True, "finished": False, "scenario": str(scenario)}))
+        raise typer.Exit(130)
     finally:
         if bar is not None and bar.live.is_started:
             bar.stop()
@@ -272,11 +277,12 @@ def sweep(
         ),
         title=sf.name,
         show=not (quiet or json_out),
+        json_out=json_out,
     )
     finish_sweep(res, json_out, quiet)
 
 
-def run_with_progress(fn, title: str, show: bool):
+def run_with_progress(fn, title: str, show: bool, json_out: bool = False):
     """Run a sweep. Bad input exits 2; a sweep where every run failed exits 1 with the
     first error; Ctrl-C keeps the finished runs and exits 130."""
     from .sweep import SweepFailed
@@ -294,11 +300,14 @@ def run_with_progress(fn, title: str, show: bool):
         fail(e)
     except SimulationError as e:
         fail(e)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if bar is not None:
             bar.stop()
             bar = None
         err_console.print("interrupted: finished runs are kept; run the same command again to resume")
+        if json_out:
+            done = getattr(e, "sweep_result", None)
+            print(json.dumps(done.to_dict() if done is not None else {"interrupted": True}))
         raise typer.Exit(130)
     finally:
         if bar is not None:

@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from . import safefile  # noqa: E402
 from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, read_spec, short_name  # noqa: E402
 
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with every common
@@ -114,9 +115,7 @@ def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "
     out = []
     for fmt in formats:
         dest = stem.with_suffix(f".{fmt}")
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        fig.savefig(tmp, format=fmt)
-        os.replace(tmp, dest)
+        safefile.write_with(dest, lambda f, fmt=fmt: fig.savefig(f, format=fmt))
         out.append(dest)
     if close:
         plt.close(fig)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import plots
+from . import plots, safefile
 from .units import fmt as fmt_unit
 from .aggregate import bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec, short_name
 
@@ -475,7 +475,5 @@ def write_page(out: str | os.PathLike, title: str, parts: list[str]) -> Path:
 </main></body></html>
 """
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(doc, encoding="utf-8")
-    os.replace(tmp, out)
+    safefile.write_text(out, doc)
     return out

@@ -13,6 +13,8 @@ from typing import Any
 
 import polars as pl
 
+from . import safefile
+
 from .errors import ScenarioError
 
 _DTYPES = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
@@ -25,6 +27,10 @@ def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
     return pl.DataFrame({name: pl.Series(name, values, dtype=_DTYPES[ty]) for name, ty, values in columns})
 
 
+#: Files the writers append to in place (everything else is replaced atomically).
+APPENDED_FILES = ("log.jsonl",)
+
+
 def check_folder(out: str | os.PathLike) -> None:
     """``out`` is a folder or can become one: not a file, not under a file."""
     out = Path(out)
@@ -35,6 +41,12 @@ def check_folder(out: str | os.PathLike) -> None:
             if not parent.is_dir():
                 raise ScenarioError("out", f"{out}: {parent} is a file, expected a folder")
             break
+    # Files appended to in place (a sweep's log) must not be links to elsewhere; the
+    # others are written to a fresh temp file and renamed over (aqmlab.safefile).
+    for name in APPENDED_FILES:
+        if (out / name).is_symlink():
+            raise ScenarioError("out", f"{out / name}: is a symlink; refusing to write through it (remove it or use another folder)")
+
 
 
 def check_run_out(out: str | os.PathLike) -> None:
@@ -108,12 +120,10 @@ class Results:
         written = []
         for name, df in self.tables.items():
             dest = out / f"{name}.parquet"
-            tmp = out / f".{name}.parquet.tmp"
-            df.write_parquet(tmp)
-            os.replace(tmp, dest)
+            safefile.write_with(dest, df.write_parquet)
             written.append(dest)
         if self.scenario:
-            (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2))
+            safefile.write_text(out / "scenario.json", json.dumps(self.scenario, indent=2))
         return written
 
     @classmethod

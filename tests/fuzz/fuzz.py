@@ -18,7 +18,10 @@ Outcomes per case:
 * ``ok``: the run finished and every invariant held;
 * ``rejected``: a clean `ScenarioError` (field path + message) — the right answer for
   bad input;
-* failures: ``panic`` (a `SimulationError` from a caught Rust panic), ``crash`` (the
+* ``stopped``: a run guard stopped a runaway the input asked for (``max_memory``, or a
+  traffic source too fast for ``max_events_per_second``) with an error naming it;
+* failures: ``panic`` (a `SimulationError` from a caught Rust panic), ``stall`` (a run
+  guard blamed a qdisc, link or access-model timer: simulated time stuck in a model), ``crash`` (the
   process died: a signal, or an abort such as a failed allocation at the memory limit),
   ``hang`` (over the time limit), ``oom`` (MemoryError), ``error`` (any other exception
   — an unclean error), ``invariant`` (results that cannot be: a ratio outside [0, 1],
@@ -356,7 +359,7 @@ def _child(case: dict, mem_mb: int, cpu_s: int, conn) -> None:
         if not e.path and "invalid" in e.message and "JSON" in e.message:
             out = {"status": "error", "detail": f"no field path: {e}"[:300]}
     except aqmlab.SimulationError as e:
-        out = {"status": "panic", "detail": str(e)[:300]}
+        out = {"status": guard_status(str(e)), "detail": str(e)[:300]}
     except MemoryError:
         out = {"status": "oom", "detail": f"over {mem_mb} MB"}
     except BaseException as e:  # noqa: BLE001 - every other exception is an unclean error
@@ -365,7 +368,20 @@ def _child(case: dict, mem_mb: int, cpu_s: int, conn) -> None:
     conn.close()
 
 
-FAILURES = ("panic", "crash", "hang", "oom", "error", "invariant")
+FAILURES = ("panic", "crash", "hang", "oom", "error", "invariant", "stall")
+
+
+def guard_status(message: str) -> str:
+    """A `SimulationError`'s outcome: a caught Rust panic is a failure (``panic``); a
+    run guard that stopped a runaway the input asked for (memory, or a traffic source
+    too fast: the message names the traffic entry) is a clean answer (``stopped``); a
+    guard stop blamed on anything else (a qdisc or access-model timer that does not
+    advance) is a model bug (``stall``)."""
+    if message.startswith("internal error"):
+        return "panic"
+    if "max_memory" in message or "traffic entry" in message:
+        return "stopped"
+    return "stall"
 
 
 def run_cases(cases: list[dict], jobs: int = 2, timeout_s: float = 30.0, mem_mb: int = 2048, progress=None) -> list[dict]:

@@ -310,6 +310,16 @@ fn bad_video_settings_name_their_key() {
             "traffic[0].psnr_model",
             "cannot read",
         ),
+        (
+            "psnr_model = \"/dev/zero\"",
+            "traffic[0].psnr_model",
+            "not a regular file",
+        ),
+        (
+            "trace = \"/dev/zero\"",
+            "traffic[0].trace",
+            "not a regular file",
+        ),
         ("order = \"random\"", "traffic[0].order", "display, decode"),
         ("i_size = \"0B\"", "traffic[0].i_size", "expected 1B"),
         (

@@ -209,10 +209,12 @@ def sweep(
                     if outcome["status"] != "ok":
                         ev["error"] = outcome["error"]
                     progress(ev)
-        except KeyboardInterrupt:
-            # Stop the workers now; what finished is on disk already.
+        except KeyboardInterrupt as e:
+            # Stop the workers now; what finished is on disk already. The result rides
+            # on the exception so that a `--json` caller can still say what finished.
             result.interrupted = True
             ex.abort()
+            e.sweep_result = result  # type: ignore[attr-defined]
             raise
         finally:
             if not isinstance(executor, Executor) and not result.interrupted:

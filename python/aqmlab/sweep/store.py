@@ -25,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from .. import safefile
 from ..errors import ScenarioError
 from ..results import CORE_TABLES, check_folder
 from .points import Task
@@ -63,9 +64,7 @@ def versions() -> dict[str, str]:
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str))
-    os.replace(tmp, path)
+    safefile.write_text(path, json.dumps(obj, indent=2, default=str))
 
 
 def write_run(out: Path, task: Task, outcome: dict, build: str) -> bool:
@@ -93,8 +92,7 @@ def write_run(out: Path, task: Task, outcome: dict, build: str) -> bool:
         if dest.exists():
             return False
         raise
-    with open(out / "log.jsonl", "a") as log:
-        log.write(json.dumps({"event": "written", "id": task.id, "pid": outcome.get("pid"), "time": time.time()}) + "\n")
+    safefile.append_line(out / "log.jsonl", json.dumps({"event": "written", "id": task.id, "pid": outcome.get("pid"), "time": time.time()}))
     return True
 
 
@@ -103,8 +101,7 @@ def write_failure(out: Path, task: Task, outcome: dict) -> dict:
     failed.mkdir(parents=True, exist_ok=True)
     rec = {"id": task.id, "point": task.point, "point_id": task.point_id, "seed": task.seed, "error": outcome["error"], "pid": outcome.get("pid"), "host": outcome.get("host"), "time": time.time()}
     write_json_atomic(failed / f"{task.id}.json", rec)
-    with open(out / "log.jsonl", "a") as log:
-        log.write(json.dumps({"event": "failed", "id": task.id, "error": outcome["error"]["type"], "time": time.time()}) + "\n")
+    safefile.append_line(out / "log.jsonl", json.dumps({"event": "failed", "id": task.id, "error": outcome["error"]["type"], "time": time.time()}))
     return rec
 
 

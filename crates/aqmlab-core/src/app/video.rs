@@ -153,9 +153,43 @@ const PARAMS: &[ParamDoc] = &[
     },
 ];
 
-/// Read the file at `p.trace` (or another key), naming the key on failure.
+/// The largest trace or PSNR-model file read (a 1065-frame clip's model is ~2 MB).
+pub const MAX_INPUT_FILE_BYTES: u64 = 64 << 20;
+
+/// Read the file at `p.trace` (or another key), naming the key on failure: a regular
+/// file of at most [`MAX_INPUT_FILE_BYTES`] (a device or FIFO such as `/dev/zero` would
+/// otherwise be read until memory runs out).
 fn read_file(p: &Params, key: &str, path: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| p.error(key, format!("\"{path}\": cannot read: {e}")))
+    use std::io::Read;
+    let cannot = |e: std::io::Error| p.error(key, format!("\"{path}\": cannot read: {e}"));
+    let meta = std::fs::metadata(path).map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(p.error(key, format!("\"{path}\": not a regular file")));
+    }
+    if meta.len() > MAX_INPUT_FILE_BYTES {
+        return Err(p.error(
+            key,
+            format!(
+                "\"{path}\": {} bytes, above the {} MB limit for input files",
+                meta.len(),
+                MAX_INPUT_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_INPUT_FILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(cannot)?;
+    if text.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(p.error(
+            key,
+            format!(
+                "\"{path}\": grew above the {} MB limit while read",
+                MAX_INPUT_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(text)
 }
 
 fn size_param(p: &mut Params, key: &'static str, default: u64) -> Result<Option<u32>> {

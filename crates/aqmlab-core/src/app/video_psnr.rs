@@ -93,6 +93,27 @@ impl PsnrModel {
             ));
         }
         let width = max_gap as usize + 2;
+        // One row per (frame, gap), checked before allocating, so that a stray huge
+        // frame index or gap is an error naming a missing row, not a table of billions
+        // of cells. The first missing pair is among the first rows.len() + 1 expected.
+        if frames.checked_mul(width) != Some(rows.len()) {
+            let have: std::collections::BTreeSet<(usize, i64)> =
+                rows.iter().map(|r| (r.0, r.1)).collect();
+            if have.len() < rows.len() {
+                let mut seen = std::collections::BTreeSet::new();
+                let d = rows.iter().find(|r| !seen.insert((r.0, r.1))).unwrap();
+                return Err((0, "gap", format!("two rows for frame {}, gap {}", d.0, d.1)));
+            }
+            let missing = (0..frames)
+                .flat_map(|f| (-1..=max_gap).map(move |g| (f, g)))
+                .find(|k| !have.contains(k))
+                .unwrap();
+            return Err((
+                0,
+                "gap",
+                format!("no row for frame {}, gap {}", missing.0, missing.1),
+            ));
+        }
         let mut values = vec![f64::NAN; frames * width];
         for (f, g, v) in rows {
             values[f * width + (g + 1) as usize] = v;
@@ -185,5 +206,18 @@ mod tests {
         assert_eq!((e.0, e.1), (1, "gap"));
         let e = PsnrModel::parse("frame,gap,psnr_db\n0,-1,30\n1,0,3\n1,-1,3\n").unwrap_err();
         assert!(e.2.contains("frame 0, gap 0"), "{e:?}");
+    }
+
+    #[test]
+    fn a_huge_gap_or_frame_index_is_an_error_not_an_allocation() {
+        // The round-3 fuzz findings: a gap of 9e18 overflowed the capacity, a frame
+        // index of 1e5 with a gap of 1e4 aborted the process.
+        for text in [
+            "frame,gap,psnr_db\n0,-1,30\n0,9000000000000000000,30\n",
+            "frame,gap,psnr_db\n0,-1,30\n100000,10000,30\n",
+        ] {
+            let e = PsnrModel::parse(text).unwrap_err();
+            assert!(e.2.contains("no row for frame 0, gap 0"), "{e:?}");
+        }
     }
 }

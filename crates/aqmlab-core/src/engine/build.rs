@@ -5,6 +5,10 @@ impl Simulation {
     /// Build a simulation of `spec` with `seed` (overriding the scenario's own seed).
     pub fn new(spec: &ScenarioSpec, seed: Option<u64>, opts: &RunOptions) -> Result<Simulation> {
         let seed = seed.unwrap_or(spec.seed);
+        let max_memory = spec
+            .max_memory
+            .map_or_else(guard::default_max_memory, |m| m.0);
+        guard::check_topology_estimate(&spec.topology, max_memory)?;
         let topo = topology::build(&spec.topology, seed)?;
         let end = spec.duration.0;
         let warmup = spec.warmup.map_or(0, |w| w.0);
@@ -127,9 +131,10 @@ impl Simulation {
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,
             guard: guard::Guard {
-                max_memory: spec
-                    .max_memory
-                    .map_or_else(guard::default_max_memory, |m| m.0),
+                max_memory,
+                max_events_per_second: spec
+                    .max_events_per_second
+                    .unwrap_or(crate::scenario::spec::DEFAULT_MAX_EVENTS_PER_SECOND),
                 ..Default::default()
             },
             failure: None,

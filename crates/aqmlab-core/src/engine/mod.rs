@@ -23,10 +23,10 @@ mod pep;
 mod record;
 mod tcp;
 
-pub use guard::RunFailure;
+pub use conns::{ConnTotals, FlowRecord};
+pub use guard::{default_max_memory, RunFailure};
 pub use pep::PepLeg;
 pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
-pub use conns::{ConnTotals, FlowRecord};
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
@@ -199,12 +199,31 @@ impl Simulation {
             if t == self.guard.last_time {
                 self.guard.same_time += 1;
                 if self.guard.same_time > guard::MAX_EVENTS_AT_ONE_INSTANT {
-                    result = Err(RunFailure::Stalled { at: t });
+                    result = Err(RunFailure::Stalled {
+                        at: t,
+                        what: self.describe_event(ev),
+                    });
                     break;
                 }
             } else {
                 self.guard.last_time = t;
                 self.guard.same_time = 0;
+            }
+            // The event budget, checked per tenth of a simulated second so that a
+            // runaway source is caught after a tenth of the budget, not all of it.
+            let tenth = t / guard::EVENT_BUDGET_WINDOW;
+            if tenth != self.guard.window {
+                self.guard.window = tenth;
+                self.guard.events_in_window = 0;
+            }
+            self.guard.events_in_window += 1;
+            if self.guard.events_in_window > self.guard.max_events_per_second / 10 {
+                result = Err(RunFailure::TooManyEvents {
+                    from: tenth * guard::EVENT_BUDGET_WINDOW,
+                    limit: self.guard.max_events_per_second,
+                    what: self.describe_event(ev),
+                });
+                break;
             }
             if self.events.popped() % guard::MEMORY_CHECK_EVERY == 0 {
                 if let Err(e) = self.check_memory() {

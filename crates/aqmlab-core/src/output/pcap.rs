@@ -47,8 +47,27 @@ fn checksum(bytes: &[u8]) -> u16 {
 }
 
 impl PcapWriter {
+    /// Create (or truncate) the file at `path`. A symlink there is refused
+    /// (`O_NOFOLLOW`): output never writes through a link into someone else's file.
     pub fn create(path: &Path) -> std::io::Result<PcapWriter> {
-        let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.custom_flags(libc::O_NOFOLLOW);
+        }
+        let file: File = opts.open(path).map_err(|e| {
+            if path.is_symlink() {
+                std::io::Error::other(format!(
+                    "{}: is a symlink; refusing to write through it",
+                    path.display()
+                ))
+            } else {
+                e
+            }
+        })?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
         out.write_all(&0xa1b2_3c4du32.to_le_bytes())?; // nanosecond magic
         out.write_all(&2u16.to_le_bytes())?;
         out.write_all(&4u16.to_le_bytes())?;
@@ -199,6 +218,23 @@ mod tests {
         let p = unique_pcap_path(Path::new("/o"), "../../etc/x", &[]);
         assert_eq!(p, Path::new("/o/.._.._etc_x.pcap"));
         assert_eq!(p.parent(), Some(Path::new("/o")));
+    }
+
+    #[test]
+    fn a_symlink_at_the_pcap_path_is_refused_and_its_target_untouched() {
+        let dir = std::env::temp_dir().join(format!("aqmlab-pcap-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("victim.txt");
+        std::fs::write(&target, b"keep me").unwrap();
+        let link = dir.join("l.pcap");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let e = PcapWriter::create(&link)
+            .err()
+            .expect("a link must be refused");
+        assert!(e.to_string().contains("symlink"), "{e}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep me");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -103,7 +103,7 @@ pub fn from_params(p: &mut Params, link: &LinkInfo) -> Result<Red> {
     if rate == 0 {
         return Err(p.error("rate", "0: expected a rate greater than zero"));
     }
-    let interval = p.positive_duration_or("interval", 500 * NS_PER_MS)?;
+    let interval = p.timer_period_or("interval", 500 * NS_PER_MS)?;
     r.curve.max_p = p.f64_or("probability", 0.02, MAX_P_BOTTOM, MAX_P_TOP)?;
     let (min_th, max_th, wq) = auto_params(rate, r.mean_pkt_size, target);
     let unit = if r.bytemode {

@@ -124,7 +124,7 @@ impl Avqred {
         }
         let mean_pkt_size = red::mean_pkt_size_from(p)?;
         let alpha = p.f64_or("alpha", 0.5, 0.0, 1.0)?;
-        let interval = p.positive_duration_or("interval", NS_PER_S)?;
+        let interval = p.timer_period_or("interval", NS_PER_S)?;
         let min_capacity = p.rate("min_capacity")?.unwrap_or(link.rate_bps) as f64;
         let max_capacity = p.rate("max_capacity")?.unwrap_or(link.rate_bps) as f64;
         if max_capacity <= 0.0 || min_capacity > max_capacity {

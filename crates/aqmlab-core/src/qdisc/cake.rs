@@ -52,6 +52,9 @@ pub struct Cake {
     pub bandwidth: u64,
     pub memlimit: u64,
     time_next_packet: Nanos,
+    /// Set while the shaper holds a packet back (Linux arms its watchdog only then):
+    /// the time it may leave. A shaper above the link's rate never throttles.
+    throttled_until: Option<Nanos>,
     /// Flows with packets queued (COBALT's bulk_flows).
     active: u64,
     packets: usize,
@@ -110,6 +113,7 @@ impl Cake {
             bandwidth: 0,
             memlimit: 4 << 20,
             time_next_packet: 0,
+            throttled_until: None,
             active: 0,
             packets: 0,
             bytes: 0,
@@ -190,8 +194,10 @@ impl Discipline for Cake {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         if self.bandwidth > 0 && self.packets > 0 && ctx.now < self.time_next_packet {
+            self.throttled_until = Some(self.time_next_packet);
             return None; // the shaper holds it; next_timer wakes the link
         }
+        self.throttled_until = None;
         let rate = if self.bandwidth > 0 {
             self.bandwidth.min(ctx.link_rate_bps)
         } else {
@@ -244,11 +250,17 @@ impl Discipline for Cake {
     }
 
     fn next_timer(&self) -> Option<Nanos> {
-        (self.bandwidth > 0 && self.packets > 0).then_some(self.time_next_packet)
+        // Only a throttled shaper needs waking: a timer at the virtual clock while the
+        // link is busy (a `bandwidth` above the link's rate) would fire at the same
+        // instant again and again.
+        self.throttled_until.filter(|_| self.packets > 0)
     }
 
-    fn on_timer(&mut self, _ctx: &mut QdiscCtx) {
-        // Nothing to update: the engine tries a dequeue after the timer.
+    fn on_timer(&mut self, ctx: &mut QdiscCtx) {
+        // The watchdog fired: the engine tries a dequeue next.
+        if self.throttled_until.is_some_and(|t| t <= ctx.now) {
+            self.throttled_until = None;
+        }
     }
 }
 
@@ -282,9 +294,11 @@ mod tests {
         let b = arrive(&mut q, &mut h, 0, 1500, 0);
         // t=0: clock reset to 0 at the first enqueue; a leaves, clock = 0 + 12 ms.
         assert_eq!(q.dequeue(&mut h.ctx(0)), Some(a));
-        assert_eq!(q.next_timer(), Some(12 * MS));
-        // t=5 ms: too early for b.
+        // Not throttled yet: the link asks again when it is done with a.
+        assert_eq!(q.next_timer(), None);
+        // t=5 ms: too early for b; the shaper throttles and arms its watchdog.
         assert_eq!(q.dequeue(&mut h.ctx(5 * MS)), None);
+        assert_eq!(q.next_timer(), Some(12 * MS));
         // t=12 ms: b leaves (sojourn 12 ms is under COBALT's floor of 4 MTU times at
         // 1 Mbit/s, 48 ms: no AQM action), clock = 24 ms; queue empty → no timer.
         assert_eq!(q.dequeue(&mut h.ctx(12 * MS)), Some(b));

@@ -181,7 +181,7 @@ impl DocsisPie {
             ));
         }
         q.target = p.positive_duration_or("target", q.target)?;
-        q.tupdate = p.positive_duration_or("tupdate", q.tupdate)?;
+        q.tupdate = p.timer_period_or("tupdate", q.tupdate)?;
         q.next_update = q.tupdate;
         q.alpha = p.f64_or("alpha", q.alpha, 0.0, 100.0)?;
         q.beta = p.f64_or("beta", q.beta, 0.0, 100.0)?;

@@ -171,7 +171,7 @@ impl FqPie {
         let mut q = FqPie::new(classifier, mtu);
         q.limit = limit;
         q.law.target = p.duration_or("target", q.law.target)?;
-        q.law.tupdate = p.positive_duration_or("tupdate", q.law.tupdate)?;
+        q.law.tupdate = p.timer_period_or("tupdate", q.law.tupdate)?;
         q.law.alpha = p.f64_or("alpha", q.law.alpha, 0.0, 100.0)?;
         q.law.beta = p.f64_or("beta", q.law.beta, 0.0, 100.0)?;
         let quantum = p.size_or("quantum", mtu as u64 + 14)?;

@@ -101,7 +101,7 @@ impl Pi {
         q.qref = p.u64_or("qref", 50, 0, 1 << 32)? as f64;
         q.a = p.f64_or("a", q.a, 0.0, 1.0)?;
         q.b = p.f64_or("b", q.b, 0.0, 1.0)?;
-        q.period = period_of(p.f64_or("w", 170.0, 0.01, 1e6)?);
+        q.period = period_of(p.f64_or("w", 170.0, 0.01, 1e4)?);
         q.ecn = p.bool_or("ecn", false)?;
         q.next_update = q.period;
         Ok(q)

@@ -60,7 +60,7 @@ impl PiCore {
     /// Read `target`, `tupdate`, `alpha`, `beta`.
     pub fn read(&mut self, p: &mut Params) -> Result<()> {
         self.target = p.duration_or("target", self.target)?;
-        self.tupdate = p.positive_duration_or("tupdate", self.tupdate)?;
+        self.tupdate = p.timer_period_or("tupdate", self.tupdate)?;
         self.alpha = p.f64_or("alpha", self.alpha, 0.0, 100.0)?;
         self.beta = p.f64_or("beta", self.beta, 0.0, 100.0)?;
         self.next_update = self.tupdate;

@@ -246,7 +246,7 @@ impl Pie {
             ));
         }
         q.target = p.positive_duration_or("target", q.target)?;
-        q.tupdate = p.positive_duration_or("tupdate", q.tupdate)?;
+        q.tupdate = p.timer_period_or("tupdate", q.tupdate)?;
         q.alpha = hz_not_tc_scale(p, "alpha", q.alpha)?;
         q.beta = hz_not_tc_scale(p, "beta", q.beta)?;
         q.ecn = p.bool_or("ecn", false)?;

@@ -185,7 +185,7 @@ impl Prio {
                 return Err(p.error(
                     "children",
                     format!(
-                        "{}: expected a list of disciplines like [{{ kind = \"pfifo\" }}, {{ kind = \"codel\" }}]",
+                        "{}: expected a list of 2 to 16 disciplines like [{{ kind = \"pfifo\" }}, {{ kind = \"codel\" }}]",
                         show_value(v)
                     ),
                 ))
@@ -196,6 +196,18 @@ impl Prio {
             .or(weights.as_ref().map(|w| w.len() as u64))
             .unwrap_or(3);
         let bands = p.u64_or("bands", default_bands, 2, 16)?;
+        // A band count derived from `children` or `weights` gets the same bounds.
+        if !(2..=16).contains(&bands) {
+            let field = if children.is_some() {
+                "children"
+            } else {
+                "weights"
+            };
+            return Err(p.error(
+                field,
+                format!("{bands} entries: expected 2 to 16, one per band"),
+            ));
+        }
         if let Some(c) = children {
             if c.len() as u64 != bands {
                 return Err(p.error(
@@ -448,6 +460,15 @@ mod tests {
         .err()
         .unwrap();
         assert_eq!(e.path, "topology.bottleneck.qdisc.children");
+        for kids in [json!([]), json!([{"kind": "pfifo"}])] {
+            let e = prio(json!({"kind": "prio", "children": kids}))
+                .err()
+                .unwrap();
+            assert_eq!(e.path, "topology.bottleneck.qdisc.children");
+            assert!(e.to_string().contains("expected 2 to 16"), "{e}");
+        }
+        let e = prio(json!({"kind": "wrr", "weights": [3]})).err().unwrap();
+        assert_eq!(e.path, "topology.bottleneck.qdisc.weights");
         let e = prio(json!({"kind": "prio", "bands": 1})).err().unwrap();
         assert_eq!(e.path, "topology.bottleneck.qdisc.bands");
     }

@@ -137,7 +137,7 @@ impl Rem {
         q.phi = p.f64_or("phi", q.phi, 1.0 + 1e-12, 1e6)?;
         q.alpha = p.f64_or("alpha", q.alpha, 0.0, 1e6)?;
         q.b_ref = p.u64_or("b_ref", 20, 0, 1 << 32)? as f64;
-        q.update = p.positive_duration_or("update", q.update)?;
+        q.update = p.timer_period_or("update", q.update)?;
         q.mean_pktsize = p.size_or("mean_pktsize", q.mean_pktsize)?;
         if q.mean_pktsize == 0 {
             return Err(p.error("mean_pktsize", "\"0B\": expected a size greater than zero"));

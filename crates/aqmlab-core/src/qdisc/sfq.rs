@@ -199,7 +199,11 @@ impl Sfq {
         if quantum == 0 || quantum > 1 << 20 {
             return Err(p.error("quantum", format!("{quantum}B: expected 1B to 1MB")));
         }
-        let perturb = p.duration_or("perturb", 0)?;
+        // 0 turns perturbation off (Linux's default); any other period is a run-long timer.
+        let perturb = match p.duration_or("perturb", 0)? {
+            0 => 0,
+            _ => p.timer_period_or("perturb", 0)?,
+        };
         let headdrop = p.bool_or("headdrop", false)?;
         let classifier = Classifier::from_params(p, divisor as u32, &[Mode::Flow], |c, _| c)?;
         // Linux sfq_change: limit = min(limit, depth · flows); flows = min(flows, limit).

@@ -8,6 +8,11 @@
 use super::error::{Result, ScenarioError};
 use super::units::{self, Limit};
 use crate::sim::time::Nanos;
+
+/// The shortest period accepted for a run-long timer (`Params::timer_period_or`): 100 µs,
+/// ten times below the shortest update interval in the qdiscs' sources (REM's 2 ms,
+/// PIE's 15 ms, DualPI2's 16 ms), and a bounded cost of 10 000 events per simulated second.
+pub const MIN_TIMER_PERIOD: Nanos = 100_000;
 use serde_json::{Map, Value};
 
 /// Documentation of one parameter.
@@ -146,6 +151,23 @@ impl<'a> Params<'a> {
         let d = self.duration_or(name, default)?;
         if d == 0 {
             return Err(self.error(name, "0: expected a duration greater than zero"));
+        }
+        Ok(d)
+    }
+
+    /// The period of a timer that fires for the whole run (a qdisc's update interval):
+    /// at least [`MIN_TIMER_PERIOD`], so that a typo like `tupdate = "1ns"` is refused
+    /// instead of costing a billion events per simulated second.
+    pub fn timer_period_or(&mut self, name: &'static str, default: Nanos) -> Result<Nanos> {
+        let d = self.duration_or(name, default)?;
+        if d < MIN_TIMER_PERIOD {
+            return Err(self.error(
+                name,
+                format!(
+                    "{d}ns: expected a timer period of at least {} us",
+                    MIN_TIMER_PERIOD / 1000
+                ),
+            ));
         }
         Ok(d)
     }

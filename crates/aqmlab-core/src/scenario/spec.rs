@@ -64,7 +64,17 @@ pub struct ScenarioSpec {
     /// machine's memory).
     #[serde(default)]
     pub max_memory: Option<Size>,
+    /// Stop the run with an error when a tenth of a simulated second takes more than a
+    /// tenth of this many events (default [`DEFAULT_MAX_EVENTS_PER_SECOND`]): a source far too fast for the
+    /// scenario would otherwise run for hours.
+    #[serde(default)]
+    pub max_events_per_second: Option<u64>,
 }
+
+/// The default `max_events_per_second`: 50 million, ~3x what 10 Gbit/s of full-sized
+/// packets over a dumbbell take (~830 000 packets/s × ~12 events each ≈ 10^7), and
+/// about a minute of CPU per simulated second.
+pub const DEFAULT_MAX_EVENTS_PER_SECOND: u64 = 50_000_000;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -281,6 +291,12 @@ impl ScenarioSpec {
 
     /// Checks that need more than one field.
     fn validate(&self) -> Result<()> {
+        if self.max_events_per_second == Some(0) {
+            return Err(ScenarioError::new(
+                "max_events_per_second",
+                "0: expected a positive number of events",
+            ));
+        }
         if self.duration.0 == 0 {
             return Err(ScenarioError::new(
                 "duration",

@@ -202,6 +202,12 @@ impl Docsis {
                 Some(p) => p,
                 None => match rsq.dequeue(ctx) {
                     Some(p) => {
+                        // It has left the RsQ (its children count it now too): the
+                        // RsQ row counts it here, its sojourn when the shaper lets
+                        // it go.
+                        if ctx.packets[p].enqueued >= rsq_stats.window_start {
+                            rsq_stats.dequeued += 1;
+                        }
                         self.slot = Some(p);
                         p
                     }
@@ -221,7 +227,6 @@ impl Docsis {
             self.slot = None;
             let sojourn = now - enqueued;
             if enqueued >= rsq_stats.window_start {
-                rsq_stats.dequeued += 1;
                 rsq_stats.sojourn.record(sojourn);
             }
             rsq_stats.last_sojourn = sojourn;
