@@ -10,6 +10,8 @@ Every output of §4 from the runs' tables:
 - per-flow throughput std (server connections: page bytes / completion time) and the
   three UDP flows' throughput (experiment `fairness`);
 - the marking/drop probability over time (`timeseries.drop_prob` at `rx`);
+- the virtual capacity of AVQ/AVQRED/PFAVQRED over time (`timeseries.vcap_bps` at `rx`)
+  next to the transmit queue;
 - the fluid model (aqmlab.fluid) against the packet runs.
 
 Per-run values are averaged over seeds with the 95 % Student-t interval.
@@ -172,6 +174,30 @@ def timeseries_fig(sweep_dir: Path, column: str, link: str, ylabel: str, span: f
     return fig
 
 
+def vcap_fig(sweep_dir: Path, span: float = 60.0):
+    """The virtual capacity at rx (`timeseries.vcap_bps`) next to the transmit queue, for
+    the virtual-queue disciplines (seed 1, from the start of the run: the ramp included)."""
+    one = first_seed(sweep_dir)
+    names = [o for o in ("AVQ", "AVQRED", "PFAVQRED") if o in one]
+    fig, axes = plt.subplots(len(names), 1, figsize=(10, 1.8 * len(names) + 0.6), sharex=True, squeeze=False)
+    for ax, n in zip(axes[:, 0], names):
+        d, scen = one[n]
+        w = seconds(scen.get("warmup", 0))
+        q = series(d, "tx", 0.0).filter(pl.col("t") <= w + span)
+        v = series(d, "rx", 0.0).filter(pl.col("t") <= w + span)
+        ax.plot(q["t"], q["qlen_pkts"], lw=0.8, color="C0")
+        ax.set_ylabel(f"{n}\ntx queue (pkts)", fontsize=8, color="C0")
+        ax.axvline(w, color="grey", lw=0.5, ls="--")
+        ax2 = ax.twinx()
+        ax2.plot(v["t"], v["vcap_bps"] / 1e6, lw=0.8, color="C1")
+        ax2.set_ylabel("virtual capacity (Mbit/s)", fontsize=8, color="C1")
+        ax2.set_ylim(bottom=0)
+    axes[-1, 0].set_xlabel("time (s); dashed: end of the warm-up")
+    fig.suptitle("Transmit queue and the virtual capacity at rx, seed 1")
+    fig.tight_layout()
+    return fig
+
+
 def drop_pattern(sweep_dir: Path) -> tuple[object, pl.DataFrame]:
     """The first 1000 packets offered to `rx` after the warm-up, as indices estimated from
     the drop times at the run's mean arrival rate (the drop log has the drops, not the
@@ -261,6 +287,10 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
                            timeseries_fig(dirs["main"], "drop_prob", "rx", "drop probability at rx (the discipline's own, seed 1)"),
                            "The discipline's reported probability (RED: p_b before count spacing); empty where the "
                            "discipline reports none."))
+        figs.append(Figure("main-virtual-capacity", "Virtual capacity and transmit queue (AVQ, AVQRED, PFAVQRED)",
+                           vcap_fig(dirs["main"]),
+                           "100 ms samples from the start of the run: the virtual capacity the discipline at rx "
+                           "drains its virtual queue with (`timeseries.vcap_bps`) against the real transmit queue."))
         fig, _ = fluid_fig(dirs["main"])
         figs.append(Figure("fluid", "Fluid model vs packet runs (RED 4)", fig,
                            "MGT fluid model (aqmlab.fluid) with N = 340 server connections, C = 1786 pkt/s, Tp = 70 ms, "

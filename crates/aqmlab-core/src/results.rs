@@ -269,7 +269,9 @@ pub fn collect(sim: &Simulation) -> Results {
         "flows",
         &[
             col("flow", |r: &FlowRow| r.id),
-            col("app", |r: &FlowRow| sim.entries[r.entry as usize].name.clone()),
+            col("app", |r: &FlowRow| {
+                sim.entries[r.entry as usize].name.clone()
+            }),
             col("kind", |r: &FlowRow| r.kind),
             col("src", |r: &FlowRow| node_or_any(r.src)),
             col("dst", |r: &FlowRow| node_or_any(r.dst)),
@@ -410,6 +412,7 @@ pub fn collect(sim: &Simulation) -> Results {
                 }),
                 col("rate_bps", |r: &&crate::engine::SampleRow| r.rate_bps),
                 col("drop_prob", |r: &&crate::engine::SampleRow| r.drop_prob),
+                col("vcap_bps", |r: &&crate::engine::SampleRow| r.vcap_bps),
                 col("sent_bytes", |r: &&crate::engine::SampleRow| r.sent_bytes),
             ],
             &series.rows,

@@ -236,6 +236,10 @@ impl Discipline for Avqred {
         Some(self.curve.base_prob(self.vq / self.mean_pkt_size as f64))
     }
 
+    fn virtual_capacity_bps(&self) -> Option<f64> {
+        Some(self.v_cap)
+    }
+
     fn next_timer(&self) -> Option<Nanos> {
         Some(self.next_measure)
     }
