@@ -46,7 +46,11 @@ def test_experiments_cover_the_studys_settings():
     assert avq["gamma"] == 1.0 and avq["limit"] == "123750B"
     assert main.seeds == 5 and main.quick["seeds"] == 2
     fc = read_sweep_file(exps["flowcontrol"])
-    assert fc.zip[0]["topology.nodes.61.function.decr"][1:] == [0.97, 0.95, 0.9, 0.8, 0.5]
+    assert fc.zip[0]["topology.nodes.61.function.decr"][1:] == [0.97, 0.95, 0.9, 0.8, 0.5] * 2
+    assert [q["kind"] for q in fc.zip[0][QDISC]] == ["red"] * 6 + ["avqred"] * 5
+    assert all(q["action"] == "mark" for q in fc.zip[0][QDISC])
+    fair = read_sweep_file(exps["fairness"])
+    assert fair.zip[0]["description"] == main.zip[0]["description"]
     assert fc.set["duration"] == "15min"
     for f in ("scenario.toml", "fairness.toml"):
         aqmlab.validate(STUDY / f)

@@ -33,7 +33,7 @@ from aqmlab.report import Figure
 from aqmlab.stats import mean_ci
 
 ORDER = ["RED1", "RED2", "RED3", "RED4", "SRED1", "SRED2", "AVQ", "AVQRED", "PFAVQRED"]
-FC_ORDER = ["off", "0.97", "0.95", "0.90", "0.80", "0.50"]
+FC_ORDER = ["off", "0.97", "0.95", "0.90", "0.80", "0.50"] + [f"AVQRED {d}" for d in ("0.97", "0.95", "0.90", "0.80", "0.50")]
 TX_RATE = 20e6
 SAMPLE_S = 0.1
 PATTERN_PACKETS = 1000
@@ -93,6 +93,10 @@ def run_metrics(d: Path, scen: dict) -> dict:
         "tx_util": tx["utilization"],
         "tx_util_std": float(txs["util"].drop_nulls().std()) if "util" in txs.columns else math.nan,
         "rx_load": rx["throughput_bps"] / TX_RATE,
+        # Byun's "input link utilisation" (Table 6.2: before the AQM marking): what is
+        # offered to rx; the queues row counts arrivals in packets, so the offered bytes
+        # are the passed bytes scaled by arrivals / dequeued (drops of the mean size).
+        "rx_offered_mbps": rx["throughput_bps"] * rx["arrivals"] / max(rx["dequeued"], 1) / 1e6,
         "txq_mean": float(txs["qlen_pkts"].mean()),
         "txq_std": float(txs["qlen_pkts"].std()),
         "rx_drops": rx["drops"],
