@@ -159,9 +159,10 @@ def first_seed(sweep_dir: Path) -> dict[str, tuple[Path, dict]]:
     return out
 
 
-def timeseries_fig(sweep_dir: Path, column: str, link: str, ylabel: str, span: float = 60.0):
+def timeseries_fig(sweep_dir: Path, column: str, link: str, ylabel: str, span: float = 60.0,
+                   order: list[str] = ORDER):
     one = first_seed(sweep_dir)
-    names = [o for o in ORDER if o in one]
+    names = [o for o in order if o in one]
     fig, axes = plt.subplots(len(names), 1, figsize=(10, 1.4 * len(names) + 0.6), sharex=True)
     for ax, n in zip(np.atleast_1d(axes), names):
         d, scen = one[n]
@@ -318,6 +319,11 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
             ("tx_util", "output-link utilisation"), ("txq_mean", "tx queue mean (pkts)"),
             ("tx_drops", "tx overflow drops"), ("rx_marks", "CE marks at rx")], "Buffer flow control (RED 4 marking)",
             "decr (off: no flow control)"), f"Mean over {n} seeds with the 95 % Student-t interval."))
+        figs.append(Figure("flowcontrol-marking-probability", "Buffer flow control: marking probability over time",
+                           timeseries_fig(dirs["flowcontrol"], "drop_prob", "rx",
+                                          "marking probability at rx (the discipline's own, seed 1)", order=FC_ORDER),
+                           "Byun Figs. 6.20-6.29: RED 4's p_b (RED FC) and AVQRED's RED probability on its virtual "
+                           "queue (AVQRED FC), 100 ms samples, the first 60 s after the warm-up."))
     return figs
 
 
