@@ -1,4 +1,4 @@
-"""The satellite-pep study (STUDIES.md §4): its experiments cover §4's settings, and quick
+"""The satellite-pep study (Byun's dissertation, 2007): its experiments cover its settings, and quick
 runs reproduce directions of effect the model gives by construction:
 
 - RED at the receive queue, averaging the transmit queue, holds that queue between its

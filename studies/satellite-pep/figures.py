@@ -1,6 +1,6 @@
-"""Figures and tables of the satellite-pep study (README.md; STUDIES.md §4).
+"""Figures and tables of the satellite-pep study (README.md; Byun's dissertation, 2007).
 
-Every output of §4 from the runs' tables:
+Every output of the dissertation (Chapters 4-6) from the runs' tables:
 - output-link (`tx`) utilisation: mean over the run, and its std over 100 ms intervals
   (`timeseries.sent_bytes` differences);
 - input-link (`rx`) throughput (what passes the receive queue) relative to 20 Mbit/s;
@@ -85,7 +85,7 @@ def flow_throughput(d: Path) -> np.ndarray:
 
 
 def run_metrics(d: Path, scen: dict) -> dict:
-    """One run's §4 outputs."""
+    """One run's outputs (the dissertation's metrics)."""
     warmup = seconds(scen.get("warmup", 0))
     tx, rx = queue_row(d, "tx"), queue_row(d, "rx")
     txs = series(d, "tx", warmup)

@@ -1,5 +1,5 @@
-//! PEP buffer flow control (the satellite-gateway study, shared ALGORITHMS.md §10.4, our
-//! paraphrase of the study's definition).
+//! PEP buffer flow control (D. J. Byun, "Congestion Control in Satellite Networks", PhD
+//! dissertation, University of Maryland, 2007, §2.3 eq. 2.1, §3.3, §6.1).
 //!
 //! Instead of dropping, the AQM in front of the PEP marks; the PEP turns a mark into a
 //! smaller buffer for the marked user, which it announces to the internet server as a

@@ -1,6 +1,6 @@
 //! A Performance Enhancing Proxy that splits TCP (RFC 3135: a transport-layer PEP,
-//! §2.1.1, with split connections and local acknowledgements; the satellite-gateway
-//! study, shared STUDIES.md §4, ALGORITHMS.md §10.4).
+//! §2.1.1, with split connections and local acknowledgements; Byun's dissertation,
+//! 2007, §2.1 and Fig. 1.2, for the gateway it models).
 //!
 //! A node with `function = { kind = "pep", ... }` terminates every TCP connection whose
 //! path crosses it: the internet server's connection ends at the PEP (the PEP's
@@ -49,7 +49,7 @@ use crate::scenario::params::param as p;
 pub const DOC: KindDoc = KindDoc {
     kind: "pep",
     summary: "split-TCP Performance Enhancing Proxy with per-user buffers and buffer flow control",
-    source: "RFC 3135 §2.1.1 (transport-layer PEPs, split connections); satellite-gateway study (STUDIES.md §4, ALGORITHMS.md §10.4)",
+    source: "RFC 3135 §2.1.1 (transport-layer PEPs, split connections); Byun, Congestion Control in Satellite Networks, 2007, §2.1, §2.3",
     params: &[
         p("buffer", "size", "625KB", "per-user PEP buffer B (the ceiling of flow control)"),
         p(
