@@ -332,6 +332,7 @@ mod tests {
     ///   min(499 800 + 0.1·1e6·0.001, 1e6) − 100 = 499 800 (s ← 1 ms).
     /// - t=2 ms: drain 499.8 → 1000.4; accepted → 2000.4;
     ///   C̃ = 499 800 + 100 − 100 = 499 800 (only 1 ms since the drop; ns-2 gives 499 900).
+    ///
     /// Then the clip order: C̃ at C = 1e6, 1 s idle, one arrival: ns-2 would give
     /// clip(1e6 + 0.1·(1e6 − 1000)) = 1e6; here min(1e6 + 1e5, 1e6) − 100 = 999 900.
     #[test]
