@@ -412,6 +412,7 @@ pub fn collect(sim: &Simulation) -> Results {
                 }),
                 col("rate_bps", |r: &&crate::engine::SampleRow| r.rate_bps),
                 col("drop_prob", |r: &&crate::engine::SampleRow| r.drop_prob),
+                col("vcap_bps", |r: &&crate::engine::SampleRow| r.vcap_bps),
                 col("sent_bytes", |r: &&crate::engine::SampleRow| r.sent_bytes),
             ],
             &series.rows,
