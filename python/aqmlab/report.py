@@ -257,7 +257,7 @@ def voice_figures(path: Path, agg: pl.DataFrame | None = None) -> list[Figure]:
             fig = plots.bars(path, metric="mos", table="apps", entity=a, agg=agg)
         except ValueError:
             continue
-        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) mean over seeds with the 95 % Student-t confidence interval."))
+        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with the 95 % Student-t confidence interval."))
     return figs
 
 
@@ -270,7 +270,10 @@ def owd_figures(path: Path) -> list[Figure]:
     return [Figure("owd-cdf", "One-way delay CDF per flow", fig, "Every delivered packet of the flow after the warm-up.")]
 
 
-VOICE_COLUMNS = ["app", "mos", "r_factor", "mouth_to_ear_ms", "late_rate", "total_loss_rate", "voice_loss_rate", "jitter_ms"]
+#: The voice table: ``mos`` etc. are each call's worst direction (mean over the entry's
+#: calls), ``mos_fwd``/``mos_rev`` the two directions (caller → callee and back),
+#: ``mos_call_min`` the worst call (docs/output.md).
+VOICE_COLUMNS = ["app", "calls", "mos", "mos_fwd", "mos_rev", "mos_call_min", "r_factor", "mouth_to_ear_ms", "late_rate", "total_loss_rate", "voice_loss_rate", "jitter_ms"]
 
 
 def voice_table(path: Path) -> pl.DataFrame:

@@ -269,7 +269,9 @@ pub fn collect(sim: &Simulation) -> Results {
         "flows",
         &[
             col("flow", |r: &FlowRow| r.id),
-            col("app", |r: &FlowRow| sim.entries[r.entry as usize].name.clone()),
+            col("app", |r: &FlowRow| {
+                sim.entries[r.entry as usize].name.clone()
+            }),
             col("kind", |r: &FlowRow| r.kind),
             col("src", |r: &FlowRow| node_or_any(r.src)),
             col("dst", |r: &FlowRow| node_or_any(r.dst)),
@@ -646,7 +648,8 @@ fn kind_tables(sim: &Simulation) -> Vec<Table> {
 }
 
 /// Append per-kind columns (the union of names, in first-seen order); a row whose kind
-/// has no such column gets NaN (a count column becomes a float column then).
+/// has no such column gets NaN (a count column becomes a float column then), or an
+/// empty string in a text column.
 fn add_kind_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a [(&'static str, Val)]>) {
     use crate::output::table::Column;
     let rows: Vec<_> = rows.collect();
@@ -663,7 +666,17 @@ fn add_kind_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a [(&'static
             .iter()
             .map(|r| r.iter().find(|(n, _)| *n == name).map(|(_, v)| v))
             .collect();
-        let col = if vals.iter().all(|v| matches!(v, Some(Val::U(_)))) {
+        let col = if vals.iter().all(|v| matches!(v, Some(Val::S(_)) | None)) {
+            // A text column (e.g. a voice flow's `direction`): empty in other kinds' rows.
+            Column::Str(
+                vals.iter()
+                    .map(|v| match v {
+                        Some(Val::S(x)) => x.clone(),
+                        _ => String::new(),
+                    })
+                    .collect(),
+            )
+        } else if vals.iter().all(|v| matches!(v, Some(Val::U(_)))) {
             Column::U64(
                 vals.iter()
                     .map(|v| match v {
