@@ -86,7 +86,7 @@ def e1(d: Path) -> list[Figure]:
         ("decodable_frame_loss_rate", "apps", "video", "Decodable-frame loss of the video", False),
         ("psnr_db_mean", "apps", "video", "Mean PSNR of the video (dB)", False),
         ("plt_s_median", "apps", "web-a", "Median response time of the 10 ms-RTT web load", True),
-        ("goodput_bps", "apps", "ftp-b", "Goodput of the two 300 ms-RTT FTP flows", False),
+        ("goodput_window_bps", "apps", "ftp-b", "Goodput of the two 300 ms-RTT FTP flows (over the window)", False),
     ]:
         figs.append(Figure(f"E1-{metric}-{entity}".replace(">", "").replace("->", "-"), f"E1: {what} versus buffer size",
                            plots.sweep_lines(d, metric=metric, table=table, entity=entity, x=LIMIT, hue="discipline", agg=agg,
