@@ -340,3 +340,44 @@ fn fixed_deadline_judges_identical_calls_alike() {
     assert!(hi - lo < 0.3, "fixed-deadline {lo}..{hi}");
     assert!(hi_fp - lo_fp > 1.0, "first-packet {lo_fp}..{hi_fp}");
 }
+
+/// A call may start before, at or after the warm-up; the warm-up only selects the
+/// packets that count (sent at or after it). On an idle 10 Mbit/s path, 40 s run,
+/// 10 s warm-up, G.711 at 20 ms: started at 0 s or at 10 s, exactly the 30 s · 50 =
+/// 1500 packets sent from 10 s count; started at 25 s, 750.
+#[test]
+fn a_call_starts_when_stated_and_the_warm_up_only_filters_packets() {
+    let sent = |start: &str| {
+        let r = run(
+            &format!(
+                r#"
+                duration = "40s"
+                warmup = "10s"
+                [topology]
+                kind = "graph"
+                nodes = [{{ name = "a" }}, {{ name = "b" }}]
+                [[topology.links]]
+                from = "a"
+                to = "b"
+                rate = "10Mbit"
+                delay = "10ms"
+                [[traffic]]
+                kind = "voip"
+                name = "call"
+                src = "a"
+                dst = "b"
+                start = "{start}"
+                rtcp = false
+                "#
+            ),
+            1,
+        );
+        let c = |col: &str| cell(&r, "apps", "app", "call", col);
+        // Nothing is late or lost on the idle path, whenever the call started.
+        assert_eq!((c("packets_late"), c("total_loss_rate")), (0.0, 0.0));
+        (c("packets_sent"), c("packets_received"))
+    };
+    assert_eq!(sent("0s"), (1500.0, 1500.0));
+    assert_eq!(sent("10s"), (1500.0, 1500.0));
+    assert_eq!(sent("25s"), (750.0, 750.0));
+}
