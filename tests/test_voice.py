@@ -44,6 +44,11 @@ def test_run_report_shows_mos_per_voice_entry_and_the_per_flow_rows(voice_run):
     table = report.voice_table(run)
     assert {"mos_fwd", "mos_rev", "mos_call_min"} <= set(table.columns)
     assert table["app"].to_list() == ["call"]
+    calls = report.voice_calls_table(run)
+    assert calls.select("app", "call").rows() == [("call", 0)]
+    assert calls["mos_call"][0] == call["mos"] == calls["mos_fwd"][0]
+    assert calls["mos_rev"][0] == call["mos_rev"]
+    assert "Voice quality per call" in text
     # the one-way delay CDF figure is there (owd_hist is on in the example)
     assert 'id="fig-owd-cdf"' in text
 

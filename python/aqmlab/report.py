@@ -288,6 +288,25 @@ def voice_table(path: Path) -> pl.DataFrame:
     return df.select([c for c in VOICE_COLUMNS if c in df.columns])
 
 
+def voice_calls_table(path: Path) -> pl.DataFrame:
+    """One row per call of a run's ``voip`` entries: each direction's MOS, R and late
+    rate (``rev`` null for one-way calls) and the call's MOS (its worst direction).
+    Empty without voice."""
+    f = path / "app_flows.parquet"
+    if not f.exists():
+        return pl.DataFrame()
+    df = pl.read_parquet(f)
+    if "mos_call" not in df.columns:
+        return pl.DataFrame()
+    df = df.filter(pl.col("kind") == "voip")
+    calls = df.select("app", "call", "mos_call").unique(maintain_order=True)
+    for d in ("fwd", "rev"):
+        side = df.filter(pl.col("direction") == d).select(
+            "app", "call", *(pl.col(c).alias(f"{c}_{d}") for c in ("mos", "r_factor", "late_rate")))
+        calls = calls.join(side, on=["app", "call"], how="left")
+    return calls
+
+
 def web_apps(path: Path) -> list[str]:
     """Names of the web-page / web-packmime entries of a sweep (PLT columns)."""
     apps = load_runs(path, "apps")
@@ -414,7 +433,13 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
     else:
         voice = voice_table(path)
         if voice.height:
-            parts.append("<h3>Voice quality (MOS per voip entry)</h3>" + table_html(voice, right=voice.columns))
+            parts.append("<h3>Voice quality (MOS per voip entry)</h3>"
+                         "<p><code>mos</code> is each call's worst direction (mean over the entry's calls); "
+                         "<code>mos_fwd</code> caller → callee, <code>mos_rev</code> back.</p>"
+                         + table_html(voice, right=voice.columns))
+            calls = voice_calls_table(path)
+            if calls.height:
+                parts.append("<h3>Voice quality per call</h3>" + table_html(calls, right=calls.columns))
         for t in ("summary", "queues", "flows", "apps", "app_flows"):
             f = path / f"{t}.parquet"
             if f.exists():
