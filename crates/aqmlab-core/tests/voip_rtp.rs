@@ -284,6 +284,13 @@ fn impossible_voice_settings_are_field_errors() {
     assert!(e.starts_with("traffic[0].codec"), "{e}");
     let e = err(r#"emodel = "pesq""#);
     assert!(e.starts_with("traffic[0].emodel"), "{e}");
+    let e = err(r#"playout = "fixed-deadlines""#);
+    assert!(
+        e.starts_with("traffic[0].playout") && e.contains("fixed-deadline"),
+        "{e}"
+    );
+    let e = err(r#"playout_delay = "-5ms""#);
+    assert!(e.starts_with("traffic[0].playout_delay"), "{e}");
     let rtp = base.replace("\"voip\"", "\"rtp\"");
     let err_rtp = |extra: &str| {
         let s = aqmlab_core::ScenarioSpec::from_toml_str(&format!("{rtp}{extra}")).unwrap();
