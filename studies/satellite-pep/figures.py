@@ -112,7 +112,7 @@ def run_metrics(d: Path, scen: dict) -> dict:
     for a in ("udp80", "udp160", "udp320"):
         r = apps.filter(pl.col("app") == a)
         if len(r):
-            m[f"{a}_kbps"] = r["goodput_bps"][0] / 1e3
+            m[f"{a}_kbps"] = r["goodput_window_bps"][0] / 1e3
     return m
 
 
