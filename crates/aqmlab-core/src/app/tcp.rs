@@ -24,6 +24,9 @@ use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
 use crate::transport::tcp::rtt::RtoStyle;
+use crate::transport::tcp::ns2::{
+    Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
+};
 use crate::transport::tcp::{
     IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
 };
@@ -432,6 +435,14 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     let d = TcpProfile::from_name(profile)
         .expect("choice_or returns a listed name")
         .config();
+    if d.profile == TcpProfile::Ns2 {
+        return ns2_config(p, d);
+    }
+    for k in NS2_ONLY {
+        if p.peek(k).is_some() {
+            return Err(p.error(k, "only used with profile = \"ns2\" (ns-2.35's agents)"));
+        }
+    }
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
     let cc = match cc {
         "reno" => CcKind::Reno,
@@ -513,6 +524,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         rack: p.bool_or("rack", d.rack)?,
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
+        ns2: None,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));
@@ -522,6 +534,136 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     }
     if cfg.rate_cap_bps == Some(0) {
         return Err(p.error("rate_cap", "expected a rate greater than zero"));
+    }
+    Ok(cfg)
+}
+
+/// Parameters that only the ns2 profile reads.
+const NS2_ONLY: &[&str] = &["agent", "sink", "window", "tcp_tick", "maxburst"];
+
+/// Parameters of the linux/ns3/rfc sender that ns-2's agents do not have.
+const NOT_NS2: &[&str] = &[
+    "ecn",
+    "l4s",
+    "rto_style",
+    "rto_rearm",
+    "idle_restart",
+    "cwv",
+    "rack",
+    "ssthresh_from_cwnd",
+    "prr",
+    "per_ack_growth",
+    "pacing",
+    "rwnd",
+    "rate_cap",
+    "hystart",
+    "ledbat_target",
+    "ledbat_gain",
+    "dctcp_g",
+    "vegas_alpha",
+    "vegas_beta",
+    "vegas_gamma",
+];
+
+/// `profile = "ns2"`: ns-2.35's one-way agents with its defaults (`d`); the ns-2
+/// names of the fields are in docs/tcp.md.
+fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
+    for k in NOT_NS2 {
+        if p.peek(k).is_some() {
+            return Err(p.error(
+                k,
+                "not a setting of ns-2's one-way agents (profile = \"ns2\"; docs/tcp.md lists what it models)",
+            ));
+        }
+    }
+    let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
+    if !matches!(cc, "reno" | "newreno") {
+        return Err(p.error(
+            "cc",
+            format!(
+                "\"{cc}\" with profile = \"ns2\" would be ns-2's Agent/TCP/Linux, which aqmlab does not model; expected reno or newreno (the agent's own window rules)"
+            ),
+        ));
+    }
+    let sack = p.bool_or("sack", d.sack)?;
+    let default_agent = if sack { "sack1" } else { cc };
+    let agent = match p.peek("agent") {
+        Some(v) => {
+            let name = v.as_str().unwrap_or("");
+            if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == name) {
+                return Err(p.error(
+                    "agent",
+                    format!(
+                        "\"{name}\" ({class}) is not modelled; expected one of {}",
+                        AGENT_NAMES.join(", ")
+                    ),
+                ));
+            }
+            p.choice_or("agent", "newreno", AGENT_NAMES)?
+        }
+        None => default_agent,
+    };
+    let agent = Ns2Agent::from_name(agent).ok_or_else(|| {
+        p.error(
+            "agent",
+            format!("\"{agent}\": expected one of {}", AGENT_NAMES.join(", ")),
+        )
+    })?;
+    if p.peek("cc").is_some() && p.peek("agent").is_some() && agent != Ns2Agent::from_name(cc).unwrap_or(agent) {
+        return Err(p.error(
+            "cc",
+            format!("\"{cc}\" contradicts agent = \"{}\" ({}); give one of them", AGENT_NAMES[agent as usize], agent.ns2_class()),
+        ));
+    }
+    let default_sink = if agent == Ns2Agent::Sack1 { "sack1" } else { "tcpsink" };
+    let sink = Ns2SinkKind::from_name(p.choice_or("sink", default_sink, SINK_NAMES)?)
+        .expect("choice_or returns a listed name");
+    if sink.sack() || agent == Ns2Agent::Sack1 {
+        return Err(p.error(
+            if sink.sack() { "sink" } else { "agent" },
+            "Agent/TCP/Sack1 and Agent/TCPSink/Sack1 are not modelled yet; expected agent reno or newreno with sink tcpsink or delack",
+        ));
+    }
+    if p.peek("delack").is_some() && !sink.delayed() {
+        return Err(p.error(
+            "delack",
+            "the DelAck interval_: only with sink = \"delack\" or \"sack1-delack\"",
+        ));
+    }
+    let mss = p.size_or("mss", d.mss as u64)?;
+    if !(1..=65_495).contains(&mss) {
+        return Err(p.error("mss", format!("{mss}B: expected 1B to 65495B")));
+    }
+    let header_bytes = p.size_or("header_bytes", d.header_bytes as u64)?;
+    if !(20..=1000).contains(&header_bytes) {
+        return Err(p.error(
+            "header_bytes",
+            format!("{header_bytes}B: expected 20B to 1000B"),
+        ));
+    }
+    let opt = Ns2Options {
+        agent,
+        sink,
+        window: p.u64_or("window", d.ns2.map_or(20, |o| o.window) as u64, 1, 1_000_000)? as u32,
+        tick: p.positive_duration_or("tcp_tick", d.ns2.map_or(0, |o| o.tick))?,
+        maxburst: p.u64_or("maxburst", 0, 0, 1_000_000)? as u32,
+    };
+    let cfg = TcpConfig {
+        cc: if agent == Ns2Agent::Reno { CcKind::Reno } else { CcKind::NewReno },
+        mss: mss as u32,
+        iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
+        sack: agent == Ns2Agent::Sack1,
+        min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
+        initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
+        max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
+        delack: p.positive_duration_or("delack", d.delack)?,
+        rwnd: opt.window as u64 * mss,
+        header_bytes: header_bytes as u32,
+        ns2: Some(opt),
+        ..d
+    };
+    if cfg.max_rto < cfg.min_rto {
+        return Err(p.error("max_rto", "must be at least min_rto"));
     }
     Ok(cfg)
 }
