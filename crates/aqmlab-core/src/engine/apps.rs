@@ -71,7 +71,9 @@ impl Simulation {
                 let st = &mut self.flows[slot].stats;
                 match &mut self.tcp[s] {
                     TcpEndpoint::Sender(snd) => snd.write(now, bytes, fin, &mut self.seg_buf, st),
-                    TcpEndpoint::Ns2Sender(snd) => snd.write(now, bytes, fin, &mut self.seg_buf, st),
+                    TcpEndpoint::Ns2Sender(snd) => {
+                        snd.write(now, bytes, fin, &mut self.seg_buf, st)
+                    }
                     _ => {}
                 }
                 self.tcp_after(s);
@@ -220,17 +222,13 @@ impl Simulation {
         }
         let s = self.sender_of(slot);
         match &mut self.tcp[s] {
-            TcpEndpoint::Sender(snd) => {
-                if snd.app_fin && snd.snd_una >= snd.app_written {
-                    snd.release();
-                    self.finish_conn(slot);
-                }
+            TcpEndpoint::Sender(snd) if snd.app_fin && snd.snd_una >= snd.app_written => {
+                snd.release();
+                self.finish_conn(slot);
             }
-            TcpEndpoint::Ns2Sender(snd) => {
-                if snd.app_fin && snd.all_acked() {
-                    snd.release();
-                    self.finish_conn(slot);
-                }
+            TcpEndpoint::Ns2Sender(snd) if snd.app_fin && snd.all_acked() => {
+                snd.release();
+                self.finish_conn(slot);
             }
             _ => {}
         }

@@ -33,19 +33,28 @@ impl Simulation {
         let slot = self.slot(flow).expect("a new flow");
         if let Some(opt) = cfg.ns2 {
             // ns-2's `boot_time_ = Random::uniform(tcpTick_)` (tcp.cc:471), per flow.
-            let mut rng = crate::sim::rng::Rng::stream(self.seed, &format!("flow[{flow}].ns2.boot_time"));
+            let mut rng =
+                crate::sim::rng::Rng::stream(self.seed, &format!("flow[{flow}].ns2.boot_time"));
             let boot = (rng.uniform() * opt.tick as f64) as Nanos;
             let s = Ns2Sender::new(&cfg, &opt, boot);
             let interval = if opt.sink.delayed() { cfg.delack } else { 0 };
             let r = Ns2Sink::new(opt.sink, interval, crate::transport::tcp::ns2::ACK_SIZE);
-            let base = self.new_endpoints(slot as u32, TcpEndpoint::Ns2Sender(s), TcpEndpoint::Ns2Sink(r));
+            let base = self.new_endpoints(
+                slot as u32,
+                TcpEndpoint::Ns2Sender(s),
+                TcpEndpoint::Ns2Sink(r),
+            );
             self.flows[slot].tcp = Some((base, base + 1));
             return;
         }
         let s = TcpSender::new(cfg);
         let accurate = s.cc.accurate_ecn();
         let r = TcpReceiver::new(cfg, accurate);
-        let base = self.new_endpoints(slot as u32, TcpEndpoint::Sender(s), TcpEndpoint::Receiver(r));
+        let base = self.new_endpoints(
+            slot as u32,
+            TcpEndpoint::Sender(s),
+            TcpEndpoint::Receiver(r),
+        );
         self.flows[slot].tcp = Some((base, base + 1));
     }
 
@@ -112,7 +121,10 @@ impl Simulation {
     /// After an endpoint ran: send its segments, re-arm its timer, report completions.
     pub(super) fn tcp_after(&mut self, e: usize) {
         let flow = self.tcp_flow[e]; // the flow's slot
-        let reverse = matches!(self.tcp[e], TcpEndpoint::Receiver(_) | TcpEndpoint::Ns2Sink(_));
+        let reverse = matches!(
+            self.tcp[e],
+            TcpEndpoint::Receiver(_) | TcpEndpoint::Ns2Sink(_)
+        );
         if !self.seg_buf.is_empty() {
             let mut buf = std::mem::take(&mut self.seg_buf);
             for seg in buf.drain(..) {

@@ -35,7 +35,13 @@ pub struct Ns2Rtt {
 
 impl Ns2Rtt {
     /// `rtt_init` (tcp.cc:520) with `srtt_init_` 0.
-    pub fn new(tick: Nanos, initial: Nanos, min_rto: Nanos, max_rto: Nanos, boot_time: Nanos) -> Self {
+    pub fn new(
+        tick: Nanos,
+        initial: Nanos,
+        min_rto: Nanos,
+        max_rto: Nanos,
+        boot_time: Nanos,
+    ) -> Self {
         Ns2Rtt {
             tick,
             t_srtt: 0,
@@ -74,8 +80,7 @@ impl Ns2Rtt {
             self.t_srtt = self.t_rtt << T_SRTT_BITS;
             self.t_rttvar = self.t_rtt << (T_RTTVAR_BITS - 1);
         }
-        let ticks = ((self.t_rttvar << (RTTVAR_EXP + (T_SRTT_BITS - T_RTTVAR_BITS)))
-            + self.t_srtt)
+        let ticks = ((self.t_rttvar << (RTTVAR_EXP + (T_SRTT_BITS - T_RTTVAR_BITS))) + self.t_srtt)
             >> T_SRTT_BITS;
         self.t_rtxcur = ticks as Nanos * tick;
     }

@@ -93,7 +93,13 @@ impl Ns2Sender {
             last_cwnd_action: CwndAction::None,
             first_decrease: true,
             firstpartial: false,
-            rtt: Ns2Rtt::new(opt.tick, cfg.initial_rto, cfg.min_rto, cfg.max_rto, boot_time),
+            rtt: Ns2Rtt::new(
+                opt.tick,
+                cfg.initial_rto,
+                cfg.min_rto,
+                cfg.max_rto,
+                boot_time,
+            ),
             rtt_active: false,
             rtt_seq: -1,
             rtt_ts: 0,
@@ -117,7 +123,14 @@ impl Ns2Sender {
     }
 
     /// `sendmsg(nbytes)` (tcp.cc:802): whole packets of `size_` (u64::MAX: infinite).
-    pub fn write(&mut self, now: Nanos, bytes: u64, fin: bool, out: &mut Vec<Segment>, st: &mut FlowStats) {
+    pub fn write(
+        &mut self,
+        now: Nanos,
+        bytes: u64,
+        fin: bool,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
         self.app_fin = fin;
         // The SYN takes packet 0 (output, tcp.cc:717: curseq_ += 1 on the first SYN).
         let syn = i64::from(self.maxseq == -1 && self.curseq == 0);
@@ -220,7 +233,10 @@ impl Ns2Sender {
             ..TcpHeader::default()
         };
         tcp.window = 0;
-        out.push(Segment { tcp, ecn: Ecn::NotEct });
+        out.push(Segment {
+            tcp,
+            ecn: Ecn::NotEct,
+        });
         let force = self.highest_ack == self.maxseq;
         if seqno > self.maxseq {
             self.maxseq = seqno;
@@ -351,7 +367,13 @@ impl Ns2Sender {
 
     /// An ACK arrived (`RenoTcpAgent::recv`, tcp-reno.cc:77; `NewRenoTcpAgent::recv`,
     /// tcp-newreno.cc:200).
-    pub fn on_segment(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>, st: &mut FlowStats) {
+    pub fn on_segment(
+        &mut self,
+        now: Nanos,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
         if self.released || seg.tcp.flags & tcp_flags::ACK == 0 {
             return;
         }
@@ -375,8 +397,7 @@ impl Ns2Sender {
             self.dupacks += 1;
             if self.dupacks == self.numdupacks {
                 self.dupack_action(now, out, st);
-            } else if self.dupacks > self.numdupacks
-                && self.last_cwnd_action == CwndAction::Dupack
+            } else if self.dupacks > self.numdupacks && self.last_cwnd_action == CwndAction::Dupack
             {
                 self.dupwnd += 1; // fast recovery
             } else if self.dupacks < self.numdupacks {
@@ -415,8 +436,7 @@ impl Ns2Sender {
             self.dupacks += 1;
             if self.dupacks == self.numdupacks {
                 self.dupack_action(now, out, st);
-            } else if self.dupacks > self.numdupacks
-                && self.last_cwnd_action == CwndAction::Dupack
+            } else if self.dupacks > self.numdupacks && self.last_cwnd_action == CwndAction::Dupack
             {
                 self.dupwnd += 1;
             } else if self.dupacks < self.numdupacks {
@@ -460,7 +480,7 @@ impl Ns2Sender {
     /// `TcpAgent::timeout`, tcp.cc:1854, with `slow_start_restart_` and
     /// `restart_bugfix_` true).
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        if !self.rtx_at.is_some_and(|t| t <= now) {
+        if self.rtx_at.is_none_or(|t| t > now) {
             return;
         }
         self.rtx_at = None;

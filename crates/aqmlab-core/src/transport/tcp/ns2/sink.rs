@@ -86,10 +86,19 @@ impl Ns2Sink {
             hdr_bytes: self.ack_size as u16,
             ..TcpHeader::default()
         };
-        out.push(Segment { tcp, ecn: Ecn::NotEct });
+        out.push(Segment {
+            tcp,
+            ecn: Ecn::NotEct,
+        });
     }
 
-    pub fn on_segment(&mut self, now: Nanos, seg: &Segment, out: &mut Vec<Segment>, st: &mut FlowStats) {
+    pub fn on_segment(
+        &mut self,
+        now: Nanos,
+        seg: &Segment,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
         let seq = seg.tcp.seq as i64;
         self.update(seq, seg.tcp.payload, st);
         if self.kind.delayed() {

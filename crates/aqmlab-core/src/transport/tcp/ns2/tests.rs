@@ -17,7 +17,11 @@ fn sender(agent: Ns2Agent) -> (Ns2Sender, FlowStats, Vec<Segment>) {
         agent,
         ..Ns2Options::default()
     };
-    (Ns2Sender::new(&cfg, &opt, 0), FlowStats::default(), Vec::new())
+    (
+        Ns2Sender::new(&cfg, &opt, 0),
+        FlowStats::default(),
+        Vec::new(),
+    )
 }
 
 /// The sink's ACK of ns-2 seqno `n` (the header carries n + 1).
@@ -285,7 +289,10 @@ fn delack_sink_acks_every_second_packet_or_after_100ms() {
 fn profile_defaults_are_ns2s() {
     let c: TcpConfig = TcpProfile::Ns2.config();
     assert_eq!((c.mss, c.iw, c.header_bytes, c.dupthresh), (1000, 2, 40, 3));
-    assert_eq!((c.min_rto, c.initial_rto, c.max_rto), (200 * MS, 3000 * MS, 60_000 * MS));
+    assert_eq!(
+        (c.min_rto, c.initial_rto, c.max_rto),
+        (200 * MS, 3000 * MS, 60_000 * MS)
+    );
     assert_eq!(c.delack, 100 * MS);
     let o = c.ns2.unwrap();
     assert_eq!((o.window, o.tick, o.maxburst), (20, 10 * MS, 0));
