@@ -631,26 +631,23 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             "ns-2's SACK agent Agent/TCP/Sack1 is not modelled; expected false (agent reno or newreno)",
         ));
     }
-    let agent = match p.peek("agent") {
-        Some(v) => {
-            let name = v.as_str().unwrap_or("");
-            if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == name) {
-                return Err(p.error(
-                    "agent",
-                    format!(
-                        "\"{name}\" ({class}) is not modelled; expected one of {}",
-                        AGENT_NAMES.join(", ")
-                    ),
-                ));
-            }
-            p.choice_or("agent", "newreno", AGENT_NAMES)?
-        }
-        None => cc,
-    };
-    let agent = Ns2Agent::from_name(agent).ok_or_else(|| {
+    let agent_name = p.string("agent")?.unwrap_or(cc);
+    if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == agent_name) {
+        return Err(p.error(
+            "agent",
+            format!(
+                "\"{agent_name}\" ({class}) is not modelled; expected one of {}",
+                AGENT_NAMES.join(", ")
+            ),
+        ));
+    }
+    let agent = Ns2Agent::from_name(agent_name).ok_or_else(|| {
         p.error(
             "agent",
-            format!("\"{agent}\": expected one of {}", AGENT_NAMES.join(", ")),
+            format!(
+                "\"{agent_name}\": expected one of {}",
+                AGENT_NAMES.join(", ")
+            ),
         )
     })?;
     if p.peek("cc").is_some()
