@@ -4,7 +4,7 @@ packets delivered over and dropped at the bottleneck must agree.
 
 The two runs are the same model, so most counts agree exactly. What is not shared is one
 random number per agent: ns-2's `boot_time_` (the phase of the agent's 10 ms RTT clock,
-tcp/tcp.cc:471) comes from ns-2's generator, aqmlab's from its own stream per flow. A
+tcp/tcp.cc:470) comes from ns-2's generator, aqmlab's from its own stream per flow. A
 different phase can move an RTT sample by one tick, hence an RTO by 10 ms, which shifts a
 flow's timing after a timeout; that is why the bounds are 1 % on delivered packets and
 a few percent (at least 3 packets) on drops rather than equality.

@@ -4,12 +4,12 @@ aqmlab with `profile = "ns2"`: packets delivered over and dropped at the bottlen
 Used by tests/test_ns2_reference.py (short runs in `make test`) and by
 benches/crossval/crossval_ns2.py (the results table). Everything is deterministic: one
 FTP source per flow at a fixed start time, no random loss, DropTail. ns-2's only random
-draw is each agent's `boot_time_` (the phase of its 10 ms RTT clock, tcp.cc:471, from
+draw is each agent's `boot_time_` (the phase of its 10 ms RTT clock, tcp.cc:470, from
 ns-2's default seed); aqmlab draws its own per flow, so RTT samples may differ by a tick.
 
 Topology (both): sender i --100 Mbit/s, 1 ms-- r0 --RATE, DELAY, DropTail-- r1
 --100 Mbit/s, 1 ms-- sink i. ns-2's DropTail `limit_` counts the packet being
-transmitted (it drops when `q_->length() + 1 >= qlim_`, queue/drop-tail.cc:78), aqmlab's
+transmitted (it drops when `q_->length() + 1 >= qlim_`, queue/drop-tail.cc:92), aqmlab's
 pfifo does not: ns-2's limit L is aqmlab's `limit = L - 1`.
 """
 

@@ -32,7 +32,7 @@ impl Simulation {
     pub(super) fn add_tcp_endpoints(&mut self, flow: u32, cfg: TcpConfig) {
         let slot = self.slot(flow).expect("a new flow");
         if let Some(opt) = cfg.ns2 {
-            // ns-2's `boot_time_ = Random::uniform(tcpTick_)` (tcp.cc:471), per flow.
+            // ns-2's `boot_time_ = Random::uniform(tcpTick_)` (tcp.cc:470), per flow.
             let mut rng =
                 crate::sim::rng::Rng::stream(self.seed, &format!("flow[{flow}].ns2.boot_time"));
             let boot = (rng.uniform() * opt.tick as f64) as Nanos;

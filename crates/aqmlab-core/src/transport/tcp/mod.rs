@@ -52,6 +52,7 @@
 //!   (`cc/prague.rs`, ECT(1) for L4S).
 //! - Profiles (`TcpProfile`): "linux" (default), "ns3", "rfc" set the documented
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
+//!   "ns2" replaces both endpoints with ns-2.35's one-way agents (`ns2/`).
 
 pub mod cc;
 pub mod ns2;

@@ -5,7 +5,7 @@
 //! - windows count packets (`cwnd_` a double, `window_` the receiver's window, 20);
 //!   `opencwnd` (tcp/tcp.cc:1119) adds 1 per new ACK below `ssthresh_` and
 //!   `increase_num_ / cwnd_` (1/cwnd) above; the send window is `int(cwnd_)` (plus the
-//!   Reno/NewReno inflation `dupwnd_`), capped by `window_` (tcp.cc:888, tcp-reno.cc:44);
+//!   Reno/NewReno inflation `dupwnd_`), capped by `window_` (tcp.cc:888, tcp-reno.cc:42);
 //! - every data packet is `packetSize_` (1000 B) of payload plus `tcpip_base_hdr_size_`
 //!   (40 B) (tcp.cc:634, 647); ACKs are 40 B (`Agent/TCPSink set packetSize_ 40`,
 //!   ns-default.tcl:1055);
@@ -23,7 +23,7 @@
 //! - Reno fast recovery with window inflation (tcp-reno.cc), NewReno partial ACKs with
 //!   `partial_window_deflation_` 1 and `newreno_changes1_` 1 (tcp-newreno.cc);
 //! - RTO: `ssthresh_` = window/2, `cwnd_` = 1, go back to the first unacknowledged
-//!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:215).
+//!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:220).
 //!
 //! Not modelled: the ns-2 options that are off by default (ECN, timestamps,
 //! quick-start, F-RTO, `overhead_`), and the classes `Agent/TCP` (Tahoe),

@@ -183,12 +183,12 @@ impl Ns2Sender {
 
     // ---- windows ---------------------------------------------------------------------
 
-    /// `RenoTcpAgent::window` (tcp-reno.cc:44): int(cwnd_) + dupwnd_, at most window_.
+    /// `RenoTcpAgent::window` (tcp-reno.cc:42): int(cwnd_) + dupwnd_, at most window_.
     fn window(&self) -> i64 {
         (self.cwnd as i64 + self.dupwnd).min(self.wnd as i64)
     }
 
-    /// `RenoTcpAgent::windowd` (tcp-reno.cc:62).
+    /// `RenoTcpAgent::windowd` (tcp-reno.cc:60).
     fn windowd(&self) -> f64 {
         (self.cwnd + self.dupwnd as f64).min(self.wnd)
     }
@@ -348,8 +348,8 @@ impl Ns2Sender {
         }
     }
 
-    /// Fast retransmit (Reno `dupack_action`, tcp-reno.cc:160; NewReno's,
-    /// tcp-newreno.cc:118): once per window (`bugFix_`: only after the ACKs passed
+    /// Fast retransmit (Reno `dupack_action`, tcp-reno.cc:171; NewReno's,
+    /// tcp-newreno.cc:114): once per window (`bugFix_`: only after the ACKs passed
     /// `recover_`), or when only the SYN is acknowledged (`bugfix_ss_`).
     fn dupack_action(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
         let recovered = self.highest_ack > self.recover;
@@ -366,7 +366,7 @@ impl Ns2Sender {
     }
 
     /// An ACK arrived (`RenoTcpAgent::recv`, tcp-reno.cc:77; `NewRenoTcpAgent::recv`,
-    /// tcp-newreno.cc:200).
+    /// tcp-newreno.cc:180).
     pub fn on_segment(
         &mut self,
         now: Nanos,
@@ -423,7 +423,7 @@ impl Ns2Sender {
                 self.recv_newack(now, ackno, st);
             } else {
                 // A partial ACK: stay in fast recovery (partialnewack_helper,
-                // tcp-newreno.cc:86, with newreno_changes1_ 1: only the first partial
+                // tcp-newreno.cc:91, with newreno_changes1_ 1: only the first partial
                 // ACK restarts the timer).
                 if !self.firstpartial {
                     self.firstpartial = true;
@@ -452,7 +452,7 @@ impl Ns2Sender {
         }
     }
 
-    /// `partialnewack` (tcp-newreno.cc:60) with `partial_window_deflation_` 1:
+    /// `partialnewack` (tcp-newreno.cc:61) with `partial_window_deflation_` 1:
     /// deflate the inflation by the packets the partial ACK covers, less one.
     fn partialnewack(&mut self, ackno: i64) {
         let deflate = ackno - self.last_ack;
@@ -476,7 +476,7 @@ impl Ns2Sender {
         }
     }
 
-    /// The retransmission timer (`RenoTcpAgent::timeout`, tcp-reno.cc:215, then
+    /// The retransmission timer (`RenoTcpAgent::timeout`, tcp-reno.cc:220, then
     /// `TcpAgent::timeout`, tcp.cc:1854, with `slow_start_restart_` and
     /// `restart_bugfix_` true).
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {

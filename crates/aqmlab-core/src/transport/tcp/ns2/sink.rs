@@ -1,6 +1,6 @@
 //! ns-2.35's one-way receivers (tcp/tcp-sink.cc): `Agent/TCPSink` acknowledges every
-//! packet (`TcpSink::recv`, tcp-sink.cc:343); `Agent/TCPSink/DelAck` (`DelAckSink::recv`,
-//! tcp-sink.cc:382) holds the ACK of an in-order packet that neither fills a hole
+//! packet (`TcpSink::recv`, tcp-sink.cc:358); `Agent/TCPSink/DelAck` (`DelAckSink::recv`,
+//! tcp-sink.cc:409) holds the ACK of an in-order packet that neither fills a hole
 //! (`RFC2581_immediate_ack_`) nor is the SYN (`SYN_immediate_ack_`) for `interval_`
 //! (100 ms) and acknowledges at once when the timer is already running (so every
 //! second packet) or the packet is out of order. An ACK carries the highest in-order
@@ -54,7 +54,7 @@ impl Ns2Sink {
         self.delack_at
     }
 
-    /// `Acker::update` (tcp-sink.cc:92): record `seq`, deliver what is now in order.
+    /// `Acker::update` (tcp-sink.cc:100): record `seq`, deliver what is now in order.
     fn update(&mut self, seq: i64, payload: u32, st: &mut FlowStats) {
         if seq > self.maxseen {
             self.maxseen = seq;
@@ -75,7 +75,7 @@ impl Ns2Sink {
         }
     }
 
-    /// `TcpSink::ack` (tcp-sink.cc:270).
+    /// `TcpSink::ack` (tcp-sink.cc:266).
     fn ack(&self, now: Nanos, ts_echo: Nanos, out: &mut Vec<Segment>) {
         let tcp = TcpHeader {
             // The cumulative ACK `next_ - 1`, sent + 1 (see `Ns2Sender::on_segment`).
@@ -116,7 +116,7 @@ impl Ns2Sink {
         self.ack(now, seg.tcp.ts_val, out);
     }
 
-    /// `DelAckSink::timeout` (tcp-sink.cc:416): send the held ACK.
+    /// `DelAckSink::timeout` (tcp-sink.cc:466): send the held ACK.
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         if self.delack_at.is_some_and(|t| t <= now) {
             self.delack_at = None;
