@@ -26,6 +26,8 @@ CASES = [
     nd.Dumbbell("reno-delack-2M-20ms-q10", "reno", "delack", delay_ms=20.0, limit=10, duration=30.0),
     nd.Dumbbell("newreno-tcpsink-10M-10ms-q15", "newreno", "tcpsink", rate_mbit=10.0, delay_ms=10.0,
                 limit=15, starts=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5], duration=20.0),
+    nd.Dumbbell("sack1-sack1-2M-20ms-q10", "sack1", "sack1", delay_ms=20.0, limit=10, duration=30.0),
+    nd.Dumbbell("sack1-sack1delack-2M-40ms-q30", "sack1", "sack1-delack", duration=30.0),
 ]
 
 

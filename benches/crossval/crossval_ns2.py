@@ -33,6 +33,12 @@ SCENARIOS = [
       limit=50, starts=[0.0, 2.0, 4.0]),
     D("reno-delack-10M-5ms-q20-10flows", "reno", "delack", rate_mbit=10.0, delay_ms=5.0, limit=20,
       starts=[0.25 * i for i in range(10)]),
+    D("sack1-sack1-2M-40ms-q30", "sack1", "sack1"),
+    D("sack1-sack1delack-2M-40ms-q30", "sack1", "sack1-delack"),
+    D("sack1-sack1-2M-20ms-q10", "sack1", "sack1", delay_ms=20.0, limit=10),
+    D("sack1-sack1-10M-10ms-q15-8flows", "sack1", "sack1", rate_mbit=10.0, delay_ms=10.0, limit=15,
+      starts=[0.1 * i for i in range(8)]),
+    D("sack1-tcpsink-2M-40ms-q30", "sack1", "tcpsink"),
 ]
 
 
@@ -59,7 +65,7 @@ def main():
         "",
         "DropTail dumbbells, one FTP per flow from fixed start times, 60 s: TCP data packets",
         "delivered over and dropped at the bottleneck. ns-2: `Agent/TCP/<agent>` into",
-        "`Agent/TCPSink[/DelAck]` at ns-2's defaults; aqmlab: `profile = \"ns2\"` with the",
+        "`Agent/TCPSink[/DelAck]` or `Agent/TCPSink/Sack1[/DelAck]` at ns-2's defaults; aqmlab: `profile = \"ns2\"` with the",
         "same `agent`/`sink` (and, for contrast, the default `profile = \"linux\"`). Δ is",
         "aqmlab ns2 against ns-2. The loss rates are dropped / (delivered + dropped); the linux",
         "profile sends 1448 B segments (1500 B packets), so only its loss rate is comparable.",

@@ -24,7 +24,7 @@ use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
 use crate::transport::tcp::ns2::{
-    Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS, UNMODELLED_SINKS,
+    Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
 };
 use crate::transport::tcp::rtt::RtoStyle;
 use crate::transport::tcp::{
@@ -87,13 +87,13 @@ macro_rules! tcp_params {
                 "agent",
                 "string",
                 "newreno (ns2)",
-                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno (default: cc); Sack1, Tahoe, Vegas, Fack, Linux, FullTcp are not modelled",
+                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1 (default: sack1 if sack, else cc); Tahoe, Vegas, Fack, Linux, FullTcp are not modelled",
             ),
             p(
                 "sink",
                 "string",
                 "tcpsink (ns2)",
-                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack)",
+                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1, sack1-delack = Agent/TCPSink/Sack1[/DelAck] (default for agent sack1)",
             ),
             p(
                 "window",
@@ -135,7 +135,7 @@ macro_rules! tcp_params {
                 "sack",
                 "bool",
                 "true",
-                "SACK blocks and RFC 6675 recovery (false: NewReno, or Reno for cc = reno); ns2: false",
+                "SACK blocks and RFC 6675 recovery (false: NewReno, or Reno for cc = reno); ns2: false (true: agent sack1)",
             ),
             p(
                 "ecn",
@@ -625,13 +625,10 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             ),
         ));
     }
-    if p.bool_or("sack", d.sack)? {
-        return Err(p.error(
-            "sack",
-            "ns-2's SACK agent Agent/TCP/Sack1 is not modelled; expected false (agent reno or newreno)",
-        ));
-    }
-    let agent_name = p.string("agent")?.unwrap_or(cc);
+    let sack = p.bool_or("sack", d.sack)?;
+    let agent_name = p
+        .string("agent")?
+        .unwrap_or(if sack { "sack1" } else { cc });
     if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == agent_name) {
         return Err(p.error(
             "agent",
@@ -663,19 +660,12 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             ),
         ));
     }
-    if let Some(v) = p.peek("sink") {
-        let name = v.as_str().unwrap_or("");
-        if let Some((_, class)) = UNMODELLED_SINKS.iter().find(|(n, _)| *n == name) {
-            return Err(p.error(
-                "sink",
-                format!(
-                    "\"{name}\" ({class}) is not modelled; expected one of {}",
-                    SINK_NAMES.join(", ")
-                ),
-            ));
-        }
-    }
-    let sink = Ns2SinkKind::from_name(p.choice_or("sink", "tcpsink", SINK_NAMES)?)
+    let default_sink = if agent == Ns2Agent::Sack1 {
+        "sack1"
+    } else {
+        "tcpsink"
+    };
+    let sink = Ns2SinkKind::from_name(p.choice_or("sink", default_sink, SINK_NAMES)?)
         .expect("choice_or returns a listed name");
     if p.peek("delack").is_some() && !sink.delayed() {
         return Err(p.error(
@@ -714,7 +704,7 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         },
         mss: mss as u32,
         iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
-        sack: false,
+        sack: agent == Ns2Agent::Sack1,
         min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
         max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
@@ -867,6 +857,11 @@ mod tests {
         assert_eq!((o.agent, o.window, o.tick), (Ns2Agent::Reno, 64, NS_PER_MS));
         assert_eq!(c.cc, CcKind::Reno);
         assert!(parse(json!({})).unwrap().ns2.is_none());
+        let o = parse(json!({"profile": "ns2", "sack": true}))
+            .unwrap()
+            .ns2
+            .unwrap();
+        assert_eq!((o.agent, o.sink), (Ns2Agent::Sack1, Ns2SinkKind::Sack1));
     }
 
     #[test]
@@ -880,15 +875,12 @@ mod tests {
         let e = parse(json!({"profile": "ns2", "agent": "westwood"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].agent");
         assert!(e.message.contains("expected one of reno, newreno"), "{e}");
-        let e = parse(json!({"profile": "ns2", "agent": "sack1"})).unwrap_err();
-        assert!(e.message.contains("Agent/TCP/Sack1"), "{e}");
-        let e = parse(json!({"profile": "ns2", "sink": "sack1"})).unwrap_err();
-        assert!(e.message.contains("Agent/TCPSink/Sack1"), "{e}");
-        let e = parse(json!({"profile": "ns2", "sack": true})).unwrap_err();
-        assert_eq!(e.path, "traffic[0].sack");
         let e = parse(json!({"profile": "ns2", "sink": "delayed"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].sink");
-        assert!(e.message.contains("tcpsink, delack"), "{e}");
+        assert!(
+            e.message.contains("tcpsink, delack, sack1, sack1-delack"),
+            "{e}"
+        );
         let e = parse(json!({"profile": "ns2", "cc": "cubic"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
         assert!(e.message.contains("Agent/TCP/Linux"), "{e}");

@@ -1,5 +1,6 @@
-//! ns-2.35's one-way TCP agents (`profile = "ns2"`): the senders `Agent/TCP/Reno` and
-//! `Agent/TCP/Newreno` and the sinks `Agent/TCPSink` and `Agent/TCPSink/DelAck`,
+//! ns-2.35's one-way TCP agents (`profile = "ns2"`): the senders `Agent/TCP/Reno`,
+//! `Agent/TCP/Newreno` and `Agent/TCP/Sack1` and the sinks `Agent/TCPSink`,
+//! `Agent/TCPSink/DelAck`, `Agent/TCPSink/Sack1` and `Agent/TCPSink/Sack1/DelAck`,
 //! modelled from ns-2.35's sources (file:line of the ns-2.35 release tree):
 //!
 //! - windows count packets (`cwnd_` a double, `window_` the receiver's window, 20);
@@ -8,7 +9,7 @@
 //!   Reno/NewReno inflation `dupwnd_`), capped by `window_` (tcp.cc:888, tcp-reno.cc:42);
 //! - every data packet is `packetSize_` (1000 B) of payload plus `tcpip_base_hdr_size_`
 //!   (40 B) (tcp.cc:634, 647); ACKs are 40 B (`Agent/TCPSink set packetSize_ 40`,
-//!   ns-default.tcl:1055);
+//!   ns-default.tcl:1055) plus 8 B per SACK block (tcp-sink.cc:755);
 //! - `syn_` true and `delay_growth_` true (ns-default.tcl:922, 1043): packet 0 is a 40 B
 //!   SYN without data sent with `cwnd_` = 1; its ACK sets `cwnd_ = windowInit_` (2)
 //!   (tcp.cc:423, 1809). There is no SYN-ACK or FIN: the agents are one-way;
@@ -21,16 +22,18 @@
 //!   `slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_HALF)` (tcp.cc:1241) sets `ssthresh_` to
 //!   int(window/2) (at least 2) and `cwnd_` to window/2 (not truncated);
 //! - Reno fast recovery with window inflation (tcp-reno.cc), NewReno partial ACKs with
-//!   `partial_window_deflation_` 1 and `newreno_changes1_` 1 (tcp-newreno.cc);
+//!   `partial_window_deflation_` 1 and `newreno_changes1_` 1 (tcp-newreno.cc), Sack1's
+//!   `pipe_`-limited recovery over the `ScoreBoardRQ` scoreboard (tcp-sack1.cc,
+//!   tcp/scoreboard-rq.cc; `scoreboard.rs`), the SACK sinks' blocks (tcp-sink.cc:605);
 //! - RTO: `ssthresh_` = window/2, `cwnd_` = 1, go back to the first unacknowledged
 //!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:220).
 //!
 //! Not modelled: the ns-2 options that are off by default (ECN, timestamps,
-//! quick-start, F-RTO, `overhead_`), and the classes `Agent/TCP` (Tahoe),
-//! `Agent/TCP/Sack1` (its ReassemblyQueue scoreboard, tcp/scoreboard-rq.cc) with the
-//! SACK sinks, `Agent/TCP/Linux` and `Agent/TCP/FullTcp`: naming one is an error.
+//! quick-start, F-RTO, `overhead_`, DSACK), and the classes `Agent/TCP` (Tahoe),
+//! `Agent/TCP/Linux` and `Agent/TCP/FullTcp`: naming one is an error.
 
 pub mod rtt;
+pub mod scoreboard;
 pub mod sender;
 pub mod sink;
 #[cfg(test)]
@@ -45,15 +48,16 @@ pub enum Ns2Agent {
     Reno,
     /// `Agent/TCP/Newreno` (tcp/tcp-newreno.cc).
     NewReno,
+    /// `Agent/TCP/Sack1` (tcp/tcp-sack1.cc).
+    Sack1,
 }
 
 /// Names accepted by `agent = "..."` (in `Ns2Agent` order).
-pub const AGENT_NAMES: &[&str] = &["reno", "newreno"];
+pub const AGENT_NAMES: &[&str] = &["reno", "newreno", "sack1"];
 
 /// ns-2 agent classes aqmlab knows of but does not model (a clear error names them).
 pub const UNMODELLED_AGENTS: &[(&str, &str)] = &[
     ("tahoe", "Agent/TCP"),
-    ("sack1", "Agent/TCP/Sack1"),
     ("vegas", "Agent/TCP/Vegas"),
     ("fack", "Agent/TCP/Fack"),
     ("linux", "Agent/TCP/Linux"),
@@ -65,6 +69,7 @@ impl Ns2Agent {
         match name {
             "reno" => Some(Ns2Agent::Reno),
             "newreno" => Some(Ns2Agent::NewReno),
+            "sack1" => Some(Ns2Agent::Sack1),
             _ => None,
         }
     }
@@ -72,6 +77,7 @@ impl Ns2Agent {
         match self {
             Ns2Agent::Reno => "Agent/TCP/Reno",
             Ns2Agent::NewReno => "Agent/TCP/Newreno",
+            Ns2Agent::Sack1 => "Agent/TCP/Sack1",
         }
     }
 }
@@ -83,27 +89,30 @@ pub enum Ns2SinkKind {
     TcpSink,
     /// `Agent/TCPSink/DelAck`: every second in-order packet or `interval_`.
     DelAck,
+    /// `Agent/TCPSink/Sack1`: every packet, with up to 3 SACK blocks.
+    Sack1,
+    /// `Agent/TCPSink/Sack1/DelAck`.
+    Sack1DelAck,
 }
 
 /// Names accepted by `sink = "..."`.
-pub const SINK_NAMES: &[&str] = &["tcpsink", "delack"];
-
-/// ns-2 sink classes aqmlab knows of but does not model.
-pub const UNMODELLED_SINKS: &[(&str, &str)] = &[
-    ("sack1", "Agent/TCPSink/Sack1"),
-    ("sack1-delack", "Agent/TCPSink/Sack1/DelAck"),
-];
+pub const SINK_NAMES: &[&str] = &["tcpsink", "delack", "sack1", "sack1-delack"];
 
 impl Ns2SinkKind {
     pub fn from_name(name: &str) -> Option<Ns2SinkKind> {
         match name {
             "tcpsink" => Some(Ns2SinkKind::TcpSink),
             "delack" => Some(Ns2SinkKind::DelAck),
+            "sack1" => Some(Ns2SinkKind::Sack1),
+            "sack1-delack" => Some(Ns2SinkKind::Sack1DelAck),
             _ => None,
         }
     }
     pub fn delayed(self) -> bool {
-        self == Ns2SinkKind::DelAck
+        matches!(self, Ns2SinkKind::DelAck | Ns2SinkKind::Sack1DelAck)
+    }
+    pub fn sack(self) -> bool {
+        matches!(self, Ns2SinkKind::Sack1 | Ns2SinkKind::Sack1DelAck)
     }
 }
 

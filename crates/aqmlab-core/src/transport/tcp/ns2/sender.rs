@@ -1,10 +1,12 @@
 //! The ns-2.35 one-way sender: `TcpAgent` (tcp/tcp.cc) with the `Agent/TCP/Reno`
-//! (tcp/tcp-reno.cc) and `Agent/TCP/Newreno` (tcp/tcp-newreno.cc) receive paths.
+//! (tcp/tcp-reno.cc), `Agent/TCP/Newreno` (tcp/tcp-newreno.cc) and `Agent/TCP/Sack1`
+//! (tcp/tcp-sack1.cc, `partial_ack_` false) receive paths.
 //! Sequence numbers are packet numbers (`seqno`); packet 0 is the data-less SYN
 //! (`syn_`). Variable names follow ns-2's, without the trailing underscore; every
 //! function cites the ns-2 function it transcribes. Only the code paths of ns-2's
 //! defaults are kept (see `mod.rs`).
 use super::rtt::Ns2Rtt;
+use super::scoreboard::ScoreBoard;
 use super::{Ns2Agent, Ns2Options};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags, Ecn, TcpHeader};
@@ -51,6 +53,12 @@ pub struct Ns2Sender {
     first_decrease: bool,
     /// NewReno: the first partial ACK of a recovery has reset the timer.
     firstpartial: bool,
+    /// Sack1: in fast recovery, its `pipe_` estimate, "sent from a timeout"
+    /// (`timeout_`), the scoreboard.
+    pub fastrecov: bool,
+    pub pipe: i64,
+    timeout_flag: bool,
+    sb: ScoreBoard,
     pub rtt: Ns2Rtt,
     rtt_active: bool,
     rtt_seq: i64,
@@ -93,6 +101,10 @@ impl Ns2Sender {
             last_cwnd_action: CwndAction::None,
             first_decrease: true,
             firstpartial: false,
+            fastrecov: false,
+            pipe: -1,
+            timeout_flag: false,
+            sb: ScoreBoard::default(),
             rtt: Ns2Rtt::new(
                 opt.tick,
                 cfg.initial_rto,
@@ -260,6 +272,9 @@ impl Ns2Sender {
         if !self.opened || self.released {
             return;
         }
+        if self.agent == Ns2Agent::Sack1 {
+            return self.send_much_sack1(now, maxburst, out, st);
+        }
         let mut win = self.window();
         let mut npackets = 0;
         while self.t_seqno <= self.highest_ack + win && self.t_seqno < self.curseq {
@@ -268,6 +283,59 @@ impl Ns2Sender {
             self.t_seqno += 1;
             win = self.window();
             if maxburst != 0 && npackets == maxburst {
+                break;
+            }
+        }
+    }
+
+    /// `Sack1TcpAgent::send_much` (tcp-sack1.cc:421): scoreboard holes first; in fast
+    /// recovery while `pipe_ < int(cwnd_)`.
+    fn send_much_sack1(
+        &mut self,
+        now: Nanos,
+        maxburst: u32,
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
+        let mut win = self.window();
+        let mut npacket = 0;
+        let wnd = self.wnd as i64;
+        loop {
+            let open = if self.fastrecov {
+                self.pipe < self.cwnd as i64
+            } else {
+                self.t_seqno <= self.last_ack + win
+            };
+            if !open || self.last_ack + 1 >= self.curseq {
+                break;
+            }
+            let xmit = match self.sb.next_retran() {
+                None => {
+                    let room = if self.fastrecov {
+                        self.t_seqno <= self.highest_ack + wnd
+                    } else {
+                        self.t_seqno <= self.highest_ack + win
+                    };
+                    if !(room && self.t_seqno < self.curseq) {
+                        break;
+                    }
+                    self.t_seqno += 1;
+                    self.t_seqno - 1
+                }
+                Some(x) if self.recover > 0 && x <= self.highest_ack + wnd => {
+                    self.sb.mark_retran(x);
+                    win = self.window();
+                    x
+                }
+                Some(_) => break,
+            };
+            self.output(now, xmit, out, st);
+            if self.t_seqno <= xmit {
+                self.t_seqno = xmit + 1;
+            }
+            npacket += 1;
+            self.pipe += 1;
+            if maxburst != 0 && npacket == maxburst {
                 break;
             }
         }
@@ -338,6 +406,11 @@ impl Ns2Sender {
         if self.last_ack == 0 {
             self.cwnd = self.wnd_init;
         }
+        self.check_transfer_done(now, st);
+    }
+
+    /// A finite transfer is acknowledged completely (`finish`).
+    fn check_transfer_done(&mut self, now: Nanos, st: &mut FlowStats) {
         if self.transfer_end.is_some_and(|e| self.highest_ack >= e) {
             self.transfer_end = None;
             self.just_completed = true;
@@ -382,8 +455,86 @@ impl Ns2Sender {
         let ackno = seg.tcp.ack as i64 - 1;
         match self.agent {
             Ns2Agent::Reno => self.recv_reno(now, ackno, out, st),
-            _ => self.recv_newreno(now, ackno, out, st),
+            Ns2Agent::NewReno => self.recv_newreno(now, ackno, out, st),
+            Ns2Agent::Sack1 => {
+                let sack = &seg.tcp.sack[..seg.tcp.sack_len as usize];
+                self.recv_sack1(now, ackno, sack, out, st)
+            }
         }
+    }
+
+    /// `Sack1TcpAgent::recv` (tcp-sack1.cc:99) with `partial_ack_` false: a duplicate
+    /// ACK counts only when its SACK blocks tell something new; in fast recovery every
+    /// ACK takes one from `pipe_`, a partial ACK two.
+    fn recv_sack1(
+        &mut self,
+        now: Nanos,
+        ackno: i64,
+        sack: &[(u64, u64)],
+        out: &mut Vec<Segment>,
+        st: &mut FlowStats,
+    ) {
+        if !self.fastrecov {
+            if ackno > self.last_ack {
+                self.recv_newack(now, ackno, st);
+                self.timeout_flag = false;
+                self.sb.clear();
+            } else if ackno == self.last_ack && !self.timeout_flag {
+                self.sb.update(self.highest_ack, sack);
+                if self.sb.changed {
+                    self.dupacks += 1;
+                    if self.dupacks == self.numdupacks {
+                        self.dupack_action_sack1(now, out, st);
+                    } else if self.dupacks < self.numdupacks {
+                        self.send_one(now, out, st);
+                    }
+                }
+            }
+            if self.dupacks == 0 {
+                self.send_much(now, self.maxburst, out, st);
+            }
+        } else {
+            self.pipe -= 1;
+            if ackno >= self.recover {
+                // Fast recovery is over: newack only (no window increase).
+                self.recover = 0;
+                self.fastrecov = false;
+                self.newack(now, ackno, st);
+                self.check_transfer_done(now, st);
+                self.timeout_flag = false;
+                self.sb.clear();
+            } else if ackno > self.highest_ack {
+                // A partial ACK moves highest_ack_ (not last_ack_).
+                self.highest_ack = ackno;
+                self.sb.update(self.highest_ack, sack);
+                self.pipe -= 1;
+                self.newtimer(now, ackno);
+                self.rtt.t_backoff = 1;
+            } else if !self.timeout_flag {
+                self.sb.update(self.highest_ack, sack);
+                if self.sb.changed && self.dupacks > 0 {
+                    self.dupacks += 1;
+                }
+            }
+            self.send_much(now, self.maxburst, out, st);
+        }
+    }
+
+    /// `Sack1TcpAgent::dupack_action` (tcp-sack1.cc:280), `LimTransmitFix_` false:
+    /// `pipe_` = packets outstanding less the three that left.
+    fn dupack_action_sack1(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
+        let recovered = self.highest_ack > self.recover;
+        if !(recovered || self.highest_ack == 0) {
+            return;
+        }
+        self.recover = self.maxseq;
+        self.pipe = self.maxseq - self.highest_ack - self.numdupacks;
+        self.reset_rtx_timer(now, true, false);
+        self.fastrecov = true;
+        self.sb.mark_retran(self.highest_ack + 1);
+        self.last_cwnd_action = CwndAction::Dupack;
+        self.slowdown(true);
+        self.output(now, self.last_ack + 1, out, st);
     }
 
     fn recv_reno(&mut self, now: Nanos, ackno: i64, out: &mut Vec<Segment>, st: &mut FlowStats) {
@@ -486,6 +637,15 @@ impl Ns2Sender {
         self.rtx_at = None;
         self.dupwnd = 0;
         self.dupacks = 0;
+        if self.agent == Ns2Agent::Sack1 {
+            // Sack1TcpAgent::timeout (tcp-sack1.cc:398).
+            self.fastrecov = false;
+            self.timeout_flag = true;
+            if self.highest_ack > self.last_ack {
+                self.last_ack = self.highest_ack;
+            }
+            self.sb.clear();
+        }
         self.recover = self.maxseq;
         if self.cwnd < 1.0 {
             self.cwnd = 1.0;

@@ -297,3 +297,87 @@ fn profile_defaults_are_ns2s() {
     let o = c.ns2.unwrap();
     assert_eq!((o.window, o.tick, o.maxburst), (20, 10 * MS, 0));
 }
+
+#[test]
+fn sack1_sink_reports_the_newest_block_first_then_older_ones() {
+    let mut st = FlowStats::default();
+    let mut out = Vec::new();
+    let mut k = Ns2Sink::new(Ns2SinkKind::Sack1, 0, ACK_SIZE);
+    for seq in 0..=3 {
+        k.on_segment(0, &data(seq, 0), &mut out, &mut st);
+    }
+    assert_eq!(out.drain(..).map(|a| a.tcp.sack_len).max(), Some(0));
+    // 4 and 7 lost: 5 gives the block [5, 6), 6 grows it to [5, 7); 8 opens [8, 9)
+    // and repeats the older [5, 7) from the stack (Sacker::append_ack).
+    k.on_segment(0, &data(5, 0), &mut out, &mut st);
+    let a = out.pop().unwrap();
+    assert_eq!((a.tcp.ack, a.tcp.sack_len, a.tcp.sack[0]), (4, 1, (5, 6)));
+    assert_eq!(a.wire_size(), 48); // 40 B + 8 B per block
+    k.on_segment(0, &data(6, 0), &mut out, &mut st);
+    let a = out.pop().unwrap();
+    assert_eq!((a.tcp.sack_len, a.tcp.sack[0]), (1, (5, 7)));
+    k.on_segment(0, &data(8, 0), &mut out, &mut st);
+    let a = out.pop().unwrap();
+    assert_eq!(&a.tcp.sack[..a.tcp.sack_len as usize], &[(8, 9), (5, 7)]);
+    // The retransmitted 4 fills the first hole: cumulative 6 (header 7); the stack's
+    // [5, 7) is now covered and popped, [8, 9) stays.
+    k.on_segment(0, &data(4, 0), &mut out, &mut st);
+    let a = out.pop().unwrap();
+    assert_eq!(a.tcp.ack, 7);
+    assert_eq!(&a.tcp.sack[..a.tcp.sack_len as usize], &[(8, 9)]);
+}
+
+#[test]
+fn scoreboard_retransmits_holes_below_sacked_blocks_once() {
+    let mut sb = scoreboard::ScoreBoard::default();
+    // Cumulative ACK 6; SACKed [8, 10) and [12, 13): holes 7, 10, 11 (13 and up are
+    // not below a SACKed block: never retransmitted from the scoreboard).
+    sb.update(6, &[(8, 10), (12, 13)]);
+    assert!(sb.changed);
+    assert_eq!(sb.next_retran(), Some(7));
+    sb.mark_retran(7);
+    assert_eq!(sb.next_retran(), Some(10));
+    sb.mark_retran(10);
+    assert_eq!(sb.next_retran(), Some(11));
+    sb.mark_retran(11);
+    assert_eq!(sb.next_retran(), None);
+    // The same blocks again change nothing (not a new duplicate ACK for Sack1).
+    sb.update(6, &[(8, 10), (12, 13)]);
+    assert!(!sb.changed);
+}
+
+#[test]
+fn sack1_recovery_is_limited_by_pipe() {
+    let (mut s, mut st, mut out) = at_window_8(Ns2Agent::Sack1);
+    // 7 lost, 8.. arrive: each dupack carries a new SACK block, so each counts.
+    let dup = |blocks: &[(u64, u64)]| {
+        let mut a = ack(6);
+        for (i, b) in blocks.iter().enumerate() {
+            a.tcp.sack[i] = *b;
+        }
+        a.tcp.sack_len = blocks.len() as u8;
+        a
+    };
+    s.on_segment(300 * MS, &dup(&[(8, 9)]), &mut out, &mut st);
+    s.on_segment(300 * MS, &dup(&[(8, 10)]), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![15, 16]); // limited transmit
+    // Third: pipe_ = maxseq_ 16 - highest_ack_ 6 - 3 = 7; cwnd_ 4, ssthresh_ 4;
+    // retransmit 7 (not counted in pipe_ by dupack_action).
+    s.on_segment(300 * MS, &dup(&[(8, 11)]), &mut out, &mut st);
+    assert!(s.fastrecov);
+    assert_eq!((s.pipe, s.cwnd, s.ssthresh), (7, 4.0, 4));
+    assert_eq!(seqs(&mut out), vec![7]);
+    // Each further ACK takes one from pipe_; sending resumes when pipe_ < 4: after
+    // four more dupacks (pipe_ 3), one new packet (17), pipe_ back to 4.
+    for r in 12..=14 {
+        s.on_segment(300 * MS, &dup(&[(8, r)]), &mut out, &mut st);
+        assert!(out.is_empty());
+    }
+    s.on_segment(300 * MS, &dup(&[(8, 15)]), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![17]);
+    assert_eq!(s.pipe, 4);
+    // The ACK of everything up to recover_ (16) ends recovery without growth.
+    s.on_segment(400 * MS, &ack(16), &mut out, &mut st);
+    assert!(!s.fastrecov);
+    assert_eq!(s.cwnd, 4.0);
+}
