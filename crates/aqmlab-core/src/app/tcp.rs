@@ -93,7 +93,7 @@ macro_rules! tcp_params {
                 "sink",
                 "string",
                 "tcpsink (ns2)",
-                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1, sack1-delack = Agent/TCPSink/Sack1[/DelAck] (default for agent sack1)",
+                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1 = Agent/TCPSink/Sack1 and sack1-delack = Agent/TCPSink/Sack1/DelAck (default for agent sack1)",
             ),
             p(
                 "window",
