@@ -360,7 +360,8 @@ fn sack1_recovery_is_limited_by_pipe() {
     };
     s.on_segment(300 * MS, &dup(&[(8, 9)]), &mut out, &mut st);
     s.on_segment(300 * MS, &dup(&[(8, 10)]), &mut out, &mut st);
-    assert_eq!(seqs(&mut out), vec![15, 16]); // limited transmit
+    // Limited transmit on the first two.
+    assert_eq!(seqs(&mut out), vec![15, 16]);
     // Third: pipe_ = maxseq_ 16 - highest_ack_ 6 - 3 = 7; cwnd_ 4, ssthresh_ 4;
     // retransmit 7 (not counted in pipe_ by dupack_action).
     s.on_segment(300 * MS, &dup(&[(8, 11)]), &mut out, &mut st);
