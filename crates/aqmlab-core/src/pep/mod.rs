@@ -113,6 +113,12 @@ impl PepConfig {
             Some(Value::Object(m)) => {
                 let mut tp = Params::new(tcp_path, m, &[]);
                 let cfg = crate::app::tcp::config(&mut tp)?;
+                if cfg.ns2.is_some() {
+                    return Err(tp.error(
+                        "profile",
+                        "\"ns2\" (ns-2's one-way agents) cannot be a PEP's TCP; use linux, ns3 or rfc",
+                    ));
+                }
                 tp.finish("the PEP's `tcp` table")?;
                 cfg
             }
