@@ -173,6 +173,12 @@ macro_rules! tcp_params {
                 "a congestion event halves cwnd (Linux tcp_reno_ssthresh, PRR RecoverFS = prior cwnd), not FlightSize (RFC 5681 eq. 4); ns3, rfc: false",
             ),
             p(
+                "ssthresh_from_pipe",
+                "bool",
+                "false (profile)",
+                "without ssthresh_from_cwnd: a congestion event halves the RFC 6675 pipe (no SACKed or lost bytes) and PRR RecoverFS = pipe (ns-3 BytesInFlight()); ns3: true",
+            ),
+            p(
                 "prr",
                 "bool",
                 "true (profile)",
@@ -512,6 +518,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         prr: p.bool_or("prr", d.prr)?,
         rack: p.bool_or("rack", d.rack)?,
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
+        ssthresh_from_pipe: p.bool_or("ssthresh_from_pipe", d.ssthresh_from_pipe)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
     };
     if cfg.rwnd < mss {
@@ -603,7 +610,7 @@ mod tests {
         );
         assert_eq!(linux.rto_style, RtoStyle::Linux);
         assert!(linux.rto_rearm && linux.cwv && linux.prr && linux.rack);
-        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth);
+        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth && !linux.ssthresh_from_pipe);
         assert_eq!(linux.idle_restart, IdleRestart::Linux);
 
         let ns3 = parse(json!({"profile": "ns3"})).unwrap();
@@ -613,7 +620,7 @@ mod tests {
         );
         assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
         assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
-        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth);
+        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth && ns3.ssthresh_from_pipe);
         assert_eq!(ns3.idle_restart, IdleRestart::Off);
 
         let rfc = parse(json!({"profile": "rfc"})).unwrap();
@@ -622,6 +629,7 @@ mod tests {
             (NS_PER_S, 200 * NS_PER_MS, 52)
         );
         assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
+        assert!(!rfc.ssthresh_from_pipe);
         assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
     }
 
@@ -630,7 +638,8 @@ mod tests {
         let c = parse(json!({
             "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
             "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
-            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false
+            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false,
+            "ssthresh_from_pipe": false
         }))
         .unwrap();
         assert_eq!(c.profile, TcpProfile::Ns3);
@@ -641,7 +650,7 @@ mod tests {
         assert_eq!(c.rto_style, RtoStyle::Linux);
         assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
         assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
-        assert!(!c.per_ack_growth);
+        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe);
     }
 
     #[test]

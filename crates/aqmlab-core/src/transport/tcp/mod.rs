@@ -147,6 +147,12 @@ pub struct TcpConfig {
     /// Congestion events halve cwnd (Linux `tcp_reno_ssthresh`; PRR's RecoverFS =
     /// `prior_cwnd`) instead of FlightSize = snd_nxt − snd_una (RFC 5681 eq. 4, RFC 6937).
     pub ssthresh_from_cwnd: bool,
+    /// With `ssthresh_from_cwnd` off: a congestion event halves the RFC 6675 pipe — the
+    /// bytes in flight without SACKed and lost segments, the head marked lost first —
+    /// and PRR's RecoverFS is that pipe (ns-3.44 `TcpSocketBase::EnterRecovery`,
+    /// `ReTxTimeout`, `EnterCwr` pass `BytesInFlight()` to `GetSsThresh`;
+    /// `TcpPrrRecovery::EnterRecovery`), not snd_nxt − snd_una.
+    pub ssthresh_from_pipe: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
@@ -224,6 +230,7 @@ impl TcpProfile {
             prr: true,
             rack: true,
             ssthresh_from_cwnd: true,
+            ssthresh_from_pipe: false,
             pacing: false,
         };
         match self {
@@ -241,6 +248,7 @@ impl TcpProfile {
                 cwv: false,
                 rack: false,
                 ssthresh_from_cwnd: false,
+                ssthresh_from_pipe: true,
                 per_ack_growth: true,
                 ..linux
             },

@@ -1047,23 +1047,6 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        let prior_window = self.cc.send_window(&self.w);
-        let flight = self.loss_base(self.snd_nxt - self.snd_una);
-        self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
-        self.recover = Some(self.snd_nxt);
-        self.ecn_recover = self.snd_nxt;
-        self.in_recovery = true;
-        self.partial_acks = 0;
-        // RFC 6937 RecoverFS = snd.nxt − snd.una; Linux `prior_cwnd`.
-        self.recover_fs = if self.cfg.ssthresh_from_cwnd {
-            prior_window
-        } else {
-            self.snd_nxt - self.snd_una
-        };
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tlp_end = None;
-        self.tlp_at = None;
         if let Some(e) = self.sb.front_mut() {
             if !e.lost && !e.sacked {
                 e.lost = true;
@@ -1073,6 +1056,25 @@ impl TcpSender {
                 self.lost_from = self.lost_from.min(s);
             }
         }
+        // With `ssthresh_from_pipe` this is the pipe with the head already marked lost,
+        // as ns-3 marks it before calling `BytesInFlight()`.
+        let flight = self.loss_base(self.snd_nxt - self.snd_una);
+        self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+        self.recover = Some(self.snd_nxt);
+        self.ecn_recover = self.snd_nxt;
+        self.in_recovery = true;
+        self.partial_acks = 0;
+        // RFC 6937 RecoverFS = snd.nxt − snd.una; Linux `prior_cwnd` (the loss base);
+        // ns-3 the pipe (the loss base).
+        self.recover_fs = if self.cfg.ssthresh_from_cwnd || self.cfg.ssthresh_from_pipe {
+            flight
+        } else {
+            self.snd_nxt - self.snd_una
+        };
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tlp_end = None;
+        self.tlp_at = None;
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
         // With PRR the retransmission is the first segment of this ACK's sndcnt, which
         // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
@@ -1329,9 +1331,12 @@ impl TcpSender {
     /// cwnd. They differ after a long SACK recovery, when snd_nxt − snd_una also counts
     /// all the SACKed data above a persistent hole and would *raise* ssthresh.
     /// (Compound: cwnd + dwnd, the window it sends with, as the Linux port keeps it.)
+    /// With `ssthresh_from_pipe` (ns-3 `BytesInFlight()`): the RFC 6675 pipe.
     fn loss_base(&self, flight: u64) -> u64 {
         if self.cfg.ssthresh_from_cwnd {
             self.cc.send_window(&self.w)
+        } else if self.cfg.ssthresh_from_pipe {
+            self.pipe()
         } else {
             flight
         }

@@ -938,6 +938,51 @@ fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
     assert_eq!(linux, want);
 }
 
+/// ns-3's loss base (`ssthresh_from_pipe`, ns-3.44 `TcpSocketBase::EnterRecovery`:
+/// `GetSsThresh(tcb, BytesInFlight())`, the head marked lost first). 20 segments in
+/// flight, segments 0 and 1 lost, SACKs for 2, 3, 4: the first two let one new segment
+/// out each (limited transmit by pipe), the third marks both holes lost (three SACKed
+/// above each) and starts recovery with snd_nxt − snd_una = 22 segments, 3 SACKed and
+/// 2 lost: pipe = 17, ssthresh = 8.5 segments (RFC 5681 eq. 4 on FlightSize: 11).
+/// On RFC 6937's first example (segment 0 lost) pipe = 22 − 3 − 1 = 18 gives
+/// ssthresh 9 and RecoverFS 18; PRR keeps its ½ ratio, and pipe = 22 + new − k stays
+/// above 9 up to ACK 19, so the last three ACKs send N · N (RFC arithmetic: · N N,
+/// cwnd/2: N · ·).
+#[test]
+fn ns3_recovery_halves_the_pipe_without_sacked_and_lost_segments() {
+    let ns3_base = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ssthresh_from_pipe: true,
+        ..cfg()
+    };
+    for (pipe_rule, want) in [(true, 8500), (false, 11_000)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 20,
+            sack: true,
+            ssthresh_from_pipe: pipe_rule,
+            ..ns3_base
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 2..=4 {
+            out.clear();
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(2000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert!(s.in_recovery);
+        assert_eq!(s.snd_nxt, 22_000);
+        assert_eq!(s.w.ssthresh, want);
+    }
+    let got = prr_trace(ns3_base, 1, 19);
+    let want = [
+        "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N",
+    ];
+    assert_eq!(got, want);
+}
+
 /// RFC 6937 §3.1, second example: segments 0..14 lost, ACKs for 15..19 only. Recovery
 /// starts on ACK 17 with pipe = 4 segments, far below ssthresh: PRR-SSRB sends
 /// `max(prr_delivered − prr_out, DeliveredData) + 1` = 2 segments per ACK (the RFC's
