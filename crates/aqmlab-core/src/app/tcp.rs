@@ -179,6 +179,12 @@ macro_rules! tcp_params {
                 "without ssthresh_from_cwnd: a congestion event halves the RFC 6675 pipe (no SACKed or lost bytes) and PRR RecoverFS = pipe (ns-3 BytesInFlight()); ns3: true",
             ),
             p(
+                "ns3_cubic",
+                "bool",
+                "false (profile)",
+                "cc = cubic runs ns-3.44 TcpCubic (whole segments, integer cnt, ns-3 HyStart) instead of RFC 9438; ns3: true",
+            ),
+            p(
                 "prr",
                 "bool",
                 "true (profile)",
@@ -519,6 +525,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         rack: p.bool_or("rack", d.rack)?,
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
         ssthresh_from_pipe: p.bool_or("ssthresh_from_pipe", d.ssthresh_from_pipe)?,
+        ns3_cubic: p.bool_or("ns3_cubic", d.ns3_cubic)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
     };
     if cfg.rwnd < mss {
@@ -621,6 +628,7 @@ mod tests {
         assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
         assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
         assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth && ns3.ssthresh_from_pipe);
+        assert!(ns3.ns3_cubic && !linux.ns3_cubic);
         assert_eq!(ns3.idle_restart, IdleRestart::Off);
 
         let rfc = parse(json!({"profile": "rfc"})).unwrap();
@@ -629,7 +637,7 @@ mod tests {
             (NS_PER_S, 200 * NS_PER_MS, 52)
         );
         assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
-        assert!(!rfc.ssthresh_from_pipe);
+        assert!(!rfc.ssthresh_from_pipe && !rfc.ns3_cubic);
         assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
     }
 
@@ -639,7 +647,7 @@ mod tests {
             "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
             "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
             "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false,
-            "ssthresh_from_pipe": false
+            "ssthresh_from_pipe": false, "ns3_cubic": false
         }))
         .unwrap();
         assert_eq!(c.profile, TcpProfile::Ns3);
@@ -650,7 +658,7 @@ mod tests {
         assert_eq!(c.rto_style, RtoStyle::Linux);
         assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
         assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
-        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe);
+        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe && !c.ns3_cubic);
     }
 
     #[test]

@@ -153,6 +153,9 @@ pub struct TcpConfig {
     /// `ReTxTimeout`, `EnterCwr` pass `BytesInFlight()` to `GetSsThresh`;
     /// `TcpPrrRecovery::EnterRecovery`), not snd_nxt − snd_una.
     pub ssthresh_from_pipe: bool,
+    /// `cc = "cubic"` runs ns-3.44's `TcpCubic` (`cc/cubic_ns3.rs`: whole segments,
+    /// integer `cnt`, ns-3's HyStart constants) instead of RFC 9438 (`cc/cubic.rs`).
+    pub ns3_cubic: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
@@ -231,6 +234,7 @@ impl TcpProfile {
             rack: true,
             ssthresh_from_cwnd: true,
             ssthresh_from_pipe: false,
+            ns3_cubic: false,
             pacing: false,
         };
         match self {
@@ -249,6 +253,7 @@ impl TcpProfile {
                 rack: false,
                 ssthresh_from_cwnd: false,
                 ssthresh_from_pipe: true,
+                ns3_cubic: true,
                 per_ack_growth: true,
                 ..linux
             },

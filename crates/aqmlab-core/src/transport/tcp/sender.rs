@@ -232,7 +232,7 @@ impl TcpSender {
             cfg,
             state: SenderState::Closed,
             recovery,
-            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth),
+            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth, cfg.ns3_cubic),
             w: Window {
                 cwnd: cfg.iw as u64 * mss,
                 ssthresh: u64::MAX,
@@ -902,6 +902,7 @@ impl TcpSender {
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.pipe();
         let acked = ack - self.snd_una;
+        let mut delivered = acked;
         while let Some(e) = self.sb.front() {
             if e.end() > ack {
                 break;
@@ -914,6 +915,7 @@ impl TcpSender {
             };
             if e.sacked {
                 self.sacked_bytes -= e.len();
+                delivered -= e.len();
             } else {
                 if let Some(mut tx) = tx {
                     self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
@@ -958,6 +960,7 @@ impl TcpSender {
         let sample = AckSample {
             now,
             acked,
+            delivered,
             prior_in_flight,
             rtt,
             srtt: self.rtt.srtt,
@@ -968,6 +971,7 @@ impl TcpSender {
             snd_nxt: self.snd_nxt,
         };
         self.cc.observe(&sample);
+        self.cc.pkts_acked(&mut self.w, &sample);
         let own_cwnd = self.cc.controls_cwnd();
         if self.in_recovery {
             if !partial {
