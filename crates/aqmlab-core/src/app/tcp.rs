@@ -185,6 +185,18 @@ macro_rules! tcp_params {
                 "cc = cubic runs ns-3.44 TcpCubic (whole segments, integer cnt, ns-3 HyStart) instead of RFC 9438; ns3: true",
             ),
             p(
+                "ns3_prr",
+                "bool",
+                "false (profile)",
+                "with prr: ns-3.44 TcpPrrRecovery arithmetic (dupACK counts one MSS, PRR-CRB unless a retransmission is acked, bytes not segments); ns3: true",
+            ),
+            p(
+                "ns3_rto_ssthresh",
+                "bool",
+                "false (profile)",
+                "an RTO recomputes ssthresh also in fast recovery, not again while in loss with the head retransmitted (ns-3.44 ReTxTimeout); ns3: true",
+            ),
+            p(
                 "prr",
                 "bool",
                 "true (profile)",
@@ -526,6 +538,8 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
         ssthresh_from_pipe: p.bool_or("ssthresh_from_pipe", d.ssthresh_from_pipe)?,
         ns3_cubic: p.bool_or("ns3_cubic", d.ns3_cubic)?,
+        ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
+        ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
     };
     if cfg.rwnd < mss {
@@ -628,7 +642,8 @@ mod tests {
         assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
         assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
         assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth && ns3.ssthresh_from_pipe);
-        assert!(ns3.ns3_cubic && !linux.ns3_cubic);
+        assert!(ns3.ns3_cubic && !linux.ns3_cubic && ns3.ns3_prr && !linux.ns3_prr);
+        assert!(ns3.ns3_rto_ssthresh && !linux.ns3_rto_ssthresh);
         assert_eq!(ns3.idle_restart, IdleRestart::Off);
 
         let rfc = parse(json!({"profile": "rfc"})).unwrap();
@@ -637,7 +652,7 @@ mod tests {
             (NS_PER_S, 200 * NS_PER_MS, 52)
         );
         assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
-        assert!(!rfc.ssthresh_from_pipe && !rfc.ns3_cubic);
+        assert!(!rfc.ssthresh_from_pipe && !rfc.ns3_cubic && !rfc.ns3_prr && !rfc.ns3_rto_ssthresh);
         assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
     }
 
@@ -647,7 +662,8 @@ mod tests {
             "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
             "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
             "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false,
-            "ssthresh_from_pipe": false, "ns3_cubic": false
+            "ssthresh_from_pipe": false, "ns3_cubic": false, "ns3_prr": false,
+            "ns3_rto_ssthresh": false
         }))
         .unwrap();
         assert_eq!(c.profile, TcpProfile::Ns3);
@@ -658,7 +674,8 @@ mod tests {
         assert_eq!(c.rto_style, RtoStyle::Linux);
         assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
         assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
-        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe && !c.ns3_cubic);
+        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe && !c.ns3_cubic && !c.ns3_prr);
+        assert!(!c.ns3_rto_ssthresh);
     }
 
     #[test]

@@ -156,6 +156,16 @@ pub struct TcpConfig {
     /// `cc = "cubic"` runs ns-3.44's `TcpCubic` (`cc/cubic_ns3.rs`: whole segments,
     /// integer `cnt`, ns-3's HyStart constants) instead of RFC 9438 (`cc/cubic.rs`).
     pub ns3_cubic: bool,
+    /// PRR as ns-3.44 `TcpPrrRecovery` computes it (see `TcpSender::prr_ack_ns3`):
+    /// called on duplicate and partial ACKs, a dupACK counts one MSS delivered, CRB
+    /// unless the ACK acknowledges a retransmission, byte arithmetic.
+    pub ns3_prr: bool,
+    /// An RTO recomputes ssthresh also during fast recovery, and not while the sender
+    /// is still recovering from an earlier RTO with the head already retransmitted
+    /// (ns-3.44 `TcpSocketBase::ReTxTimeout`: `m_congState != CA_LOSS ||
+    /// !IsHeadRetransmitted()`); off: only on the first RTO of a segment, outside fast
+    /// recovery (Linux `tcp_enter_loss`).
+    pub ns3_rto_ssthresh: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
@@ -235,6 +245,8 @@ impl TcpProfile {
             ssthresh_from_cwnd: true,
             ssthresh_from_pipe: false,
             ns3_cubic: false,
+            ns3_prr: false,
+            ns3_rto_ssthresh: false,
             pacing: false,
         };
         match self {
@@ -254,6 +266,8 @@ impl TcpProfile {
                 ssthresh_from_cwnd: false,
                 ssthresh_from_pipe: true,
                 ns3_cubic: true,
+                ns3_prr: true,
+                ns3_rto_ssthresh: true,
                 per_ack_growth: true,
                 ..linux
             },

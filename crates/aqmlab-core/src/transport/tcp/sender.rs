@@ -179,6 +179,9 @@ pub struct TcpSender {
     recover_fs: u64,
     prr_delivered: u64,
     prr_out: u64,
+    /// This ACK cumulatively acknowledged a retransmitted segment (ns-3
+    /// `m_isRetransDataAcked`, PRR's "safe ACK" with `ns3_prr`).
+    retrans_acked: bool,
     /// RACK state, the reordering timer, the probe timer, and the outstanding probe
     /// (`TLP.end_seq`, and whether it was a retransmission).
     rack: Rack,
@@ -274,6 +277,7 @@ impl TcpSender {
             recover_fs: 0,
             prr_delivered: 0,
             prr_out: 0,
+            retrans_acked: false,
             rack: Rack::default(),
             reo_at: None,
             tlp_at: None,
@@ -827,6 +831,8 @@ impl TcpSender {
             (0, 0)
         };
         self.ack_rtt = None;
+        let was_in_recovery = self.in_recovery;
+        self.retrans_acked = false;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
@@ -873,7 +879,19 @@ impl TcpSender {
         {
             let delivered =
                 (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
-            self.prr_ack(delivered);
+            if self.cfg.ns3_prr {
+                // ns-3 runs `DoRecovery` on a duplicate ACK (one that SACKs new data,
+                // also the one entering recovery) and again on a partial ACK of at
+                // least one segment (`TcpSocketBase::DupAck`, `ProcessAck`).
+                if sack_changed || !was_in_recovery {
+                    self.prr_ack_ns3(delivered, true);
+                }
+                if was_in_recovery && self.snd_una > una_before && delivered >= self.w.mss {
+                    self.prr_ack_ns3(delivered, false);
+                }
+            } else {
+                self.prr_ack(delivered);
+            }
         }
         self.transmit(now, out, st);
         if rack && (self.snd_una > una_before || self.snd_nxt > nxt_before) {
@@ -917,6 +935,7 @@ impl TcpSender {
                 self.sacked_bytes -= e.len();
                 delivered -= e.len();
             } else {
+                self.retrans_acked |= e.retrans;
                 if let Some(mut tx) = tx {
                     self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
                 }
@@ -1377,6 +1396,49 @@ impl TcpSender {
         self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
     }
 
+    /// ns-3.44 `TcpPrrRecovery::DoRecovery` (`ns3_prr`): a duplicate ACK counts one MSS
+    /// more delivered while `prr_delivered < RecoverFS`; above ssthresh `sndcnt =
+    /// ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out` in bytes (no rounding to segments;
+    /// the product in 32-bit unsigned arithmetic, as ns-3 computes it, so it wraps);
+    /// at or below it PRR-CRB, `min(ssthresh − pipe, max(prr_delivered − prr_out,
+    /// DeliveredData))`, + MSS (SSRB) only on a "safe" ACK that cumulatively
+    /// acknowledges a retransmission; `prr_delivered − prr_out` is ns-3's unsigned
+    /// difference, so when more was sent than delivered the limit is that (negative)
+    /// difference. sndcnt ≥ MSS until something was sent, ≥ 0 after; cwnd = pipe + sndcnt.
+    fn prr_ack_ns3(&mut self, mut delivered: u64, dupack: bool) {
+        let mss = self.w.mss;
+        if dupack && self.prr_delivered < self.recover_fs {
+            delivered += mss;
+        }
+        if delivered == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.w.ssthresh;
+        let (pd, po) = (self.prr_delivered as i64, self.prr_out as i64);
+        let sndcnt = if pipe > ssthresh {
+            // `m_prrDelivered * tcb->m_ssThresh` is a 32-bit unsigned product in ns-3
+            // (`uint32_t` times `TracedValue<uint32_t>`): it wraps from 4 GiB² on, e.g.
+            // 70 kB delivered with a 62 kB ssthresh.
+            let product = (self.prr_delivered as u32).wrapping_mul(ssthresh as u32);
+            let target = (product as f64 / self.recover_fs.max(1) as f64).ceil();
+            target as i64 - po
+        } else {
+            let mut limit = if pd >= po {
+                (pd - po).max(delivered as i64)
+            } else {
+                pd - po
+            };
+            if self.retrans_acked {
+                limit += mss as i64;
+            }
+            limit.min((ssthresh - pipe) as i64)
+        };
+        let floor = if self.prr_out > 0 { 0 } else { mss as i64 };
+        self.w.cwnd = pipe + sndcnt.max(floor) as u64;
+    }
+
     /// Mark SACKed segments; true if anything new was SACKed. Segments inside a block
     /// of the previous SACK are already SACKed and are jumped over (Linux keeps the same
     /// `recv_sack_cache`), so an ACK costs the newly SACKed segments, not the blocks' size.
@@ -1528,7 +1590,15 @@ impl TcpSender {
                 // ssthresh (Linux `tcp_enter_loss` recomputes it only from the Open or
                 // Disorder states; RFC 5681 asks for "no more than" eq. (4)). FlightSize
                 // then includes everything sent during the recovery and would raise it.
-                if self.rto_streak == 0 && !self.in_recovery {
+                // `ns3_rto_ssthresh` (ns-3.44 `TcpSocketBase::ReTxTimeout`): recomputed
+                // unless already in loss (after an RTO) with the head retransmitted,
+                // also during fast recovery.
+                let cut = if self.cfg.ns3_rto_ssthresh {
+                    !(self.in_loss && self.sb.front().is_some_and(|x| x.retrans))
+                } else {
+                    self.rto_streak == 0 && !self.in_recovery
+                };
+                if cut {
                     self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
                 }
                 self.rto_streak += 1;
