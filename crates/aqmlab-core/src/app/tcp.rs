@@ -197,6 +197,18 @@ macro_rules! tcp_params {
                 "an RTO recomputes ssthresh also in fast recovery, not again while in loss with the head retransmitted (ns-3.44 ReTxTimeout); ns3: true",
             ),
             p(
+                "ns3_partial_rtx",
+                "bool",
+                "false (profile)",
+                "SACK recovery: a partial ACK whose new head was not retransmitted sends one segment regardless of cwnd (ns-3.44 ProcessAck/DoRetransmit); ns3: true",
+            ),
+            p(
+                "ns3_exit_growth",
+                "bool",
+                "false (profile)",
+                "the ACK ending fast recovery also grows cwnd, by all segments it covers (ns-3.44 ProcessAck); ns3: true",
+            ),
+            p(
                 "prr",
                 "bool",
                 "true (profile)",
@@ -540,6 +552,8 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         ns3_cubic: p.bool_or("ns3_cubic", d.ns3_cubic)?,
         ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
         ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
+        ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
+        ns3_exit_growth: p.bool_or("ns3_exit_growth", d.ns3_exit_growth)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
     };
     if cfg.rwnd < mss {
@@ -644,6 +658,8 @@ mod tests {
         assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth && ns3.ssthresh_from_pipe);
         assert!(ns3.ns3_cubic && !linux.ns3_cubic && ns3.ns3_prr && !linux.ns3_prr);
         assert!(ns3.ns3_rto_ssthresh && !linux.ns3_rto_ssthresh);
+        assert!(ns3.ns3_partial_rtx && ns3.ns3_exit_growth);
+        assert!(!linux.ns3_partial_rtx && !linux.ns3_exit_growth);
         assert_eq!(ns3.idle_restart, IdleRestart::Off);
 
         let rfc = parse(json!({"profile": "rfc"})).unwrap();
@@ -653,6 +669,7 @@ mod tests {
         );
         assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
         assert!(!rfc.ssthresh_from_pipe && !rfc.ns3_cubic && !rfc.ns3_prr && !rfc.ns3_rto_ssthresh);
+        assert!(!rfc.ns3_partial_rtx && !rfc.ns3_exit_growth);
         assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
     }
 
@@ -663,7 +680,7 @@ mod tests {
             "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
             "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false,
             "ssthresh_from_pipe": false, "ns3_cubic": false, "ns3_prr": false,
-            "ns3_rto_ssthresh": false
+            "ns3_rto_ssthresh": false, "ns3_partial_rtx": false, "ns3_exit_growth": false
         }))
         .unwrap();
         assert_eq!(c.profile, TcpProfile::Ns3);
@@ -675,7 +692,7 @@ mod tests {
         assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
         assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
         assert!(!c.per_ack_growth && !c.ssthresh_from_pipe && !c.ns3_cubic && !c.ns3_prr);
-        assert!(!c.ns3_rto_ssthresh);
+        assert!(!c.ns3_rto_ssthresh && !c.ns3_partial_rtx && !c.ns3_exit_growth);
     }
 
     #[test]

@@ -166,6 +166,14 @@ pub struct TcpConfig {
     /// !IsHeadRetransmitted()`); off: only on the first RTO of a segment, outside fast
     /// recovery (Linux `tcp_enter_loss`).
     pub ns3_rto_ssthresh: bool,
+    /// In SACK recovery, a partial ACK whose new head segment was not retransmitted
+    /// sends one segment regardless of cwnd: the first lost one, else new data (ns-3.44
+    /// `TcpSocketBase::ProcessAck` → `DoRetransmit`).
+    pub ns3_partial_rtx: bool,
+    /// The ACK that ends fast recovery also grows the window, by every segment from the
+    /// old head to the ACK, SACKed ones included (ns-3.44 `ProcessAck`:
+    /// `IncreaseWindow` after `cwnd = ssthresh`); off: growth resumes with the next ACK.
+    pub ns3_exit_growth: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
@@ -247,6 +255,8 @@ impl TcpProfile {
             ns3_cubic: false,
             ns3_prr: false,
             ns3_rto_ssthresh: false,
+            ns3_partial_rtx: false,
+            ns3_exit_growth: false,
             pacing: false,
         };
         match self {
@@ -268,6 +278,8 @@ impl TcpProfile {
                 ns3_cubic: true,
                 ns3_prr: true,
                 ns3_rto_ssthresh: true,
+                ns3_partial_rtx: true,
+                ns3_exit_growth: true,
                 per_ack_growth: true,
                 ..linux
             },

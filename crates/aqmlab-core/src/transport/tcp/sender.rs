@@ -892,6 +892,9 @@ impl TcpSender {
             } else {
                 self.prr_ack(delivered);
             }
+            if self.cfg.ns3_partial_rtx && was_in_recovery && self.snd_una > una_before {
+                self.ns3_partial_retransmit(now, out, st);
+            }
         }
         self.transmit(now, out, st);
         if rack && (self.snd_una > una_before || self.snd_nxt > nxt_before) {
@@ -1005,6 +1008,15 @@ impl TcpSender {
                         .min(self.pipe().max(self.w.mss) + self.w.mss),
                     _ => self.w.ssthresh,
                 };
+                if self.cfg.ns3_exit_growth && !own_cwnd {
+                    // ns-3.44 `ProcessAck` (CA_RECOVERY → CA_OPEN): `IncreaseWindow` with
+                    // every segment from the old head to the ACK, SACKed ones included.
+                    let exit = AckSample {
+                        delivered: acked,
+                        ..sample
+                    };
+                    self.cc.on_ack(&mut self.w, &exit);
+                }
             } else {
                 match self.recovery {
                     Recovery::Reno => {
@@ -1394,6 +1406,32 @@ impl TcpSender {
             sndcnt
         };
         self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
+    }
+
+    /// ns-3.44 `TcpSocketBase::ProcessAck` on a partial ACK in recovery
+    /// (`ns3_partial_rtx`): unless the new head segment was already retransmitted,
+    /// `DoRetransmit` sends `TcpTxBuffer::NextSeg`'s segment regardless of cwnd — the
+    /// first lost, unretransmitted segment (rule 1), else one new segment (rule 2). It
+    /// counts in PRR's prr_out like any other.
+    fn ns3_partial_retransmit(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
+        if self.sb.front().is_none_or(|e| e.retrans) {
+            return;
+        }
+        if let Some(i) = self.next_lost() {
+            self.retransmit(now, i, out, st);
+            return;
+        }
+        let len = self
+            .w
+            .mss
+            .min(self.app_avail(now).saturating_sub(self.snd_nxt));
+        if len > 0 && self.snd_nxt + len <= self.snd_una + self.peer_wnd {
+            let start = self.snd_nxt;
+            self.snd_nxt += len;
+            self.last_send = Some(now);
+            self.push_segment(now, start, len);
+            self.emit(now, start, start + len, false, out);
+        }
     }
 
     /// ns-3.44 `TcpPrrRecovery::DoRecovery` (`ns3_prr`): a duplicate ACK counts one MSS
