@@ -1070,6 +1070,71 @@ fn ns3_rto_in_fast_recovery_recomputes_ssthresh() {
     }
 }
 
+fn ns3_cfg() -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        iw: 20,
+        ..super::TcpProfile::Ns3.config()
+    }
+}
+
+/// `ns3_partial_rtx`: segments 0 and 1 lost of 20, SACKs for 2, 3, 4 start recovery
+/// (pipe 17, ssthresh 8.5, RecoverFS 17 segments) and PRR retransmits 0. The partial
+/// ACK of segment 0 delivers one segment: prr_delivered = 3, sndcnt = ⌈3·8.5/17⌉ − 1 =
+/// ½ segment, cwnd = pipe 17 + ½ — no room. ns-3 still sends `DoRetransmit`'s segment,
+/// the lost segment 1, because the new head was not retransmitted yet.
+#[test]
+fn ns3_partial_ack_retransmits_the_next_hole_outside_cwnd() {
+    for (rule, want) in [(true, vec![1000]), (false, vec![])] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            ns3_partial_rtx: rule,
+            ..ns3_cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 2..=4 {
+            out.clear();
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(2000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert!(s.in_recovery);
+        assert_eq!((s.w.ssthresh, seqs(&out)), (8500, vec![0]));
+        out.clear();
+        s.on_segment(300 * MS, &sack(1000, &[(2000, 5000)], t), &mut out, &mut st);
+        assert_eq!(s.w.cwnd, 17_500);
+        assert_eq!(seqs(&out), want);
+    }
+}
+
+/// `ns3_exit_growth`: the ACK that ends recovery sets cwnd = ssthresh (9 segments) and
+/// then grows it as any ACK in congestion avoidance: ns-3 NewReno adds MSS²/cwnd =
+/// 10⁶/9000 = 111 B.
+#[test]
+fn ns3_recovery_exit_ack_grows_the_window() {
+    for (rule, want) in [(true, 9111), (false, 9000)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            ns3_exit_growth: rule,
+            ..ns3_cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 1..=3 {
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(1000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert_eq!((s.w.ssthresh, s.recover), (9000, Some(22_000)));
+        s.on_segment(300 * MS, &sack(22_000, &[], t), &mut out, &mut st);
+        assert!(!s.in_recovery);
+        assert_eq!(s.w.cwnd, want);
+    }
+}
+
 /// RFC 6937 §3.1, second example: segments 0..14 lost, ACKs for 15..19 only. Recovery
 /// starts on ACK 17 with pipe = 4 segments, far below ssthresh: PRR-SSRB sends
 /// `max(prr_delivered − prr_out, DeliveredData) + 1` = 2 segments per ACK (the RFC's
