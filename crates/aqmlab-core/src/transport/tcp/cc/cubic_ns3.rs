@@ -3,19 +3,19 @@
 //! algorithm ns-3 ported, in whole segments and with integer steps, not RFC 9438 as
 //! `cubic.rs` models it. Line numbers below are of that file.
 //!
-//! - Congestion event (`GetSsThresh`, l. 463–487): `segCwnd = cwnd / MSS` (integer);
+//! - Congestion event (`GetSsThresh`, l. 450–476): `segCwnd = cwnd / MSS` (integer);
 //!   fast convergence `lastMax = ⌊segCwnd·(1 + β)/2⌋` if `segCwnd < lastMax`, else
 //!   `lastMax = segCwnd`; the epoch ends; `ssthresh = max(⌊segCwnd·β⌋, 2)·MSS`, β = 0.7.
-//! - Slow start (`IncreaseWindow`, l. 204–226): cwnd grows by the whole segments
+//! - Slow start (`IncreaseWindow`, l. 183–239): cwnd grows by the whole segments
 //!   acknowledged (not capped at ssthresh); HyStart's round restarts when the ACK
 //!   passes `endSeq`. The segments of an ACK are its newly delivered bytes / MSS
 //!   (`currentDelivered`: a cumulative ACK over SACKed data counts only the unSACKed
 //!   part), the remainders carried to later ACKs (`TcpSocketBase::ProcessAck`,
 //!   `m_bytesAckedNotProcessed`).
-//! - Congestion avoidance (l. 228–249): `m_cWndCnt += segments`; `cnt = Update()`; if
+//! - Congestion avoidance (same function): `m_cWndCnt += segments`; `cnt = Update()`; if
 //!   `m_cWndCnt ≥ cnt`, cwnd grows by one MSS and `m_cWndCnt −= cnt` (at most one MSS
 //!   per ACK).
-//! - `Update` (l. 252–344): at the first call of an epoch `epochStart = now`, `ackCnt =
+//! - `Update` (l. 242–349): at the first call of an epoch `epochStart = now`, `ackCnt =
 //!   segments`, `tcpCwnd = segCwnd`, and `K = ∛((lastMax − segCwnd)/C)` s with origin
 //!   `lastMax` (K = 0, origin `segCwnd` if `lastMax ≤ segCwnd`), C = 0.4. `t = now +
 //!   delayMin − epochStart`; `target = origin ± ⌊C·|t − K|³⌋`; `cnt = ⌊segCwnd/(target −
@@ -24,18 +24,18 @@
 //!   `delta = segCwnd·scale >> 3`; every `delta` acknowledged segments (`ackCnt`) add one
 //!   to `tcpCwnd`; if `tcpCwnd > segCwnd`, `cnt ≤ ⌊segCwnd/(tcpCwnd − segCwnd)⌋`.
 //!   Returns `max(cnt, 2)`.
-//! - `PktsAcked` (l. 347–372), on every ACK of new data in or out of recovery, with the
+//! - `PktsAcked` (l. 352–374), on every ACK of new data in or out of recovery, with the
 //!   connection's *smoothed* RTT (`TcpSocketBase::ProcessAck` passes `m_tcb->m_srtt`):
 //!   ignored within `CubicDelta` = 10 ms of the epoch start; `delayMin = min(delayMin,
 //!   srtt)`; HyStart runs while `segCwnd ≥ 16` and cwnd ≤ ssthresh — also in recovery
 //!   and right after it, where cwnd ≤ ssthresh too.
-//! - HyStart (`HystartUpdate`, l. 375–441): until found (reset only by an RTO), an ACK
-//!   within 2 ms of the last train ACK extends the train and ends slow start once it is
-//!   more than `delayMin` (not Linux's `delayMin/2`) past the round start; the round's
-//!   first 8 samples give `currRtt` (their minimum), later ones end slow start when
-//!   `currRtt > delayMin + clamp(delayMin, 4 ms, 1000 ms)` (not Linux's `delayMin/8`).
-//!   Found: `ssthresh = cwnd`.
-//! - RTO (`CongestionStateSet(CA_LOSS)` → `CubicReset`, `HystartReset`, l. 490–515):
+//! - HyStart (`HystartUpdate`, l. 377–429; `HystartDelayThresh`, l. 432–447): until
+//!   found (reset only by an RTO), an ACK within 2 ms of the last train ACK extends the
+//!   train and ends slow start once it is more than `delayMin` (not Linux's
+//!   `delayMin/2`) past the round start; the round's first 8 samples give `currRtt`
+//!   (their minimum), later ones end slow start when `currRtt > delayMin +
+//!   clamp(delayMin, 4 ms, 1000 ms)` (not Linux's `delayMin/8`). Found: `ssthresh = cwnd`.
+//! - RTO (`CongestionStateSet(CA_LOSS)` → `CubicReset`, `HystartReset`, l. 479–501):
 //!   origin, K, `ackCnt`, `tcpCwnd`, `delayMin` and `found` are cleared and a HyStart
 //!   round starts; `lastMax` is kept.
 //!
