@@ -141,7 +141,7 @@ def main():
         for m in METRICS:
             lines.append(f"| {name} | {m} | {ns3[m]:.4g} | {aq3[m]:.4g} | {aql[m]:.4g} |")
         speed.append(f"| {name} | {aq3['events_per_s']:.3g} | {aql['events_per_s']:.3g} |")
-    lines += ["", "aqmlab events/s (simulator core, this machine):", "",
+    lines += ["", "aqmlab events/s (simulator core, one run each; a shared machine makes it noisy):", "",
               "| scenario | ns3 profile | linux profile |", "| --- | --- | --- |"] + speed
     (HERE / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
