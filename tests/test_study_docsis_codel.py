@@ -16,8 +16,9 @@ from conftest import AQMLAB, ROOT
 def test_matrix_covers_the_studys_cases():
     d = study.study_dir("docsis-codel")
     sf = read_sweep_file(study.experiments(d)["matrix"])
-    assert [q["kind"] for q in sf.grid["topology.links.1.qdisc"]] == ["pfifo", "codel"]
-    assert all(q["limit"] == "417pkt" for q in sf.grid["topology.links.1.qdisc"])
+    # DropTail without and with Buffer Control (417 and 21 packets, paper §3.1.2) and CoDel 417
+    assert [(q["kind"], q["limit"]) for q in sf.grid["topology.links.1.qdisc"]] == [
+        ("pfifo", "417pkt"), ("pfifo", "21pkt"), ("codel", "417pkt")]
     docsis = sf.grid["topology.links.1.docsis"]
     assert "grant_mean" not in docsis[0] and docsis[1]["grant_mean"] == "1250B" and docsis[1]["grant_spread"] == 0.2
     cases = dict(zip(sf.zip[0]["description"], sf.zip[0]["traffic"]))

@@ -14,14 +14,16 @@ from aqmlab.report import Figure
 QDISC = "topology.links.1.qdisc"
 DOCSIS = "topology.links.1.docsis"
 CASE = "load case"
-NAMES = {"pfifo": "DropTail-417", "codel": "CoDel-417"}
+NAMES = {"pfifo": "DropTail", "codel": "CoDel"}
 CONGESTION = {False: "no RF congestion", True: "RF congestion (grants 1250 B ± 20 % per MAP)"}
 
 
 def tidy(agg: pl.DataFrame) -> pl.DataFrame:
-    """The aggregate with readable axis values: `rsq` (discipline), `congested`."""
+    """The aggregate with readable axis values: `rsq` (discipline and packet limit, e.g.
+    DropTail-21), `congested`."""
     return agg.with_columns(
-        pl.col(QDISC).str.extract(r"kind=(\w+)").replace_strict(NAMES, default=None).alias("rsq"),
+        pl.concat_str(pl.col(QDISC).str.extract(r"kind=(\w+)").replace_strict(NAMES, default=None),
+                      pl.col(QDISC).str.extract(r"limit=(\d+)pkt"), separator="-").alias("rsq"),
         pl.col(DOCSIS).str.contains("grant_mean").alias("congested"),
         pl.col("description").alias(CASE),
     )
