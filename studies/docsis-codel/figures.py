@@ -43,6 +43,7 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
         ("late_rate", "apps", "voip", "VoIP packets later than the 60 ms jitter buffer"),
         ("voice_loss_rate", "apps", "voip", "VoIP packets lost in the network"),
         ("plt_s_median", "apps", "web", "Median page load time"),
+        ("plt_s_mad", "apps", "web", "Median absolute deviation of the page load time"),
         ("pages_completed", "apps", "web", "Pages completed"),
         ("bytes_delivered", "apps", "ftp", "FTP bytes delivered"),
         ("sojourn_ms_mean", "queues", "upstream", "Mean sojourn in the rate-shaping queue (RsQ)"),
@@ -50,7 +51,9 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
     ]
     for metric, table, entity, what in panels:
         for cong, label in CONGESTION.items():
-            a = agg.filter(pl.col("congested") == cong)
+            # A PLT statistic is empty (null) when no page completed: the paper's ">600"
+            # (Table 6, D04/D06); its bar is left out and `pages_completed` shows the 0.
+            a = agg.filter((pl.col("congested") == cong) & pl.col("mean").is_not_null())
             try:
                 fig = plots.bars(sweep_dir, metric=metric, table=table, entity=entity, group=CASE, hue="rsq", agg=a,
                                  title=f"{what}, {label}")
