@@ -51,8 +51,14 @@ def test_quick_codel_keeps_the_call_and_the_pages_better_than_droptail(tmp_path)
 
     for case in ("02", "04", "06"):
         assert mean("mos", "voip", case, "codel-417") > mean("mos", "voip", case, "pfifo-417") + 1.0, case
-        for cong in (False, True):
-            assert mean("plt_s_median", "web", case, "codel-417", cong) < mean("plt_s_median", "web", case, "pfifo-417", cong), (case, cong)
+        assert mean("plt_s_median", "web", case, "codel-417") < mean("plt_s_median", "web", case, "pfifo-417"), case
+    # Under RF congestion the MAC (5 Mbit/s of grants) is slower than the shaper, and the
+    # 32-packet drop-tail TxQ drops the excess before the RsQ builds: the RsQ discipline
+    # hardly matters (paper §2.2.3: "the CoDel algorithm does little to impact the
+    # performance of the CM; rather, the performance is largely driven by the size of
+    # the TxQ").
+    for case in ("02", "04"):
+        assert abs(mean("mos", "voip", case, "codel-417", True) - mean("mos", "voip", case, "pfifo-417", True)) < 0.3, case
     # Buffer Control (paper Table 4): DropTail-21 bounds the queue at about 50 ms, so no
     # voice packet is later than the 60 ms buffer and the call is as good as CoDel's ...
     for case in ("02", "04"):
