@@ -269,7 +269,9 @@ pub fn collect(sim: &Simulation) -> Results {
         "flows",
         &[
             col("flow", |r: &FlowRow| r.id),
-            col("app", |r: &FlowRow| sim.entries[r.entry as usize].name.clone()),
+            col("app", |r: &FlowRow| {
+                sim.entries[r.entry as usize].name.clone()
+            }),
             col("kind", |r: &FlowRow| r.kind),
             col("src", |r: &FlowRow| node_or_any(r.src)),
             col("dst", |r: &FlowRow| node_or_any(r.dst)),

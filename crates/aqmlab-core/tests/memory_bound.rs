@@ -83,7 +83,10 @@ fn live_state_does_not_grow_with_the_run_length() {
     let (long, rl) = run(&scenario("120s", false));
     let conns = |r: &Results| r.table("apps").f64s("flows").iter().sum::<f64>() as u64;
     let (cs, cl) = (conns(&rs), conns(&rl));
-    assert!(cs > 300 && cl > 3 * cs, "connections {cs} in 30 s, {cl} in 120 s");
+    assert!(
+        cs > 300 && cl > 3 * cs,
+        "connections {cs} in 30 s, {cl} in 120 s"
+    );
     // `flows.len()` and `tcp.len()` are the high-water marks: slots are only added
     // when none is free.
     let (fs, fl) = (short.flows.len(), long.flows.len());

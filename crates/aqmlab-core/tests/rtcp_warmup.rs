@@ -151,7 +151,11 @@ fn g711_call_sends_rtcp_at_the_rfc_interval() {
     );
     let c = |col: &str| cell(&r, "apps", "app", "call", col);
     let n = c("rtcp_packets");
-    eprintln!("rtcp packets {n}, bytes {}, rr {}", c("rtcp_bytes"), c("rr_received"));
+    eprintln!(
+        "rtcp packets {n}, bytes {}, rr {}",
+        c("rtcp_bytes"),
+        c("rr_received")
+    );
     assert!((277.0..=310.0).contains(&n), "{n}");
     let bytes = c("rtcp_bytes");
     assert!(bytes > 80.0 * n && bytes < 84.0 * n, "{bytes}");

@@ -25,16 +25,16 @@ pub mod rtcp_session;
 pub mod rtp;
 pub mod rtp_stats;
 pub mod tcp;
-pub mod tfrc;
 pub mod tcp_http;
+pub mod tfrc;
 pub mod udp;
-pub mod voip;
 pub mod video;
 pub mod video_decode;
 pub mod video_psnr;
 pub mod video_scaling;
 pub mod video_source;
 pub mod video_trace;
+pub mod voip;
 pub mod web;
 
 use crate::net::packet::{AppTag, Ecn, PacketKind};

@@ -70,7 +70,14 @@ pub struct RtcpMember {
 impl RtcpMember {
     /// A member joining at `start` in a session of two members, `senders` of which
     /// send media; its first packet is assumed to carry `blocks` report blocks.
-    pub fn new(cfg: RtcpConfig, senders: u32, sr: bool, blocks: u32, start: Nanos, rng: Rng) -> Self {
+    pub fn new(
+        cfg: RtcpConfig,
+        senders: u32,
+        sr: bool,
+        blocks: u32,
+        start: Nanos,
+        rng: Rng,
+    ) -> Self {
         RtcpMember {
             timer: RtcpTimer::new(cfg, 2, senders, sr, compound_bytes(sr, blocks), start, rng),
             sr,

@@ -820,8 +820,14 @@ mod tests {
             [Rng::stream(1, "a"), Rng::stream(1, "b")],
         );
         let [caller, callee] = one_way.members.each_ref().map(|m| m.timer().clone());
-        assert_eq!((caller.members, caller.senders, caller.we_sent), (2, 1, true));
-        assert_eq!((callee.members, callee.senders, callee.we_sent), (2, 1, false));
+        assert_eq!(
+            (caller.members, caller.senders, caller.we_sent),
+            (2, 1, true)
+        );
+        assert_eq!(
+            (callee.members, callee.senders, callee.we_sent),
+            (2, 1, false)
+        );
         assert_eq!((caller.avg_rtcp_size, callee.avg_rtcp_size), (80.0, 84.0));
         let cf = caller.cfg;
         assert_eq!(cf.rtcp_bw_bytes(), 500.0);
@@ -934,7 +940,10 @@ mod tests {
         call.on_datagram(t + 30 * NS_PER_MS, &back, &mut io);
         let l = call.ledger(0).unwrap();
         let b = l.last_block().unwrap();
-        assert_eq!((b.cumulative_lost, b.fraction_lost, b.extended_max), (3, 38, 20));
+        assert_eq!(
+            (b.cumulative_lost, b.fraction_lost, b.extended_max),
+            (3, 38, 20)
+        );
         assert_eq!(l.loss_fraction(), 3.0 / 21.0);
         let mut out = Vec::new();
         VoipCall::report(&[&call], &mut out);
@@ -979,7 +988,10 @@ mod tests {
         let t = call.rtcp.as_ref().unwrap().members[0].next();
         io.reset(0);
         call.on_wake(t, &mut io);
-        let sr: Vec<_> = sends(&io).into_iter().filter(|s| s.3.unit_type == TAG_SR).collect();
+        let sr: Vec<_> = sends(&io)
+            .into_iter()
+            .filter(|s| s.3.unit_type == TAG_SR)
+            .collect();
         assert_eq!(sr.len(), 1);
         let (flow, reverse, size, tag) = sr[0];
         assert_eq!((flow, reverse, size), (4, false, 104));

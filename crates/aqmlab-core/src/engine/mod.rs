@@ -23,10 +23,10 @@ mod pep;
 mod record;
 mod tcp;
 
+pub use conns::{ConnTotals, FlowRecord};
 pub use guard::RunFailure;
 pub use pep::PepLeg;
 pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
-pub use conns::{ConnTotals, FlowRecord};
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};

@@ -29,7 +29,11 @@ impl Simulation {
         let s = TcpSender::new(cfg);
         let accurate = s.cc.accurate_ecn();
         let r = TcpReceiver::new(cfg, accurate);
-        let base = self.new_endpoints(slot as u32, TcpEndpoint::Sender(s), TcpEndpoint::Receiver(r));
+        let base = self.new_endpoints(
+            slot as u32,
+            TcpEndpoint::Sender(s),
+            TcpEndpoint::Receiver(r),
+        );
         self.flows[slot].tcp = Some((base, base + 1));
     }
 

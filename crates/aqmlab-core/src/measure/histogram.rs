@@ -240,7 +240,10 @@ mod tests {
             merged.merge(&h);
         }
         merged.merge(&Histogram::new());
-        assert_eq!(merged.buckets().collect::<Vec<_>>(), direct.buckets().collect::<Vec<_>>());
+        assert_eq!(
+            merged.buckets().collect::<Vec<_>>(),
+            direct.buckets().collect::<Vec<_>>()
+        );
         assert_eq!((merged.count(), merged.max()), (7, 2_000_000_000));
         assert_eq!(merged.mean(), direct.mean());
     }
