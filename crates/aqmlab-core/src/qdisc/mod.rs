@@ -42,6 +42,7 @@ pub mod queue;
 pub mod rb_red;
 pub mod rb_rio;
 pub mod red;
+pub mod red_ns2;
 pub mod rem;
 pub mod rio;
 pub mod sfb;
@@ -156,6 +157,9 @@ impl QdiscCtx<'_> {
 pub struct LinkInfo {
     pub rate_bps: u64,
     pub mtu: u32,
+    /// The link's (fixed part of its) propagation delay: ns-2 RED's automatic
+    /// `q_weight_` reads it (`red_ns2.rs`).
+    pub delay: Nanos,
 }
 
 /// A queue discipline: the four core methods, and optional ones with defaults so a
@@ -484,6 +488,7 @@ mod tests {
         LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         }
     }
 
