@@ -42,7 +42,7 @@ Queue/RED set adaptive_ {adaptive}
 Queue/RED set targetdelay_ {target}
 set ns [new Simulator]
 set r [$ns node]; set d [$ns node]
-$ns simplex-link $r $d 2Mb 10ms RED
+$ns simplex-link $r $d 2Mb 10ms {qtype}
 $ns queue-limit $r $d 100
 set qm [$ns monitor-queue $r $d ""]
 set i 0
@@ -75,9 +75,11 @@ $ns run
 """
 
 
-def ns2_run(ns: str, tmp_path, kind: str, bytes_: bool, onoff: bool, seed: int):
-    sources = ONOFF_SOURCES if onoff else SOURCES
+def ns2_run(ns: str, tmp_path, kind: str, bytes_: bool, onoff: bool, seed: int,
+            sources=None, warmup=WARMUP, duration=DURATION):
+    sources = sources or (ONOFF_SOURCES if onoff else SOURCES)
     script = TCL.format(
+        qtype="DropTail" if kind == "droptail" else "RED",
         seed=seed,
         bytes="true" if bytes_ else "false",
         adaptive=1 if kind == "ared" else 0,
@@ -85,22 +87,24 @@ def ns2_run(ns: str, tmp_path, kind: str, bytes_: bool, onoff: bool, seed: int):
         sources=" ".join(f"{s} {r} {t}" for s, r, t in sources),
         onoff=1 if onoff else 0,
         bursts=" ".join(f"{a} {b}" for a, b in BURSTS),
-        warmup=WARMUP,
-        duration=DURATION,
+        warmup=warmup,
+        duration=duration,
     )
     path = tmp_path / f"{kind}-{seed}.tcl"
     path.write_text(script)
     out = subprocess.run([ns, str(path)], capture_output=True, text=True, timeout=60, check=True).stdout
     arrivals, drops, qsum = out.split()
-    return int(arrivals), int(drops) / int(arrivals), float(qsum) / (DURATION - WARMUP)
+    return int(arrivals), int(drops) / int(arrivals), float(qsum) / (duration - warmup)
 
 
-def aqmlab_scenario(kind: str, bytes_: bool, onoff: bool) -> dict:
-    qdisc = {"kind": kind, "defaults": "ns2", "bytemode": bytes_, "limit": "100pkt"}
+def aqmlab_scenario(kind: str, bytes_: bool, onoff: bool, sources=None) -> dict:
+    qdisc = {"kind": kind, "defaults": "ns2", "limit": "100pkt"}
+    if kind != "droptail":
+        qdisc["bytemode"] = bytes_
     if kind == "ared":
         qdisc["target"] = "10ms"
     hosts, traffic = [], []
-    sources = ONOFF_SOURCES if onoff else SOURCES
+    sources = sources or (ONOFF_SOURCES if onoff else SOURCES)
     for i, (size, rate, start) in enumerate(sources):
         name = f"s{i}"
         hosts.append({"name": name, "left": {"rate": "100Mbit", "delay": "1ms"},
@@ -151,3 +155,36 @@ def test_red_and_ared_with_ns2_defaults_match_real_ns2(tmp_path, kind, bytes_, o
     msg = f"ns-2 drop {drop_ns2:.4f} queue {q_ns2:.3f}; aqmlab drop {drop_us:.4f} queue {q_us:.3f}"
     assert drop_us == pytest.approx(drop_ns2, rel=0.05), msg
     assert q_us == pytest.approx(q_ns2, rel=0.04), msg
+
+
+# DropTail: exact intervals in ns (8, 5, 4 ms) and start phases that cannot tie.
+DROPTAIL_SOURCES = [(1000, "1.0Mb", 0.000123), (500, "0.8Mb", 0.0013457), (200, "0.4Mb", 0.0027891)]
+
+
+def test_droptail_with_ns2_defaults_matches_real_ns2():
+    """ns-2's DropTail holds limit − 1 packets (drop when length + 1 >= limit). Without
+    random drops both simulators are deterministic, and they drop the same number of
+    packets over the first 12 s (536 each; in a manual check the cumulative counts also
+    agreed at every 25th ns-2 drop up to then). The first difference is at 12.001 s, an
+    arrival ns-2 admits and aqmlab drops. Arrivals and departures here fall on common
+    nominal instants (source phases plus multiples of 0.4 ms; ns-2's trace has an
+    arrival and a departure both at 11.993203 s), whose order aqmlab's integer clock and
+    ns-2's double clock can decide differently; we have not traced the exact event. From
+    then on the two full queues drop different packets: by 60 s aqmlab has dropped about
+    7 % more, smaller, packets (9.00 % vs 8.39 % of arrivals) for about the same bytes.
+    Over 10-60 s the time-average queue agrees within 1 %."""
+    import tempfile
+    from pathlib import Path
+
+    ns = need_tool("ns")
+    tmp = Path(tempfile.mkdtemp())
+    scenario = aqmlab_scenario("droptail", False, False, DROPTAIL_SOURCES)
+    early = dict(scenario, duration="12s", warmup="0s")
+    theirs = ns2_run(ns, tmp, "droptail", False, False, 1, DROPTAIL_SOURCES, 0.0, 12.0)
+    ours = aqmlab_run(early, 1)
+    assert ours[0] == theirs[0]
+    assert round(ours[1] * ours[0]) == round(theirs[1] * theirs[0]) > 400, (theirs, ours)
+    theirs = ns2_run(ns, tmp, "droptail", False, False, 1, DROPTAIL_SOURCES)
+    ours = aqmlab_run(scenario, 1)
+    assert ours[0] == theirs[0]
+    assert ours[2] == pytest.approx(theirs[2], rel=0.01), (theirs, ours)

@@ -128,6 +128,7 @@ pub fn from_params(p: &mut Params, link: &LinkInfo) -> Result<Red> {
     if red::defaults_from(p)? == red::Defaults::Ns2 {
         return red_ns2::build(p, link, true);
     }
+    red::reject_ns2_only(p, &["min", "max", "wq", "gentle", "queue_in_bytes", "wait"])?;
     let mut r = Red::common_from(p)?;
     let target = p.positive_duration_or("target", 5 * NS_PER_MS)?;
     let rate = p.rate("rate")?.unwrap_or(link.rate_bps);

@@ -390,6 +390,19 @@ pub(crate) fn defaults_from(p: &mut Params) -> Result<Defaults> {
     )
 }
 
+/// Without `defaults = "ns2"` the ns-2-only fields `names` are errors.
+pub(crate) fn reject_ns2_only(p: &mut Params, names: &[&'static str]) -> Result<()> {
+    for &name in names {
+        if p.raw(name).is_some() {
+            return Err(p.error(
+                name,
+                "only read with defaults = \"ns2\" (ns-2.35's RED); add it or remove this field",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Shared with `ared`.
 pub(super) const DEFAULTS_DOC: ParamDoc = ParamDoc {
     name: "defaults",
@@ -594,6 +607,7 @@ impl Red {
         if defaults_from(p)? == Defaults::Ns2 {
             return red_ns2::build(p, link, false);
         }
+        reject_ns2_only(p, &["target", "queue_in_bytes", "wait"])?;
         Self::from_params(p)
     }
 

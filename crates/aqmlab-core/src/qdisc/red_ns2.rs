@@ -606,5 +606,20 @@ mod tests {
             let e = build(&mut p, &link, false).unwrap_err();
             assert_eq!(e.path, field, "{e}");
         }
+        // ns-2-only fields without defaults = "ns2".
+        let link = LinkInfo {
+            rate_bps: 2_000_000,
+            mtu: 1500,
+            delay: 0,
+        };
+        let v = json!({"wait": false});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let e = Red::from_params_on(&mut p, &link).unwrap_err();
+        assert_eq!(e.path, "q.wait");
+        assert!(e.message.contains("defaults"), "{e}");
+        let v = json!({"wq": 0.002});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let e = super::super::ared::from_params(&mut p, &link).unwrap_err();
+        assert_eq!(e.path, "q.wq");
     }
 }
