@@ -139,7 +139,9 @@ pub fn build(p: &mut Params, link: &LinkInfo, adaptive: bool) -> Result<Red> {
     r.bytemode = qib;
     r.limit = red::limit_from(p, Limit::Packets(LIMIT_PKTS))?;
     r.action = Red::action_from(p)?;
-    let rate = match p.rate("rate")? {
+    // ns-2 takes C from the link; `ared`'s `rate` (a capacity given apart from the link)
+    // still overrides it there.
+    let rate = match if adaptive { p.rate("rate")? } else { None } {
         Some(0) => return Err(p.error("rate", "0: expected a rate greater than zero")),
         Some(r) => r,
         None => link.rate_bps,
