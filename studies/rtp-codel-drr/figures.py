@@ -1,4 +1,4 @@
-"""Figures of the rtp-codel-drr study (see README.md): every output of STUDIES.md §2
+"""Figures of the rtp-codel-drr study (see README.md): every output the report (Ahmed, CoDel vs DRR for RTP/RTCP) shows
 against the bottleneck rate, CoDel and DRR side by side, scenario a (S1 access
 1 Mbit/s) and b (5 Mbit/s) in two panels."""
 
