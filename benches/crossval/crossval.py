@@ -93,7 +93,7 @@ def run_aqmlab(cc, n, rate, qdisc, limit, duration, warmup, profile):
     res = aqmlab.run(p, seed=1)
     q = res.queues.filter(pl.col("link") == "L->R").row(0, named=True)
     f = res.flows
-    g = f["goodput_bps"].to_list()
+    g = f["goodput_window_bps"].to_list()
     return {"goodput_bps": sum(g), "utilization": q["utilization"],
             "sojourn_ms_mean": q["sojourn_ms_mean"], "sojourn_ms_p95": q["sojourn_ms_p95"],
             "drop_pct": 100.0 * q["drops"] / max(q["enqueued"] + q["drops"], 1),

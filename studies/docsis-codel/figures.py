@@ -37,7 +37,7 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
     ci = f"Load cases 01-09 as in README.md. Mean over {n} seeds with the 95 % Student-t confidence interval."
     figs = []
     panels = [
-        ("mos", "apps", "voip", "VoIP MOS (Cole-Rosenbluth E-model, network delay + 20 ms)"),
+        ("mos", "apps", "voip", "VoIP MOS (Cole-Rosenbluth E-model, network delay + 20 ms; the one-way upstream call)"),
         ("late_rate", "apps", "voip", "VoIP packets later than the 60 ms jitter buffer"),
         ("voice_loss_rate", "apps", "voip", "VoIP packets lost in the network"),
         ("plt_s_median", "apps", "web", "Median page load time"),

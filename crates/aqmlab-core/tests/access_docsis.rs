@@ -79,7 +79,7 @@ impl S<'_> {
 }
 
 fn goodput(r: &aqmlab_core::Results) -> f64 {
-    r.table("flows").f64s("goodput_bps")[0]
+    r.table("flows").f64s("goodput_window_bps")[0]
 }
 
 /// Within `rel` of `want`.

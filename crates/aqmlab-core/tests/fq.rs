@@ -43,7 +43,7 @@ size = "1000B"
 fn goodputs(r: &Results, app: &str) -> Vec<f64> {
     let t = r.table("flows");
     let apps = t.strs("app");
-    let g = t.f64s("goodput_bps");
+    let g = t.f64s("goodput_window_bps");
     apps.iter()
         .zip(g)
         .filter(|(a, _)| *a == app)

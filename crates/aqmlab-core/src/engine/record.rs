@@ -67,6 +67,8 @@ pub struct SampleRow {
     pub sojourn: Nanos,
     pub rate_bps: u64,
     pub drop_prob: f64,
+    /// The discipline's virtual capacity, bit/s (NaN for disciplines without one).
+    pub vcap_bps: f64,
     /// Bytes the link has started sending since the start of the run (cumulative, the
     /// warm-up included): differences between samples give the link's throughput and
     /// utilisation per interval.
@@ -112,6 +114,7 @@ impl Simulation {
                 sojourn: link.stats.last_sojourn,
                 rate_bps: link.rate_bps,
                 drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
+                vcap_bps: link.qdisc.virtual_capacity_bps().unwrap_or(f64::NAN),
                 sent_bytes: link.sent_bytes,
                 txq: false,
             });
@@ -128,6 +131,7 @@ impl Simulation {
                     sojourn: m.txq_stats().map_or(0, |s| s.last_sojourn),
                     rate_bps: link.rate_bps,
                     drop_prob: f64::NAN,
+                    vcap_bps: f64::NAN,
                     sent_bytes: link.sent_bytes,
                     txq: true,
                 });

@@ -178,6 +178,10 @@ pub trait Discipline {
     fn drop_prob(&self) -> Option<f64> {
         None
     }
+    /// The virtual capacity in bit/s, for virtual-queue disciplines (AVQ, AVQRED).
+    fn virtual_capacity_bps(&self) -> Option<f64> {
+        None
+    }
     /// When the discipline next needs `on_timer` (e.g. PIE's periodic update).
     fn next_timer(&self) -> Option<Nanos> {
         None
@@ -236,6 +240,9 @@ macro_rules! registry {
             }
             fn drop_prob(&self) -> Option<f64> {
                 match self { $( AnyQdisc::$variant(q) => q.drop_prob() ),* }
+            }
+            fn virtual_capacity_bps(&self) -> Option<f64> {
+                match self { $( AnyQdisc::$variant(q) => q.virtual_capacity_bps() ),* }
             }
             #[inline]
             fn next_timer(&self) -> Option<Nanos> {
@@ -329,6 +336,9 @@ impl Discipline for Qdisc {
     }
     fn drop_prob(&self) -> Option<f64> {
         self.inner.drop_prob()
+    }
+    fn virtual_capacity_bps(&self) -> Option<f64> {
+        self.inner.virtual_capacity_bps()
     }
     #[inline]
     fn next_timer(&self) -> Option<Nanos> {

@@ -1,6 +1,6 @@
 //! Measurement point apart from the drop point: `monitor = "LINK"`.
 //!
-//! The satellite-gateway study (shared STUDIES.md §4) measures congestion at the
+//! The satellite-gateway study (Byun's dissertation, 2007, §1.3.1) measures congestion at the
 //! transmit queue in front of the space link but drops or marks at the receive queue in
 //! front of the PEP: the PEP's per-connection buffers sit between the two, so the queue
 //! that fills (transmit) is not the queue where packets can still be refused before the

@@ -52,8 +52,10 @@
 //!   (`cc/prague.rs`, ECT(1) for L4S).
 //! - Profiles (`TcpProfile`): "linux" (default), "ns3", "rfc" set the documented
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
+//!   "ns2" replaces both endpoints with ns-2.35's one-way agents (`ns2/`).
 
 pub mod cc;
+pub mod ns2;
 pub mod rack;
 pub mod rate;
 pub mod receiver;
@@ -153,6 +155,9 @@ pub struct TcpConfig {
     /// Congestion avoidance grows by MSS²/cwnd per ACK, not by bytes acknowledged
     /// (ns-3 `TcpNewReno::CongestionAvoidance`; slow start then adds one MSS per ACK).
     pub per_ack_growth: bool,
+    /// `profile = "ns2"`: the connection is ns-2.35's one-way agent pair (`ns2/`);
+    /// the fields above give its `packetSize_`, `windowInit_`, timers and sizes.
+    pub ns2: Option<ns2::Ns2Options>,
     /// Pace transmissions (Linux internal/`fq` pacing): each segment may leave only
     /// `wire size / pacing rate` after the previous one. BBR always paces at its own
     /// rate; other controllers use Linux `tcp_update_pacing_rate` (cwnd / SRTT × 200 %
@@ -183,10 +188,12 @@ pub enum TcpProfile {
     Ns3,
     /// The RFCs' letter (RFC 5681, 6298, 6675).
     Rfc,
+    /// ns-2.35's one-way agents (`Agent/TCP/Reno`, `Newreno`, `TCPSink`, ...).
+    Ns2,
 }
 
 /// Names accepted by `profile = "..."`.
-pub const PROFILE_NAMES: &[&str] = &["linux", "ns3", "rfc"];
+pub const PROFILE_NAMES: &[&str] = &["linux", "ns3", "rfc", "ns2"];
 
 impl TcpProfile {
     pub fn from_name(name: &str) -> Option<TcpProfile> {
@@ -194,6 +201,7 @@ impl TcpProfile {
             "linux" => Some(TcpProfile::Linux),
             "ns3" => Some(TcpProfile::Ns3),
             "rfc" => Some(TcpProfile::Rfc),
+            "ns2" => Some(TcpProfile::Ns2),
             _ => None,
         }
     }
@@ -225,6 +233,7 @@ impl TcpProfile {
             rack: true,
             ssthresh_from_cwnd: true,
             pacing: false,
+            ns2: None,
         };
         match self {
             TcpProfile::Linux => linux,
@@ -256,6 +265,26 @@ impl TcpProfile {
                 prr: false,
                 rack: false,
                 ssthresh_from_cwnd: false,
+                ..linux
+            },
+            // ns-2.35 (tcl/lib/ns-default.tcl): packetSize_ 1000, windowInit_ 2,
+            // window_ 20 packets, minrto_ 0.2, rtxcur_init_ 3.0, maxrto_ 60,
+            // numdupacks_ 3, tcpip_base_hdr_size_ 40, DelAck interval_ 100ms, no SACK
+            // (Agent/TCP/Newreno with Agent/TCPSink). The fields that only concern the
+            // linux/ns3/rfc sender are left at their values; `ns2/` does not read them.
+            TcpProfile::Ns2 => TcpConfig {
+                mss: ns2::PACKET_SIZE,
+                iw: ns2::WINDOW_INIT,
+                sack: false,
+                min_rto: ns2::MINRTO,
+                initial_rto: ns2::RTXCUR_INIT,
+                max_rto: ns2::MAXRTO,
+                delack: ns2::DELACK_INTERVAL,
+                rwnd: ns2::WINDOW as u64 * ns2::PACKET_SIZE as u64,
+                dupthresh: ns2::NUMDUPACKS,
+                header_bytes: ns2::HDR_SIZE,
+                per_ack_growth: true,
+                ns2: Some(ns2::Ns2Options::default()),
                 ..linux
             },
         }
