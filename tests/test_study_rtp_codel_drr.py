@@ -48,8 +48,7 @@ def test_quick_study_draws_every_figure_and_shares_the_bottleneck_as_expected(tm
     def s1_fraction(kind):
         return share(kind, "s1") / (share(kind, "s1") + share(kind, "s2"))
 
-    # The sessions are active for 6.63 s of the 10 s (README), so the goodputs over the run
-    # are ~2/3 of the link; their split is what the disciplines decide.
+    # The split of the link between the two sessions is what the disciplines decide.
     # DRR: equal halves (each session offers more than half the link).
     assert abs(s1_fraction("drr") - 0.5) < 0.015
     # CoDel: one FIFO, drops in proportion to arrivals → 2015 / 4905 = 0.41.
