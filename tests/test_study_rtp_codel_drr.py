@@ -3,11 +3,13 @@ and the two disciplines share a 1 Mbit/s bottleneck as they must (DRR: equal sha
 the unresponsive RTP flows; CoDel, a single FIFO: shares in proportion to the offered
 2015 : 2890 packets of the same mean size)."""
 
+import shutil
 import subprocess
 
 import matplotlib.image as mpimg
 import numpy as np
 import polars as pl
+import pytest
 
 import aqmlab
 from aqmlab import study
@@ -53,3 +55,25 @@ def test_quick_study_draws_every_figure_and_shares_the_bottleneck_as_expected(tm
     assert abs(s1_fraction("drr") - 0.5) < 0.015
     # CoDel: one FIFO, drops in proportion to arrivals → 2015 / 4905 = 0.41.
     assert abs(s1_fraction("codel") - 0.41) < 0.04
+
+
+@pytest.mark.skipif(shutil.which("ns") is None, reason="needs ns-2.35 (Debian package ns2)")
+def test_ns2_reconstruction_shows_the_active_window_the_tables_imply():
+    """ns2/drr.tcl in real ns-2.35: a saturated 1 Mbit/s link carries T × 1 Mbit/s / (8 × 515 B)
+    packets of 515 B while the sources are active for T. With Table 3.1's counts spread over
+    the whole 10 s that is 2427 at the bottleneck and S1 (0.83 Mbit/s) is not throttled by
+    its 1 Mbit/s access link; active for the last 6.63 s it is 1609 at the bottleneck and
+    behind S1's access link, the report's scale (1766 x 469 B; S1 sent 1493 / 1676)."""
+    script = study.study_dir("rtp-codel-drr") / "ns2" / "drr.tcl"
+
+    def run(rate, access, start):
+        out = subprocess.run(["ns", str(script), "ONE", str(rate), str(access), "DRR", str(start), "2015", "2890"],
+                             capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        return [int(v) for v in out.stdout.split()]  # sent S1, sent S2, R1, R2, bytes R1, bytes R2
+
+    sent1, _, r1, r2, _, _ = run(1, 1, 0.0)
+    assert 2427 - 10 <= r1 + r2 <= 2427 and sent1 >= 2000
+    sent1, _, r1, r2, _, _ = run(1, 1, 3.37)
+    assert 1609 - 10 <= r1 + r2 <= 1609 + 1 and 1609 - 10 <= sent1 <= 1609 + 1
+    assert abs(r1 - r2) <= 5  # DRR: equal shares of the same-sized packets
