@@ -34,7 +34,7 @@ test: test-rust test-python
 test-rust:
 	cargo test -p aqmlab-core -q
 
-# tests/install-tools.sh installs tshark and chromium when missing (apt-get, as root);
+# tests/install-tools.sh installs tshark, chromium and ns2 (ns-2.35) when missing (apt-get, as root);
 # only tools it could not install are skipped by the tests that need them, loudly.
 test-python: install
 	AQMLAB_UNINSTALLABLE="$$(bash tests/install-tools.sh)" $(PY) -m pytest tests

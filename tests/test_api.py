@@ -19,7 +19,7 @@ QUEUE_COLUMNS = [
 ]
 FLOW_COLUMNS = [
     "flow", "app", "kind", "src", "dst", "cc", "bytes_sent", "bytes_delivered", "goodput_bps",
-    "retransmits", "timeouts", "rtt_ms_mean", "owd_ms_mean", "loss_rate",
+    "goodput_window_bps",    "retransmits", "timeouts", "rtt_ms_mean", "owd_ms_mean", "loss_rate",
 ]
 
 

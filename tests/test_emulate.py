@@ -64,7 +64,7 @@ def test_one_kernel_cubic_flow_fills_a_10_mbit_bottleneck():
     assert f["kernel_cc"] == "cubic", "TCP_CONGESTION was not applied"
     assert q["utilization"] >= 0.9, q
     # Goodput counts TCP payload: 1448 of every 1500 bytes with timestamps.
-    assert f["goodput_bps"] >= 0.9 * 10e6 * 1448 / 1500, f
+    assert f["goodput_window_bps"] >= 0.9 * 10e6 * 1448 / 1500, f
     assert q["throughput_bps"] <= 10e6 * 1.001, "the emulator must never exceed its rate"
 
 

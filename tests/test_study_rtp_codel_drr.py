@@ -40,7 +40,7 @@ def test_quick_study_draws_every_figure_and_shares_the_bottleneck_as_expected(tm
         assert float(np.var(mpimg.imread(f)[..., :3])) > 1e-3, f
     assert "CoDel versus DRR" in (tmp_path / "report.html").read_text()
     agg = aqmlab.load(tmp_path / "sweep")
-    gp = agg.filter((pl.col("table") == "apps") & (pl.col("metric") == "goodput_bps") & (pl.col(RATE) == "1Mbit") & (pl.col(ACCESS) == "5Mbit"))
+    gp = agg.filter((pl.col("table") == "apps") & (pl.col("metric") == "goodput_window_bps") & (pl.col(RATE) == "1Mbit") & (pl.col(ACCESS) == "5Mbit"))
 
     def share(kind, app):
         return gp.filter((pl.col(KIND) == kind) & (pl.col("entity") == app))["mean"][0]

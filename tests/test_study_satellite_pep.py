@@ -1,4 +1,4 @@
-"""The satellite-pep study (STUDIES.md §4): its experiments cover §4's settings, and quick
+"""The satellite-pep study (Byun's dissertation, 2007): its experiments cover its settings, and quick
 runs reproduce directions of effect the model gives by construction:
 
 - RED at the receive queue, averaging the transmit queue, holds that queue between its
@@ -6,7 +6,11 @@ runs reproduce directions of effect the model gives by construction:
   the same w_q: the drop rate the load needs is reached at a smaller average;
 - buffer flow control: a harsher decrease (decr 0.5) keeps the transmit queue far
   shorter than no flow control and loses nothing there, while CE marks (not drops) are
-  the receive queue's signal.
+  the receive queue's signal; and, as in Byun's Table 6.1, it costs output-link
+  utilisation and steadiness (the shrunk buffer limit caps what a user holds at the
+  PEP, eq. 2.1);
+- AVQ with the paper's update (every arrival, dropped or not, adapts C̃) holds the
+  transmit queue short: its accepted rate is below C whenever it drops.
 """
 
 import importlib.util
@@ -42,7 +46,11 @@ def test_experiments_cover_the_studys_settings():
     assert avq["gamma"] == 1.0 and avq["limit"] == "123750B"
     assert main.seeds == 5 and main.quick["seeds"] == 2
     fc = read_sweep_file(exps["flowcontrol"])
-    assert fc.zip[0]["topology.nodes.61.function.decr"][1:] == [0.97, 0.95, 0.9, 0.8, 0.5]
+    assert fc.zip[0]["topology.nodes.61.function.decr"][1:] == [0.97, 0.95, 0.9, 0.8, 0.5] * 2
+    assert [q["kind"] for q in fc.zip[0][QDISC]] == ["red"] * 6 + ["avqred"] * 5
+    assert all(q["action"] == "mark" for q in fc.zip[0][QDISC])
+    fair = read_sweep_file(exps["fairness"])
+    assert fair.zip[0]["description"] == main.zip[0]["description"]
     assert fc.set["duration"] == "15min"
     for f in ("scenario.toml", "fairness.toml"):
         aqmlab.validate(STUDY / f)
@@ -75,5 +83,23 @@ def test_quick_flowcontrol_a_harsh_decrease_keeps_the_transmit_queue_short(tmp_p
     assert t["0.50"]["txq_mean"] < 0.5 * t["off"]["txq_mean"], t
     assert t["0.50"]["txq_mean"] < t["0.97"]["txq_mean"], t
     assert t["0.50"]["tx_drops"] < t["off"]["tx_drops"], t
-    for k in ("off", "0.50"):
-        assert t[k]["rx_marks"] > 10 * t[k]["rx_drops"], t[k]
+    assert t["0.50"]["tx_util"] < t["0.97"]["tx_util"] and t["0.50"]["tx_util_std"] > t["0.97"]["tx_util_std"], t
+    assert t["off"]["rx_marks"] > 10 * t["off"]["rx_drops"], t["off"]
+    # With flow control the drops are packets that cannot carry CE (RFC 3168 §6.1.1,
+    # §6.1.5-6: SYNs, retransmissions, zero-window probes, which a shrunk limit makes
+    # common); data marks still outnumber them.
+    assert t["0.50"]["rx_marks"] > 2 * t["0.50"]["rx_drops"], t["0.50"]
+
+
+def test_avq_with_the_papers_update_keeps_the_transmit_queue_short():
+    exps = study.experiments(study.study_dir("satellite-pep"))
+    main = read_sweep_file(exps["main"])
+    avq = main.zip[0][QDISC][6]
+    assert avq["update"] == "sigcomm" and avq["ecnlim"] == 1.0
+    r = aqmlab.run(STUDY / "scenario.toml", seed=1, set={**main.quick["set"], QDISC: avq})
+    tx = r.queues.filter(link="tx")
+    rx = r.queues.filter(link="rx")
+    assert tx["qlen_pkts_mean"][0] < 20 and tx["drops"][0] == 0, tx
+    # At equilibrium the offered rate, drops included, is γC = C, so the accepted rate,
+    # hence the utilisation, is C·(1 − p).
+    assert abs(tx["utilization"][0] - (1.0 - rx["drop_rate"][0])) < 0.05, (tx, rx)

@@ -32,9 +32,23 @@ def test_run_report_shows_mos_per_voice_entry_and_the_per_flow_rows(voice_run):
     assert "Voice quality (MOS per voip entry)" in text
     assert "<h3>app_flows</h3>" in text
     # the MOS cell of the call is in the voice table
-    mos = res.apps.filter(pl.col("app") == "call")["mos"][0]
-    assert 1.0 <= mos < 2.0  # behind the full 417-packet FIFO
-    assert report.voice_table(run)["app"].to_list() == ["call"]
+    call = res.apps.filter(pl.col("app") == "call").row(0, named=True)
+    assert 1.0 <= call["mos"] < 2.0  # behind the full 417-packet FIFO
+    # a conversation: the row is the congested (forward) direction, not a mean with
+    # the idle reverse one, and every MOS is in [1, 4.5]
+    assert call["mos"] == call["mos_fwd"] and call["mos_rev"] > 4.0
+    assert call["mos_call_min"] == call["mos"] and call["calls"] == 1
+    mos = [call["mos"], call["mos_fwd"], call["mos_rev"], *res.app_flows["mos"].to_list()]
+    assert all(1.0 <= m <= 4.5 for m in mos), mos
+    assert res.app_flows.filter(pl.col("app") == "call")["direction"].to_list() == ["fwd", "rev"]
+    table = report.voice_table(run)
+    assert {"mos_fwd", "mos_rev", "mos_call_min"} <= set(table.columns)
+    assert table["app"].to_list() == ["call"]
+    calls = report.voice_calls_table(run)
+    assert calls.select("app", "call").rows() == [("call", 0)]
+    assert calls["mos_call"][0] == call["mos"] == calls["mos_fwd"][0]
+    assert calls["mos_rev"][0] == call["mos_rev"]
+    assert "Voice quality per call" in text
     # the one-way delay CDF figure is there (owd_hist is on in the example)
     assert 'id="fig-owd-cdf"' in text
 
@@ -42,8 +56,10 @@ def test_run_report_shows_mos_per_voice_entry_and_the_per_flow_rows(voice_run):
 def test_owd_cdf_has_one_line_per_flow_and_counts_every_packet(voice_run, tmp_path):
     run, res = voice_run
     fig = plots.owd_cdf(run, app="call")
-    [line] = [l for l in fig.axes[0].get_lines() if not l.get_label().startswith("_")]
-    assert line.get_label() == "flow 5 (call)"
+    lines = [l for l in fig.axes[0].get_lines() if not l.get_label().startswith("_")]
+    # the conversation's two directions: flow 5 (caller → callee), flow 6 (back)
+    assert [l.get_label() for l in lines] == ["flow 5 (call)", "flow 6 (call)"]
+    line = lines[0]
     y = line.get_ydata()
     assert y[-1] == 1.0 and all(a <= b for a, b in zip(y, y[1:]))
     # the histogram holds every packet the flow delivered after the warm-up: the voice
@@ -58,7 +74,8 @@ def test_owd_cdf_has_one_line_per_flow_and_counts_every_packet(voice_run, tmp_pa
     x = line.get_xdata()
     assert 800 < x[len(x) // 2] < 1200
     fig_all = plots.owd_cdf(run)
-    assert len([l for l in fig_all.axes[0].get_lines() if not l.get_label().startswith("_")]) == 6
+    # five uploads and the call's two directions
+    assert len([l for l in fig_all.axes[0].get_lines() if not l.get_label().startswith("_")]) == 7
     stem = tmp_path / "owd"
     p = cli("plot", run, "--kind", "owd-cdf", "--entity", "0,5", "--out", stem)
     assert p.returncode == 0, p.stderr

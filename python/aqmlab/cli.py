@@ -89,7 +89,7 @@ def _fmt(v) -> str:
 
 #: Columns of `aqmlab run`'s tables (every column is in ``--json`` and ``--out``).
 QUEUE_COLUMNS = ["link", "qdisc", "sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drops", "drop_rate", "utilization", "throughput_bps"]
-FLOW_COLUMNS = ["flow", "app", "kind", "src", "dst", "goodput_bps", "owd_ms_mean", "owd_ms_p99", "rtt_ms_mean", "loss_rate", "retransmits"]
+FLOW_COLUMNS = ["flow", "app", "kind", "src", "dst", "goodput_bps", "goodput_window_bps", "owd_ms_mean", "owd_ms_p99", "rtt_ms_mean", "loss_rate", "retransmits"]
 #: More flows than this are summarised by their apps (``--all`` lists them).
 MAX_FLOW_ROWS = 20
 

@@ -277,7 +277,7 @@ def voice_figures(path: Path, agg: pl.DataFrame | None = None) -> list[Figure]:
             fig = plots.bars(path, metric="mos", table="apps", entity=a, agg=agg)
         except ValueError:
             continue
-        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) mean over seeds with the 95 % Student-t confidence interval."))
+        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with the 95 % Student-t confidence interval."))
     return figs
 
 
@@ -290,7 +290,10 @@ def owd_figures(path: Path) -> list[Figure]:
     return [Figure("owd-cdf", "One-way delay CDF per flow", fig, "Every delivered packet of the flow after the warm-up.")]
 
 
-VOICE_COLUMNS = ["app", "mos", "r_factor", "mouth_to_ear_ms", "late_rate", "total_loss_rate", "voice_loss_rate", "jitter_ms"]
+#: The voice table: ``mos`` etc. are each call's worst direction (mean over the entry's
+#: calls), ``mos_fwd``/``mos_rev`` the two directions (caller → callee and back),
+#: ``mos_call_min`` the worst call (docs/output.md).
+VOICE_COLUMNS = ["app", "calls", "mos", "mos_fwd", "mos_rev", "mos_call_min", "r_factor", "mouth_to_ear_ms", "late_rate", "total_loss_rate", "voice_loss_rate", "jitter_ms"]
 
 
 def voice_table(path: Path) -> pl.DataFrame:
@@ -303,6 +306,25 @@ def voice_table(path: Path) -> pl.DataFrame:
         return pl.DataFrame()
     df = df.filter(pl.col("kind") == "voip")
     return df.select([c for c in VOICE_COLUMNS if c in df.columns])
+
+
+def voice_calls_table(path: Path) -> pl.DataFrame:
+    """One row per call of a run's ``voip`` entries: each direction's MOS, R and late
+    rate (``rev`` null for one-way calls) and the call's MOS (its worst direction).
+    Empty without voice."""
+    f = path / "app_flows.parquet"
+    if not f.exists():
+        return pl.DataFrame()
+    df = pl.read_parquet(f)
+    if "mos_call" not in df.columns:
+        return pl.DataFrame()
+    df = df.filter(pl.col("kind") == "voip")
+    calls = df.select("app", "call", "mos_call").unique(maintain_order=True)
+    for d in ("fwd", "rev"):
+        side = df.filter(pl.col("direction") == d).select(
+            "app", "call", *(pl.col(c).alias(f"{c}_{d}") for c in ("mos", "r_factor", "late_rate")))
+        calls = calls.join(side, on=["app", "call"], how="left")
+    return calls
 
 
 def web_apps(path: Path) -> list[str]:
@@ -434,7 +456,13 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
     else:
         voice = voice_table(path)
         if voice.height:
-            parts.append("<h3>Voice quality (MOS per voip entry)</h3>" + table_html(voice, right=voice.columns))
+            parts.append("<h3>Voice quality (MOS per voip entry)</h3>"
+                         "<p><code>mos</code> is each call's worst direction (mean over the entry's calls); "
+                         "<code>mos_fwd</code> caller → callee, <code>mos_rev</code> back.</p>"
+                         + table_html(voice, right=voice.columns))
+            calls = voice_calls_table(path)
+            if calls.height:
+                parts.append("<h3>Voice quality per call</h3>" + table_html(calls, right=calls.columns))
         for t in ("summary", "queues", "flows", "apps", "app_flows"):
             f = path / f"{t}.parquet"
             if f.exists():

@@ -68,11 +68,11 @@ def run_metrics(sweep_dir: Path) -> pl.DataFrame:
         active = [a for a in apps.filter(pl.col("run_id") == r["run_id"])["app"].to_list()
                   if base["period"] == "10-20 s" or a not in MIDDLE_ONLY]
         run_flows = flows.filter(pl.col("run_id") == r["run_id"])
-        rows[-1]["jain"] = jain(run_flows.filter(pl.col("app").is_in(active))["goodput_bps"].to_list())
+        rows[-1]["jain"] = jain(run_flows.filter(pl.col("app").is_in(active))["goodput_window_bps"].to_list())
         for a in apps.filter((pl.col("run_id") == r["run_id"]) & pl.col("app").is_in(active)).iter_rows(named=True):
             fl = run_flows.filter(pl.col("app") == a["app"])
-            rows.append(base | {"group": a["app"], "throughput_bps": a["goodput_bps"], "loss_rate": a["loss_rate"],
-                                "jain": jain(fl["goodput_bps"].to_list())})
+            rows.append(base | {"group": a["app"], "throughput_bps": a["goodput_window_bps"], "loss_rate": a["loss_rate"],
+                                "jain": jain(fl["goodput_window_bps"].to_list())})
     return pl.DataFrame(rows)
 
 

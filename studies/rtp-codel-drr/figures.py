@@ -68,7 +68,7 @@ def figures(sweep_dir: Path) -> list[Figure]:
          "Overflow (both) and CoDel drops at A→B in the 10 s run, RTCP SRs included."),
         ("throughput", "queues", "throughput_bps", [LINK], "throughput (Mbit/s)", 1e-6, "Total bottleneck throughput",
          "Bits serialised on A→B per second (RTP data and SRs)."),
-        ("receiver-throughput", "apps", "goodput_bps", ["s1", "s2"], "throughput (Mbit/s)", 1e-6, "Throughput per receiver",
+        ("receiver-throughput", "apps", "goodput_window_bps", ["s1", "s2"], "throughput (Mbit/s)", 1e-6, "Throughput per receiver",
          "IP bits delivered to R1 (session s1) and R2 (s2) per second."),
         ("sent", "app_flows", "packets_sent", ["0", "1"], "RTP packets sent", 1.0, "Packets sent per sender",
          "RTP data packets each sender emitted (flow 0 = S1, flow 1 = S2)."),

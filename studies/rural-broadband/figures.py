@@ -28,7 +28,7 @@ def tidy(agg: pl.DataFrame) -> pl.DataFrame:
 DELAY = ("sojourn_ms_mean", "queues", LINK, "Mean queueing delay at the bottleneck", True)
 DROPS = ("drop_rate", "queues", LINK, "Drop rate at the bottleneck", False)
 UTIL = ("utilization", "queues", LINK, "Bottleneck utilisation", False)
-MOS = ("mos", "apps", "voice", "MOS of the G.729A calls", False)
+MOS = ("mos", "apps", "voice", "MOS of the G.729A calls (each call's worse direction, mean over the calls)", False)
 VIDEO = ("decodable_frame_loss_rate", "apps", "video", "Decodable-frame loss of the video", False)
 PSNR = ("psnr_db_mean", "apps", "video", "Mean PSNR of the video (dB)", False)
 VMOS = ("video_mos", "apps", "video", "Video MOS (Evalvid's PSNR grades)", False)
@@ -82,11 +82,11 @@ def e1(d: Path) -> list[Figure]:
         ("sojourn_ms_mean", "queues", LINK, "Mean queueing delay at the bottleneck", True),
         ("drop_rate", "queues", LINK, "Drop rate at the bottleneck", False),
         ("utilization", "queues", LINK, "Bottleneck utilisation", False),
-        ("mos", "apps", "voice", "MOS of the G.729A calls (ITU-T G.107)", False),
+        ("mos", "apps", "voice", "MOS of the G.729A calls (ITU-T G.107; each call's worse direction, mean over the calls)", False),
         ("decodable_frame_loss_rate", "apps", "video", "Decodable-frame loss of the video", False),
         ("psnr_db_mean", "apps", "video", "Mean PSNR of the video (dB)", False),
         ("plt_s_median", "apps", "web-a", "Median response time of the 10 ms-RTT web load", True),
-        ("goodput_bps", "apps", "ftp-b", "Goodput of the two 300 ms-RTT FTP flows", False),
+        ("goodput_window_bps", "apps", "ftp-b", "Goodput of the two 300 ms-RTT FTP flows (over the window)", False),
     ]:
         figs.append(Figure(f"E1-{metric}-{entity}".replace(">", "").replace("->", "-"), f"E1: {what} versus buffer size",
                            plots.sweep_lines(d, metric=metric, table=table, entity=entity, x=LIMIT, hue="discipline", agg=agg,

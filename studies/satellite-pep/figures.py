@@ -1,6 +1,6 @@
-"""Figures and tables of the satellite-pep study (README.md; STUDIES.md §4).
+"""Figures and tables of the satellite-pep study (README.md; Byun's dissertation, 2007).
 
-Every output of §4 from the runs' tables:
+Every output of the dissertation (Chapters 4-6) from the runs' tables:
 - output-link (`tx`) utilisation: mean over the run, and its std over 100 ms intervals
   (`timeseries.sent_bytes` differences);
 - input-link (`rx`) throughput (what passes the receive queue) relative to 20 Mbit/s;
@@ -10,6 +10,8 @@ Every output of §4 from the runs' tables:
 - per-flow throughput std (server connections: page bytes / completion time) and the
   three UDP flows' throughput (experiment `fairness`);
 - the marking/drop probability over time (`timeseries.drop_prob` at `rx`);
+- the virtual capacity of AVQ/AVQRED/PFAVQRED over time (`timeseries.vcap_bps` at `rx`)
+  next to the transmit queue;
 - the fluid model (aqmlab.fluid) against the packet runs.
 
 Per-run values are averaged over seeds with the 95 % Student-t interval.
@@ -31,7 +33,7 @@ from aqmlab.report import Figure
 from aqmlab.stats import mean_ci
 
 ORDER = ["RED1", "RED2", "RED3", "RED4", "SRED1", "SRED2", "AVQ", "AVQRED", "PFAVQRED"]
-FC_ORDER = ["off", "0.97", "0.95", "0.90", "0.80", "0.50"]
+FC_ORDER = ["off", "0.97", "0.95", "0.90", "0.80", "0.50"] + [f"AVQRED {d}" for d in ("0.97", "0.95", "0.90", "0.80", "0.50")]
 TX_RATE = 20e6
 SAMPLE_S = 0.1
 PATTERN_PACKETS = 1000
@@ -83,7 +85,7 @@ def flow_throughput(d: Path) -> np.ndarray:
 
 
 def run_metrics(d: Path, scen: dict) -> dict:
-    """One run's §4 outputs."""
+    """One run's outputs (the dissertation's metrics)."""
     warmup = seconds(scen.get("warmup", 0))
     tx, rx = queue_row(d, "tx"), queue_row(d, "rx")
     txs = series(d, "tx", warmup)
@@ -91,6 +93,10 @@ def run_metrics(d: Path, scen: dict) -> dict:
         "tx_util": tx["utilization"],
         "tx_util_std": float(txs["util"].drop_nulls().std()) if "util" in txs.columns else math.nan,
         "rx_load": rx["throughput_bps"] / TX_RATE,
+        # Byun's "input link utilisation" (Table 6.2: before the AQM marking): what is
+        # offered to rx; the queues row counts arrivals in packets, so the offered bytes
+        # are the passed bytes scaled by arrivals / dequeued (drops of the mean size).
+        "rx_offered_mbps": rx["throughput_bps"] * rx["arrivals"] / max(rx["dequeued"], 1) / 1e6,
         "txq_mean": float(txs["qlen_pkts"].mean()),
         "txq_std": float(txs["qlen_pkts"].std()),
         "rx_drops": rx["drops"],
@@ -106,7 +112,7 @@ def run_metrics(d: Path, scen: dict) -> dict:
     for a in ("udp80", "udp160", "udp320"):
         r = apps.filter(pl.col("app") == a)
         if len(r):
-            m[f"{a}_kbps"] = r["goodput_bps"][0] / 1e3
+            m[f"{a}_kbps"] = r["goodput_window_bps"][0] / 1e3
     return m
 
 
@@ -153,9 +159,10 @@ def first_seed(sweep_dir: Path) -> dict[str, tuple[Path, dict]]:
     return out
 
 
-def timeseries_fig(sweep_dir: Path, column: str, link: str, ylabel: str, span: float = 60.0):
+def timeseries_fig(sweep_dir: Path, column: str, link: str, ylabel: str, span: float = 60.0,
+                   order: list[str] = ORDER):
     one = first_seed(sweep_dir)
-    names = [o for o in ORDER if o in one]
+    names = [o for o in order if o in one]
     fig, axes = plt.subplots(len(names), 1, figsize=(10, 1.4 * len(names) + 0.6), sharex=True)
     for ax, n in zip(np.atleast_1d(axes), names):
         d, scen = one[n]
@@ -168,6 +175,30 @@ def timeseries_fig(sweep_dir: Path, column: str, link: str, ylabel: str, span: f
                 ax.axhline(th, color="grey", lw=0.5, ls="--")
     np.atleast_1d(axes)[-1].set_xlabel("time after the warm-up (s)")
     fig.suptitle(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def vcap_fig(sweep_dir: Path, span: float = 60.0):
+    """The virtual capacity at rx (`timeseries.vcap_bps`) next to the transmit queue, for
+    the virtual-queue disciplines (seed 1, from the start of the run: the ramp included)."""
+    one = first_seed(sweep_dir)
+    names = [o for o in ("AVQ", "AVQRED", "PFAVQRED") if o in one]
+    fig, axes = plt.subplots(len(names), 1, figsize=(10, 1.8 * len(names) + 0.6), sharex=True, squeeze=False)
+    for ax, n in zip(axes[:, 0], names):
+        d, scen = one[n]
+        w = seconds(scen.get("warmup", 0))
+        q = series(d, "tx", 0.0).filter(pl.col("t") <= w + span)
+        v = series(d, "rx", 0.0).filter(pl.col("t") <= w + span)
+        ax.plot(q["t"], q["qlen_pkts"], lw=0.8, color="C0")
+        ax.set_ylabel(f"{n}\ntx queue (pkts)", fontsize=8, color="C0")
+        ax.axvline(w, color="grey", lw=0.5, ls="--")
+        ax2 = ax.twinx()
+        ax2.plot(v["t"], v["vcap_bps"] / 1e6, lw=0.8, color="C1")
+        ax2.set_ylabel("virtual capacity (Mbit/s)", fontsize=8, color="C1")
+        ax2.set_ylim(bottom=0)
+    axes[-1, 0].set_xlabel("time (s); dashed: end of the warm-up")
+    fig.suptitle("Transmit queue and the virtual capacity at rx, seed 1")
     fig.tight_layout()
     return fig
 
@@ -261,6 +292,10 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
                            timeseries_fig(dirs["main"], "drop_prob", "rx", "drop probability at rx (the discipline's own, seed 1)"),
                            "The discipline's reported probability (RED: p_b before count spacing); empty where the "
                            "discipline reports none."))
+        figs.append(Figure("main-virtual-capacity", "Virtual capacity and transmit queue (AVQ, AVQRED, PFAVQRED)",
+                           vcap_fig(dirs["main"]),
+                           "100 ms samples from the start of the run: the virtual capacity the discipline at rx "
+                           "drains its virtual queue with (`timeseries.vcap_bps`) against the real transmit queue."))
         fig, _ = fluid_fig(dirs["main"])
         figs.append(Figure("fluid", "Fluid model vs packet runs (RED 4)", fig,
                            "MGT fluid model (aqmlab.fluid) with N = 340 server connections, C = 1786 pkt/s, Tp = 70 ms, "
@@ -284,6 +319,11 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
             ("tx_util", "output-link utilisation"), ("txq_mean", "tx queue mean (pkts)"),
             ("tx_drops", "tx overflow drops"), ("rx_marks", "CE marks at rx")], "Buffer flow control (RED 4 marking)",
             "decr (off: no flow control)"), f"Mean over {n} seeds with the 95 % Student-t interval."))
+        figs.append(Figure("flowcontrol-marking-probability", "Buffer flow control: marking probability over time",
+                           timeseries_fig(dirs["flowcontrol"], "drop_prob", "rx",
+                                          "marking probability at rx (the discipline's own, seed 1)", order=FC_ORDER),
+                           "Byun Figs. 6.20-6.29: RED 4's p_b (RED FC) and AVQRED's RED probability on its virtual "
+                           "queue (AVQRED FC), 100 ms samples, the first 60 s after the warm-up."))
     return figs
 
 

@@ -1,4 +1,4 @@
-"""Write the satellite-pep study's scenario files (README.md; shared STUDIES.md §4):
+"""Write the satellite-pep study's scenario files (README.md; Byun's dissertation, 2007):
 
 * ``scenario.toml``  the gateway and the load of the main experiments: 60 servers,
   200 clients, 400 HTTP users, RED 4 at the receive queue monitoring the transmit queue
@@ -69,7 +69,7 @@ def output() -> list[str]:
 
 
 def main() -> None:
-    main_s = network("satellite-pep (STUDIES.md §4): 400 HTTP users through a split-TCP PEP at a GEO gateway.",
+    main_s = network("satellite-pep (Byun 2007, Ch. 3): 400 HTTP users through a split-TCP PEP at a GEO gateway.",
                      "100s", "all 400 users are up after 19 steps of 5 s")
     main_s += http("web", 2, CLIENTS) + output()
     (HERE / "scenario.toml").write_text("\n".join(main_s))

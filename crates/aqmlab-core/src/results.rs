@@ -122,8 +122,32 @@ struct EntryRow<'a> {
     lost: u64,
     owd_sum: f64,
     owd_n: u64,
+    /// The entry's active span: the earliest `active_from` and the latest `active_to`
+    /// of its flows and connections.
+    active_from: Option<Nanos>,
+    active_to: Option<Nanos>,
     /// Per-kind columns from the entry's apps (`Application::report`).
     extra: Vec<(&'static str, Val)>,
+}
+
+impl EntryRow<'_> {
+    /// Widen the entry's active span by a flow's (or connections') span.
+    fn span(&mut self, s: &crate::measure::flow_stats::FlowStats) {
+        if let (Some(a), Some(b)) = (s.active_from, s.active_to) {
+            self.active_from = Some(self.active_from.map_or(a, |x| x.min(a)));
+            self.active_to = self.active_to.max(Some(b));
+        }
+    }
+}
+
+/// Goodput over the active span: delivered bits / (last delivery − first packet); 0
+/// without a delivered byte, NaN for a zero-length span.
+fn active_rate(bytes: u64, active_ns: Option<Nanos>) -> f64 {
+    match active_ns {
+        None => 0.0,
+        Some(0) => f64::NAN,
+        Some(ns) => bytes as f64 * 8.0 / secs(ns),
+    }
 }
 
 /// One child queue of a scheduler.
@@ -282,6 +306,9 @@ pub fn collect(sim: &Simulation) -> Results {
             col("bytes_sent", |r: &FlowRow| r.s.bytes_sent),
             col("bytes_delivered", |r: &FlowRow| r.s.bytes_delivered),
             col("goodput_bps", |r: &FlowRow| {
+                active_rate(r.s.bytes_delivered, r.s.active_ns)
+            }),
+            col("goodput_window_bps", |r: &FlowRow| {
                 per_s(r.s.bytes_delivered as f64 * 8.0)
             }),
             col("retransmits", |r: &FlowRow| r.s.retransmits),
@@ -412,6 +439,7 @@ pub fn collect(sim: &Simulation) -> Results {
                 }),
                 col("rate_bps", |r: &&crate::engine::SampleRow| r.rate_bps),
                 col("drop_prob", |r: &&crate::engine::SampleRow| r.drop_prob),
+                col("vcap_bps", |r: &&crate::engine::SampleRow| r.vcap_bps),
                 col("sent_bytes", |r: &&crate::engine::SampleRow| r.sent_bytes),
             ],
             &series.rows,
@@ -533,6 +561,8 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
             lost: 0,
             owd_sum: 0.0,
             owd_n: 0,
+            active_from: None,
+            active_to: None,
             extra: Vec::new(),
         })
         .collect();
@@ -542,6 +572,7 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
         r.bytes += t.stats.bytes_delivered;
         r.sent += t.stats.packets_sent;
         r.lost += t.stats.packets_dropped;
+        r.span(&t.stats);
         if t.stats.owd.count() > 0 {
             r.owd_sum += t.stats.owd.mean() * t.stats.owd.count() as f64;
             r.owd_n += t.stats.owd.count();
@@ -561,6 +592,9 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
         }
         r.sent += f.stats.packets_sent;
         r.lost += f.stats.packets_dropped;
+        if f.stats.bytes_delivered > 0 {
+            r.span(&f.stats);
+        }
         if f.stats.owd.count() > 0 {
             r.owd_sum += f.stats.owd.mean() * f.stats.owd.count() as f64;
             r.owd_n += f.stats.owd.count();
@@ -583,7 +617,16 @@ fn apps_table(sim: &Simulation, per_s: &dyn Fn(f64) -> f64) -> Table {
             col("kind", |r: &&EntryRow| r.entry.kind),
             col("flows", |r: &&EntryRow| r.flows),
             col("bytes_delivered", |r: &&EntryRow| r.bytes),
-            col("goodput_bps", |r: &&EntryRow| per_s(r.bytes as f64 * 8.0)),
+            col("goodput_bps", |r: &&EntryRow| {
+                let span = r
+                    .active_from
+                    .zip(r.active_to)
+                    .map(|(a, b)| b.saturating_sub(a));
+                active_rate(r.bytes, span)
+            }),
+            col("goodput_window_bps", |r: &&EntryRow| {
+                per_s(r.bytes as f64 * 8.0)
+            }),
             col("owd_ms_mean", |r: &&EntryRow| mean_ms(r.owd_sum, r.owd_n)),
             col("loss_rate", |r: &&EntryRow| ratio(r.lost, r.sent)),
         ],
@@ -648,7 +691,8 @@ fn kind_tables(sim: &Simulation) -> Vec<Table> {
 }
 
 /// Append per-kind columns (the union of names, in first-seen order); a row whose kind
-/// has no such column gets NaN (a count column becomes a float column then).
+/// has no such column gets NaN (a count column becomes a float column then), or an
+/// empty string in a text column.
 fn add_kind_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a [(&'static str, Val)]>) {
     use crate::output::table::Column;
     let rows: Vec<_> = rows.collect();
@@ -665,7 +709,17 @@ fn add_kind_columns<'a>(t: &mut Table, rows: impl Iterator<Item = &'a [(&'static
             .iter()
             .map(|r| r.iter().find(|(n, _)| *n == name).map(|(_, v)| v))
             .collect();
-        let col = if vals.iter().all(|v| matches!(v, Some(Val::U(_)))) {
+        let col = if vals.iter().all(|v| matches!(v, Some(Val::S(_)) | None)) {
+            // A text column (e.g. a voice flow's `direction`): empty in other kinds' rows.
+            Column::Str(
+                vals.iter()
+                    .map(|v| match v {
+                        Some(Val::S(x)) => x.clone(),
+                        _ => String::new(),
+                    })
+                    .collect(),
+            )
+        } else if vals.iter().all(|v| matches!(v, Some(Val::U(_)))) {
             Column::U64(
                 vals.iter()
                     .map(|v| match v {

@@ -114,7 +114,7 @@ const BASE_OWD_MS: f64 = 10.0;
 fn dualpi2_gives_l4s_about_1ms_and_classic_about_15ms_with_balanced_rates() {
     let r = l4s_vs_classic("kind = \"dualpi2\"", "cubic");
     let owd = common::flows(&r, "owd_ms_mean");
-    let gp = common::flows(&r, "goodput_bps");
+    let gp = common::flows(&r, "goodput_window_bps");
     // Queueing (+ 0.3 ms serialisation at 40 Mbit/s): L4S under the 1 ms step, Classic
     // near the 15 ms target.
     let (l, c) = (owd[0] - BASE_OWD_MS, owd[1] - BASE_OWD_MS);
@@ -229,7 +229,7 @@ fn tcp_goodput_next_to_a_hog(qdisc: &str) -> f64 {
         );
     let r = common::run(&text, 1);
     let app = r.table("flows").strs("app");
-    let gp = r.table("flows").f64s("goodput_bps");
+    let gp = r.table("flows").f64s("goodput_window_bps");
     app.iter()
         .zip(&gp)
         .filter(|(a, _)| *a == "bulk")

@@ -69,7 +69,7 @@ size = "1000B"
 "#;
 
 fn tcp_goodput(r: &Results) -> f64 {
-    app(r, "bulk", "goodput_bps")
+    app(r, "bulk", "goodput_window_bps")
 }
 
 fn link(r: &Results, col: &str) -> f64 {
@@ -235,13 +235,17 @@ fn pfavqred_and_choke_protect_tcp_from_an_unresponsive_flow() {
         eprintln!(
             "{name}: tcp {:.2} Mbit/s, hog {:.2} Mbit/s",
             tcp_goodput(r) / 1e6,
-            app(r, "hog", "goodput_bps") / 1e6
+            app(r, "hog", "goodput_window_bps") / 1e6
         );
     }
     assert!(tcp_goodput(&choke) > 1.4 * tcp_goodput(&red));
-    assert!(app(&choke, "hog", "goodput_bps") < app(&red, "hog", "goodput_bps") - 1e6);
+    assert!(
+        app(&choke, "hog", "goodput_window_bps") < app(&red, "hog", "goodput_window_bps") - 1e6
+    );
     assert!(tcp_goodput(&pf) > 1.4 * tcp_goodput(&avqred));
-    assert!(app(&pf, "hog", "goodput_bps") < app(&avqred, "hog", "goodput_bps") - 1e6);
+    assert!(
+        app(&pf, "hog", "goodput_window_bps") < app(&avqred, "hog", "goodput_window_bps") - 1e6
+    );
 }
 
 #[test]

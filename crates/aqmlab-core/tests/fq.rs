@@ -43,7 +43,7 @@ size = "1000B"
 fn goodputs(r: &Results, app: &str) -> Vec<f64> {
     let t = r.table("flows");
     let apps = t.strs("app");
-    let g = t.f64s("goodput_bps");
+    let g = t.f64s("goodput_window_bps");
     apps.iter()
         .zip(g)
         .filter(|(a, _)| *a == app)
@@ -246,6 +246,7 @@ fn the_documented_examples_build() {
     let link = aqmlab_core::qdisc::LinkInfo {
         rate_bps: 10_000_000,
         mtu: 1500,
+        delay: 0,
     };
     let mut n = 0;
     for doc in ["drr", "sfq", "fq_codel", "sfq_codel", "prio"] {

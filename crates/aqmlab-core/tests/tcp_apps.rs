@@ -116,7 +116,7 @@ fn rate_cap_limits_goodput() {
         ),
         1,
     );
-    let g = common::flows(&r, "goodput_bps")[0];
+    let g = common::flows(&r, "goodput_window_bps")[0];
     eprintln!("capped goodput {g:.0}");
     assert!((g - 2e6).abs() < 0.02 * 2e6, "{g}");
 }

@@ -34,7 +34,7 @@ cc = "{cc}"
 fn run(cc: &str, extra: &str) -> (f64, f64, f64) {
     let r = common::run(&scenario(cc, extra), 1);
     let sojourn = common::cell(&r, "queues", "link", "L->R", "sojourn_ms_mean");
-    let goodput = common::flows(&r, "goodput_bps")[0];
+    let goodput = common::flows(&r, "goodput_window_bps")[0];
     let drops = common::flows(&r, "packets_dropped")[0];
     eprintln!("{cc} {extra}: sojourn {sojourn:.2} ms, goodput {goodput:.0} bit/s, drops {drops}");
     (sojourn, goodput, drops)
@@ -75,7 +75,7 @@ fn three_bbr_flows_share_a_shallow_buffer() {
         .replace("name = \"a\"\n", "name = \"a\"\ncount = 3\n")
         .replace("limit = \"1000pkt\"", "limit = \"20pkt\"");
     let r = common::run(&text, 1);
-    let gp = common::flows(&r, "goodput_bps");
+    let gp = common::flows(&r, "goodput_window_bps");
     let total: f64 = gp.iter().sum();
     eprintln!(
         "goodput {gp:?}, timeouts {:?}",

@@ -51,7 +51,7 @@ start = "{start_b}"
 fn jain_of(cc: &str, extra: &str, seed: u64) -> f64 {
     // RTT = 2·(14 + 10 + 1) = 50 ms for both; buffer = one BDP (42 packets).
     let r = common::run(&scenario(cc, 14, 14, 42, extra), seed);
-    let g = common::flows(&r, "goodput_bps");
+    let g = common::flows(&r, "goodput_window_bps");
     let util = common::cell(&r, "queues", "link", "L->R", "utilization");
     let j = common::jain(&g);
     eprintln!("{cc} {extra} seed {seed}: goodputs {g:?}, Jain {j:.4}, utilisation {util:.3}");
@@ -85,7 +85,7 @@ fn two_compound_flows_share_fairly() {
 #[test]
 fn two_vegas_flows_started_together_share_fairly() {
     let r = common::run(&scenario_at("vegas", 14, 14, 42, "", "0s"), 1);
-    let g = common::flows(&r, "goodput_bps");
+    let g = common::flows(&r, "goodput_window_bps");
     eprintln!("vegas together: {g:?}, Jain {:.4}", common::jain(&g));
     assert!(common::jain(&g) >= 0.95);
 }
@@ -93,7 +93,7 @@ fn two_vegas_flows_started_together_share_fairly() {
 #[test]
 fn a_late_vegas_flow_overestimates_its_base_rtt_and_takes_more() {
     let r = common::run(&scenario_at("vegas", 14, 14, 42, "", "2s"), 1);
-    let g = common::flows(&r, "goodput_bps");
+    let g = common::flows(&r, "goodput_window_bps");
     eprintln!("vegas late: {g:?}, Jain {:.4}", common::jain(&g));
     assert!(g[1] > g[0], "late {} vs early {}", g[1], g[0]);
 }
@@ -106,7 +106,7 @@ fn two_dctcp_flows_share_fairly() {
 fn newreno_shorter_rtt_gets_more() {
     // RTTs 2·(4 + 11) = 30 ms and 2·(64 + 11) = 150 ms.
     let r = common::run(&scenario("newreno", 4, 64, 60, "sack = false"), 1);
-    let g = common::flows(&r, "goodput_bps");
+    let g = common::flows(&r, "goodput_window_bps");
     let rtt = common::flows(&r, "rtt_ms_mean");
     eprintln!("goodputs {g:?}, RTTs {rtt:?} ms, ratio {:.2}", g[0] / g[1]);
     assert!(g[0] > 1.5 * g[1], "short {} vs long {}", g[0], g[1]);

@@ -82,7 +82,7 @@ fn ledbat_alone_holds_the_queue_near_25ms() {
 fn ledbat_yields_to_newreno() {
     for target in ["100ms", "25ms"] {
         let r = common::run(&scenario(target, true), 1);
-        let g = common::flows(&r, "goodput_bps");
+        let g = common::flows(&r, "goodput_window_bps");
         let share = g[0] / (g[0] + g[1]);
         eprintln!(
             "target {target}: LEDBAT {:.0}, NewReno {:.0} bit/s, LEDBAT share {share:.3}",

@@ -72,7 +72,7 @@ rto_rearm = false
 /// (goodput bit/s, timeouts, model error) of one run.
 fn measure(cc: &str, p: f64, duration_s: u64) -> (f64, f64, f64) {
     let r = common::run(&scenario(cc, p, duration_s), 7);
-    let goodput = common::flows(&r, "goodput_bps")[0];
+    let goodput = common::flows(&r, "goodput_window_bps")[0];
     let rtt = common::flows(&r, "rtt_ms_mean")[0] / 1e3;
     let timeouts = common::flows(&r, "timeouts")[0];
     let (b, t0, mss) = (1.0f64, 1.0f64, 1448.0f64);

@@ -48,7 +48,7 @@ cc = "cubic"
 fn prague_gets_the_l4s_queue_of_dualpi2_next_to_cubic() {
     let r = l4s_vs_cubic("kind = \"dualpi2\"");
     let owd = common::flows(&r, "owd_ms_mean");
-    let gp = common::flows(&r, "goodput_bps");
+    let gp = common::flows(&r, "goodput_window_bps");
     let (l, c) = (owd[0] - BASE_OWD_MS, owd[1] - BASE_OWD_MS);
     eprintln!("prague {l:.2} ms, cubic {c:.2} ms, goodput {gp:?}");
     // L4S: the 1 ms step threshold plus serialisation (0.3 ms at 40 Mbit/s).

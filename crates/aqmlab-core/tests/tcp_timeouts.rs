@@ -119,7 +119,7 @@ fn an_outage_backs_the_rto_off_and_the_flow_recovers() {
     // outside the outage and the backoff wait.
     let last_retry = *t.last().unwrap();
     assert!(last_retry < 13.0);
-    let goodput = common::flows(&r, "goodput_bps")[0];
+    let goodput = common::flows(&r, "goodput_window_bps")[0];
     let next_try = last_retry + 2.0 * gaps.last().unwrap();
     let usable = 40.0 - (next_try - 10.0) - 1.0;
     assert!(

@@ -36,7 +36,7 @@ cc = "{cc}"
 fn check(cc: &str, extra: &str) {
     let r = common::run(&scenario(cc, extra), 1);
     let util = common::cell(&r, "queues", "link", "L->R", "utilization");
-    let goodput = common::flows(&r, "goodput_bps")[0];
+    let goodput = common::flows(&r, "goodput_window_bps")[0];
     let timeouts = common::flows(&r, "timeouts")[0];
     eprintln!(
         "{cc} {extra}: utilisation {util:.4}, goodput {goodput:.0} bit/s, timeouts {timeouts}"

@@ -167,8 +167,8 @@ start_jitter = "33ms"
     );
     let rate = app(&r, "resp", "tfrc_rate_bps_mean");
     let (rg, ug) = (
-        app(&r, "resp", "goodput_bps"),
-        app(&r, "unresp", "goodput_bps"),
+        app(&r, "resp", "goodput_window_bps"),
+        app(&r, "unresp", "goodput_window_bps"),
     );
     eprintln!("skipped resp {rs} unresp {us}; TFRC rate {rate:.0} (full {full}); goodput {rg:.0} vs {ug:.0}");
     assert_eq!(us, 0.0);

@@ -12,6 +12,11 @@ use common::*;
 /// full, so the fixed 60 ms playout buffer is anchored on a queued packet (a call
 /// started into an empty FIFO would lose nearly every later packet as late: MOS 1).
 fn call_with_uploads(qdisc: &str) -> aqmlab_core::Results {
+    call_with_uploads_and(qdisc, r#"start = "10s""#)
+}
+
+/// `call_with_uploads` with other settings on the `voip` entry (its `start` too).
+fn call_with_uploads_and(qdisc: &str, voip: &str) -> aqmlab_core::Results {
     run(
         &format!(
             r#"
@@ -44,7 +49,7 @@ fn call_with_uploads(qdisc: &str) -> aqmlab_core::Results {
             name = "call"
             hosts = "v"
             codec = "g711"
-            start = "10s"
+            {voip}
             "#
         ),
         1,
@@ -72,6 +77,69 @@ fn fifo_417_gives_a_much_lower_mos_than_fq_codel() {
     // The uploads keep the link busy either way.
     let util = |r: &aqmlab_core::Results| cell(r, "queues", "link", "L->R", "utilization");
     assert!(util(&fifo) > 0.95 && util(&fq) > 0.95);
+    // A one-way call: its only direction is the forward one; no reverse columns.
+    for r in [&fifo, &fq] {
+        assert_eq!(m(r, "mos"), m(r, "mos_fwd"));
+        assert!(m(r, "mos_rev").is_nan() && m(r, "r_factor_rev").is_nan());
+        assert_eq!((m(r, "calls"), m(r, "mos_call_min")), (1.0, m(r, "mos")));
+    }
+}
+
+/// A conversation whose forward direction (caller → callee, left → right) crosses the
+/// uploads' full 417-packet FIFO while the reverse one crosses the idle R->L link (the
+/// uploads' ACKs only): the `apps` row is the congested direction's, never a mean with
+/// the idle one, and both directions are in their own columns and `app_flows` rows.
+#[test]
+fn a_conversation_reports_its_worst_direction() {
+    let r = call_with_uploads_and(
+        r#"{ kind = "pfifo", limit = "417pkt" }"#,
+        "start = \"10s\"\nbidirectional = true",
+    );
+    let m = |c: &str| cell(&r, "apps", "app", "call", c);
+    eprintln!(
+        "mos {} fwd {} rev {}; m2e fwd {} rev {}",
+        m("mos"),
+        m("mos_fwd"),
+        m("mos_rev"),
+        m("mouth_to_ear_ms_fwd"),
+        m("mouth_to_ear_ms_rev")
+    );
+    // Forward: ~1 s of queueing; reverse: 20 ms + ~7 ms path + 60 ms buffer.
+    assert!(m("mouth_to_ear_ms_fwd") > 500.0);
+    assert!(m("mouth_to_ear_ms_rev") < 100.0);
+    assert!(m("mos_fwd") < 2.0 && m("mos_rev") > 4.0);
+    for c in [
+        "mos",
+        "r_factor",
+        "late_rate",
+        "total_loss_rate",
+        "voice_loss_rate",
+        "mouth_to_ear_ms",
+        "emodel_delay_ms",
+        "jitter_ms",
+    ] {
+        assert_eq!(m(c), m(&format!("{c}_fwd")), "{c}");
+    }
+    assert_eq!(m("mos_call_min"), m("mos_fwd"));
+    let t = r.table("app_flows");
+    let voice: Vec<usize> = (0..t.strs("app").len())
+        .filter(|&i| t.strs("app")[i] == "call")
+        .collect();
+    assert_eq!(voice.len(), 2);
+    assert_eq!(
+        voice
+            .iter()
+            .map(|&i| t.strs("direction")[i].clone())
+            .collect::<Vec<_>>(),
+        ["fwd", "rev"]
+    );
+    for &i in &voice {
+        assert_eq!(t.f64s("mos_call")[i], m("mos_fwd"));
+    }
+    assert_eq!(t.f64s("mos")[voice[1]], m("mos_rev"));
+    // Counts stay sums over both directions.
+    let sent: f64 = voice.iter().map(|&i| t.f64s("packets_sent")[i]).sum();
+    assert_eq!(m("packets_sent"), sent);
 }
 
 /// Per-call rows: a 2-call bidirectional entry has 4 flows and 4 `app_flows` rows,
@@ -216,6 +284,13 @@ fn impossible_voice_settings_are_field_errors() {
     assert!(e.starts_with("traffic[0].codec"), "{e}");
     let e = err(r#"emodel = "pesq""#);
     assert!(e.starts_with("traffic[0].emodel"), "{e}");
+    let e = err(r#"playout = "fixed-deadlines""#);
+    assert!(
+        e.starts_with("traffic[0].playout") && e.contains("fixed-deadline"),
+        "{e}"
+    );
+    let e = err(r#"playout_delay = "-5ms""#);
+    assert!(e.starts_with("traffic[0].playout_delay"), "{e}");
     let rtp = base.replace("\"voip\"", "\"rtp\"");
     let err_rtp = |extra: &str| {
         let s = aqmlab_core::ScenarioSpec::from_toml_str(&format!("{rtp}{extra}")).unwrap();
@@ -234,4 +309,82 @@ fn impossible_voice_settings_are_field_errors() {
     assert!(e.starts_with("traffic[0].interval"), "{e}");
     let e = err_rtp("");
     assert!(e.starts_with("traffic[0].rate: missing"), "{e}");
+}
+
+/// Three identical one-way calls that start during the first 5 s, before the 10 s
+/// warm-up (the quality columns count from the warm-up; the calls run from their
+/// start), next to the uploads on a 50-packet FIFO (up to 120 ms of queue) that fills
+/// meanwhile, with a 100 ms buffer. With first-packet anchoring each call's verdict
+/// depends on the queue its first packet met (measured: MOS 1.24, 2.24, 2.89); with a
+/// fixed deadline the three are judged alike (1.14, 1.22, 1.33: what remains is the
+/// FIFO's drops and delays falling unevenly on the three phases).
+#[test]
+fn fixed_deadline_judges_identical_calls_alike() {
+    let spread = |playout: &str| {
+        let r = call_with_uploads_and(
+            r#"{ kind = "pfifo", limit = "50pkt" }"#,
+            &format!(
+                "count = 3\nstart_jitter = \"5s\"\nplayout_delay = \"100ms\"\nplayout = \"{playout}\""
+            ),
+        );
+        let t = r.table("app_flows");
+        let mos: Vec<f64> = (0..t.strs("app").len())
+            .filter(|&i| t.strs("app")[i] == "call")
+            .map(|i| t.f64s("mos")[i])
+            .collect();
+        eprintln!("{playout}: per-call MOS {mos:?}");
+        assert_eq!(mos.len(), 3);
+        let max = mos.iter().cloned().fold(f64::MIN, f64::max);
+        let min = mos.iter().cloned().fold(f64::MAX, f64::min);
+        // The entry row: the mean and the minimum of the per-call MOS.
+        let m = |c: &str| cell(&r, "apps", "app", "call", c);
+        assert!((m("mos") - mos.iter().sum::<f64>() / 3.0).abs() < 1e-12);
+        assert_eq!((m("mos_call_min"), m("calls")), (min, 3.0));
+        (min, max)
+    };
+    let (lo, hi) = spread("fixed-deadline");
+    let (lo_fp, hi_fp) = spread("first-packet");
+    assert!(hi - lo < 0.3, "fixed-deadline {lo}..{hi}");
+    assert!(hi_fp - lo_fp > 1.0, "first-packet {lo_fp}..{hi_fp}");
+}
+
+/// A call may start before, at or after the warm-up; the warm-up only selects the
+/// packets that count (sent at or after it). On an idle 10 Mbit/s path, 40 s run,
+/// 10 s warm-up, G.711 at 20 ms: started at 0 s or at 10 s, exactly the 30 s · 50 =
+/// 1500 packets sent from 10 s count; started at 25 s, 750.
+#[test]
+fn a_call_starts_when_stated_and_the_warm_up_only_filters_packets() {
+    let sent = |start: &str| {
+        let r = run(
+            &format!(
+                r#"
+                duration = "40s"
+                warmup = "10s"
+                [topology]
+                kind = "graph"
+                nodes = [{{ name = "a" }}, {{ name = "b" }}]
+                [[topology.links]]
+                from = "a"
+                to = "b"
+                rate = "10Mbit"
+                delay = "10ms"
+                [[traffic]]
+                kind = "voip"
+                name = "call"
+                src = "a"
+                dst = "b"
+                start = "{start}"
+                rtcp = false
+                "#
+            ),
+            1,
+        );
+        let c = |col: &str| cell(&r, "apps", "app", "call", col);
+        // Nothing is late or lost on the idle path, whenever the call started.
+        assert_eq!((c("packets_late"), c("total_loss_rate")), (0.0, 0.0));
+        (c("packets_sent"), c("packets_received"))
+    };
+    assert_eq!(sent("0s"), (1500.0, 1500.0));
+    assert_eq!(sent("10s"), (1500.0, 1500.0));
+    assert_eq!(sent("25s"), (750.0, 750.0));
 }

@@ -43,10 +43,10 @@ def linux_profile(doc: dict) -> dict:
 def metrics(res) -> dict[str, float]:
     q = res.queues.filter(pl.col("link") == res.queues["link"][0]).row(0, named=True)
     tcp = res.flows.filter(pl.col("kind") == "tcp")
-    g = tcp["goodput_bps"].to_list()
+    g = tcp["goodput_window_bps"].to_list()
     jain = (sum(g) ** 2 / (len(g) * sum(x * x for x in g))) if g and any(g) else math.nan
     return {
-        "goodput_mbps": res.flows["goodput_bps"].sum() / 1e6,
+        "goodput_mbps": res.flows["goodput_window_bps"].sum() / 1e6,
         "utilization": q["utilization"],
         "sojourn_ms_mean": q["sojourn_ms_mean"],
         "sojourn_ms_p95": q["sojourn_ms_p95"],

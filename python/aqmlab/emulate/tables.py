@@ -63,7 +63,9 @@ def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[st
             "flow": f.id, "app": f.app, "kind": f.kind, "src": f.src, "dst": f.dst, "cc": f.cc,
             "packets_sent": sent, "packets_delivered": pk_delivered, "packets_dropped": dropped,
             "bytes_sent": r.get("bytes_sent", 0) or 0, "bytes_delivered": delivered_bytes,
+            # The emulator records no byte times: both goodputs are over the window.
             "goodput_bps": delivered_bytes * 8 / window,
+            "goodput_window_bps": delivered_bytes * 8 / window,
             "retransmits": r.get("retransmits", 0) or 0, "timeouts": r.get("timeouts", 0) or 0,
             "rtt_ms_mean": _f(r.get("rtt_ms_mean")),
             "owd_ms_mean": sum(owd) / len(owd) if owd else NAN,
@@ -74,7 +76,7 @@ def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[st
             "cwnd_end_pkts": r.get("cwnd_end_pkts", 0) or 0,
             "error": r.get("error", ""),
         })
-    flows = pl.DataFrame(flow_rows, schema_overrides={"goodput_bps": pl.Float64, "owd_ms_mean": pl.Float64,
+    flows = pl.DataFrame(flow_rows, schema_overrides={"goodput_bps": pl.Float64, "goodput_window_bps": pl.Float64, "owd_ms_mean": pl.Float64,
                                                        "owd_ms_p50": pl.Float64, "owd_ms_p95": pl.Float64,
                                                        "owd_ms_p99": pl.Float64, "rtt_ms_mean": pl.Float64,
                                                        "completion_s": pl.Float64, "loss_rate": pl.Float64})
@@ -91,10 +93,11 @@ def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[st
             "app": name, "kind": kind, "flows": len(rows),
             "bytes_delivered": sum(r["bytes_delivered"] for r in rows),
             "goodput_bps": sum(r["goodput_bps"] for r in rows),
+            "goodput_window_bps": sum(r["goodput_window_bps"] for r in rows),
             "owd_ms_mean": sum(r["owd_ms_mean"] for r in rows if not math.isnan(r["owd_ms_mean"])) / owd_n if owd_n else NAN,
             "loss_rate": sum(r["packets_dropped"] for r in rows) / sent if sent else 0.0,
         })
-    apps = pl.DataFrame(app_rows, schema_overrides={"owd_ms_mean": pl.Float64, "goodput_bps": pl.Float64, "loss_rate": pl.Float64})
+    apps = pl.DataFrame(app_rows, schema_overrides={"owd_ms_mean": pl.Float64, "goodput_bps": pl.Float64, "goodput_window_bps": pl.Float64, "loss_rate": pl.Float64})
     apps = apps.with_columns(pl.col("flows").cast(pl.UInt64), pl.col("bytes_delivered").cast(pl.UInt64))
 
     queues = pl.DataFrame(report["queues"]).with_columns(

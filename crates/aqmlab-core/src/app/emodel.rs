@@ -23,8 +23,13 @@
 //!   defaults give `Ro − Is = 93.36` (R = 93.2 after the 0.15 of listener echo at zero
 //!   delay), so the two models differ by about one point at low delay, as published.
 //!
-//! R → MOS is G.107 Annex B (eq. B-4) for both: 1 for R ≤ 0, 4.5 for R ≥ 100,
-//! `1 + 0.035R + 7·10⁻⁶·R(R − 60)(100 − R)` between (R is clamped first).
+//! R → MOS is G.107 (06/2015) Annex B, eq. (B-4), for both: 1 for R < 0, 4.5 for
+//! R > 100, `1 + 0.035R + 7·10⁻⁶·R(R − 60)(100 − R)` between. The cubic dips below 1
+//! for 0 < R < 6.5153 (the root of R² − 160R + 1000 = 0; minimum 0.9888 at R ≈ 3.3),
+//! although the scale it maps to is 1–4.5, so MOS is the cubic floored at 1: `MOS = 1`
+//! for R < 6.5153. ns2voip++ (the VoIP module of the rural-broadband study's ns-2,
+//! `VoipDecoder::eModel` in `voip_decoder.cc`) floors it the same way
+//! (`mos = (mos < 1) ? 1 : mos`).
 
 /// Which R formula.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,19 +195,17 @@ impl EModel {
     }
 }
 
-/// G.107 Annex B: MOS (conversational quality, estimated) from R.
+/// G.107 Annex B: MOS (conversational quality, estimated) from R, in [1, 4.5] (the
+/// cubic floored at 1 where it dips below, 0 < R < 6.5153: see the module doc).
 pub fn mos(r: f64) -> f64 {
     if r.is_nan() {
         return f64::NAN;
     }
-    let r = r.clamp(0.0, 100.0);
-    if r <= 0.0 {
-        1.0
-    } else if r >= 100.0 {
-        4.5
-    } else {
-        1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r)
+    if r >= 100.0 {
+        return 4.5;
     }
+    let r = r.max(0.0);
+    (1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r)).max(1.0)
 }
 
 #[cfg(test)]
@@ -279,5 +282,31 @@ mod tests {
         assert_eq!(mos(-5.0), 1.0);
         assert_eq!(mos(120.0), 4.5);
         assert!(mos(f64::NAN).is_nan());
+    }
+
+    /// MOS stays in [1, 4.5]. By hand: R = 0 → 1; R = 5: cubic 1 + 0.175 +
+    /// 7e-6·5·(−55)·95 = 1.175 − 0.182875 = 0.992125 → floored to 1; R = 6.5: 1 + 0.2275
+    /// − 7e-6·6.5·53.5·93.5 = 1.2275 − 0.2276 = 0.99990 → 1; R = 6.6: 1.231 −
+    /// 7e-6·6.6·53.4·93.4 = 1.231 − 0.230425 = 1.000575 (above the root 6.5153, the cubic
+    /// itself); R = 93.2 (G.107's default connection): 1 + 3.262 +
+    /// 7e-6·93.2·33.2·6.8 = 4.262 + 0.147286 = 4.409286; R = 100 → 4.5, R = 130 → 4.5.
+    #[test]
+    fn mos_range_small_and_large_r() {
+        assert_eq!(mos(0.0), 1.0);
+        assert_eq!(mos(5.0), 1.0);
+        assert_eq!(mos(6.5), 1.0);
+        close(mos(6.6), 1.000575, 1e-6);
+        close(mos(93.2), 4.409286, 1e-6);
+        assert_eq!(mos(100.0), 4.5);
+        assert_eq!(mos(130.0), 4.5);
+        let root = 80.0 - libm::sqrt(5400.0);
+        close(root, 6.5153, 1e-4);
+        for i in -100..=1500 {
+            let m = mos(i as f64 * 0.1);
+            assert!((1.0..=4.5).contains(&m), "R = {}: {m}", i as f64 * 0.1);
+        }
+        // Continuous at the root and monotone above it.
+        close(mos(root + 1e-9), 1.0, 1e-9);
+        assert!(mos(7.0) > mos(6.6) && mos(99.9) < 4.5);
     }
 }

@@ -923,6 +923,7 @@ mod tests {
                 .map(|c| ("cc", *c)),
         );
         variants.push(("mode", "closed"));
+        variants.push(("profile", "ns2"));
         variants.push(("size_dist", "exp"));
         variants.push(("size_model", "lognormal"));
         for k in KINDS {

@@ -23,6 +23,9 @@ use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
+use crate::transport::tcp::ns2::{
+    Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
+};
 use crate::transport::tcp::rtt::RtoStyle;
 use crate::transport::tcp::{
     IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
@@ -78,7 +81,37 @@ macro_rules! tcp_params {
                 "profile",
                 "string",
                 "linux",
-                "linux, ns3 or rfc: sets the defaults marked (profile) at once (docs/tcp.md)",
+                "linux, ns3, rfc or ns2 (ns-2.35's one-way agents): sets the defaults marked (profile) at once (docs/tcp.md)",
+            ),
+            p(
+                "agent",
+                "string",
+                "newreno (ns2)",
+                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1 (default: sack1 if sack, else cc); Tahoe, Vegas, Fack, Linux, FullTcp are not modelled",
+            ),
+            p(
+                "sink",
+                "string",
+                "tcpsink (ns2)",
+                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1 = Agent/TCPSink/Sack1 and sack1-delack = Agent/TCPSink/Sack1/DelAck (default for agent sack1)",
+            ),
+            p(
+                "window",
+                "int",
+                "20 (ns2)",
+                "ns2: window_, the receiver's window in packets (ns-default.tcl:919)",
+            ),
+            p(
+                "tcp_tick",
+                "duration",
+                "10ms (ns2)",
+                "ns2: tcpTick_, RTT/RTO clock granularity (ns-default.tcl:952)",
+            ),
+            p(
+                "maxburst",
+                "int",
+                "0 (ns2)",
+                "ns2: maxburst_, packets sent per ACK at most, 0 = no limit (ns-default.tcl:905)",
             ),
             p(
                 "cc",
@@ -89,15 +122,20 @@ macro_rules! tcp_params {
             p(
                 "mss",
                 "size",
-                "1448B",
-                "maximum segment size (payload); packets are MSS + header_bytes",
+                "1448B (profile)",
+                "maximum segment size (payload); packets are MSS + header_bytes; ns2: packetSize_ 1000B (ns-default.tcl:936)",
             ),
-            p("iw", "int", "10", "initial window, segments"),
+            p(
+                "iw",
+                "int",
+                "10 (profile)",
+                "initial window, segments; ns2: windowInit_ 2 after the SYN's ACK (ns-default.tcl:920)",
+            ),
             p(
                 "sack",
                 "bool",
                 "true",
-                "SACK blocks and RFC 6675 recovery (false: NewReno, or Reno for cc = reno)",
+                "SACK blocks and RFC 6675 recovery (false: NewReno, or Reno for cc = reno); ns2: false (true: agent sack1)",
             ),
             p(
                 "ecn",
@@ -115,7 +153,7 @@ macro_rules! tcp_params {
                 "min_rto",
                 "duration",
                 "200ms (profile)",
-                "minimum RTO: linux 200ms (floors the deviation term), ns3 and rfc 1s (floor the total)",
+                "minimum RTO: linux 200ms (floors the deviation term), ns3 and rfc 1s (floor the total), ns2 minrto_ 200ms (ns-default.tcl:956)",
             ),
             p(
                 "rto_style",
@@ -132,21 +170,26 @@ macro_rules! tcp_params {
             p(
                 "initial_rto",
                 "duration",
-                "1s",
-                "RTO before the first RTT sample (SYN retries)",
+                "1s (profile)",
+                "RTO before the first RTT sample (SYN retries); ns2: rtxcur_init_ 3s (ns-default.tcl:961)",
             ),
-            p("max_rto", "duration", "60s", "RTO backoff cap"),
+            p(
+                "max_rto",
+                "duration",
+                "60s",
+                "RTO backoff cap; ns2: maxrto_ 60s (ns-default.tcl:954)",
+            ),
             p(
                 "delack",
                 "duration",
                 "40ms (profile)",
-                "delayed-ACK timeout; 0s acknowledges every segment; ns3 and rfc 200ms",
+                "delayed-ACK timeout; 0s acknowledges every segment; ns3 and rfc 200ms; ns2 (sink = delack): interval_ 100ms (ns-default.tcl:1066)",
             ),
             p(
                 "header_bytes",
                 "size",
                 "52B (profile)",
-                "header bytes of a data segment on the wire: IPv4 20 + TCP 20 + timestamps 12; ns3 54 (+ PPP 2); SACK blocks add 4 + 8n to ACKs, SYNs 8",
+                "header bytes of a data segment on the wire: IPv4 20 + TCP 20 + timestamps 12; ns3 54 (+ PPP 2); SACK blocks add 4 + 8n to ACKs, SYNs 8; ns2 tcpip_base_hdr_size_ 40B, ACKs 40B (ns-default.tcl:937, 1055)",
             ),
             p(
                 "idle_restart",
@@ -171,6 +214,42 @@ macro_rules! tcp_params {
                 "bool",
                 "true (profile)",
                 "a congestion event halves cwnd (Linux tcp_reno_ssthresh, PRR RecoverFS = prior cwnd), not FlightSize (RFC 5681 eq. 4); ns3, rfc: false",
+            ),
+            p(
+                "ssthresh_from_pipe",
+                "bool",
+                "false (profile)",
+                "without ssthresh_from_cwnd: a congestion event halves the RFC 6675 pipe (no SACKed or lost bytes) and PRR RecoverFS = pipe (ns-3 BytesInFlight()); ns3: true",
+            ),
+            p(
+                "ns3_cubic",
+                "bool",
+                "false (profile)",
+                "cc = cubic runs ns-3.44 TcpCubic (whole segments, integer cnt, ns-3 HyStart) instead of RFC 9438; ns3: true",
+            ),
+            p(
+                "ns3_prr",
+                "bool",
+                "false (profile)",
+                "with prr: ns-3.44 TcpPrrRecovery arithmetic (dupACK counts one MSS, PRR-CRB unless a retransmission is acked, bytes not segments); ns3: true",
+            ),
+            p(
+                "ns3_rto_ssthresh",
+                "bool",
+                "false (profile)",
+                "an RTO recomputes ssthresh also in fast recovery, not again while in loss with the head retransmitted (ns-3.44 ReTxTimeout); ns3: true",
+            ),
+            p(
+                "ns3_partial_rtx",
+                "bool",
+                "false (profile)",
+                "SACK recovery: a partial ACK whose new head was not retransmitted sends one segment regardless of cwnd (ns-3.44 ProcessAck/DoRetransmit); ns3: true",
+            ),
+            p(
+                "ns3_exit_growth",
+                "bool",
+                "false (profile)",
+                "the ACK ending fast recovery also grows cwnd, by all segments it covers (ns-3.44 ProcessAck); ns3: true",
             ),
             p(
                 "prr",
@@ -432,6 +511,14 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     let d = TcpProfile::from_name(profile)
         .expect("choice_or returns a listed name")
         .config();
+    if d.profile == TcpProfile::Ns2 {
+        return ns2_config(p, d);
+    }
+    for k in NS2_ONLY {
+        if p.peek(k).is_some() {
+            return Err(p.error(k, "only used with profile = \"ns2\" (ns-2.35's agents)"));
+        }
+    }
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
     let cc = match cc {
         "reno" => CcKind::Reno,
@@ -512,7 +599,14 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         prr: p.bool_or("prr", d.prr)?,
         rack: p.bool_or("rack", d.rack)?,
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
+        ssthresh_from_pipe: p.bool_or("ssthresh_from_pipe", d.ssthresh_from_pipe)?,
+        ns3_cubic: p.bool_or("ns3_cubic", d.ns3_cubic)?,
+        ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
+        ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
+        ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
+        ns3_exit_growth: p.bool_or("ns3_exit_growth", d.ns3_exit_growth)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
+        ns2: None,
     };
     if cfg.rwnd < mss {
         return Err(p.error("rwnd", "must be at least one MSS"));
@@ -522,6 +616,148 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     }
     if cfg.rate_cap_bps == Some(0) {
         return Err(p.error("rate_cap", "expected a rate greater than zero"));
+    }
+    Ok(cfg)
+}
+
+/// Parameters that only the ns2 profile reads.
+const NS2_ONLY: &[&str] = &["agent", "sink", "window", "tcp_tick", "maxburst"];
+
+/// Parameters of the linux/ns3/rfc sender that ns-2's agents do not have.
+const NOT_NS2: &[&str] = &[
+    "ecn",
+    "l4s",
+    "rto_style",
+    "rto_rearm",
+    "idle_restart",
+    "cwv",
+    "rack",
+    "ssthresh_from_cwnd",
+    "prr",
+    "per_ack_growth",
+    "pacing",
+    "rwnd",
+    "rate_cap",
+    "hystart",
+    "ledbat_target",
+    "ledbat_gain",
+    "dctcp_g",
+    "vegas_alpha",
+    "vegas_beta",
+    "vegas_gamma",
+];
+
+/// `profile = "ns2"`: ns-2.35's one-way agents with its defaults (`d`); the ns-2
+/// names of the fields are in docs/tcp.md.
+fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
+    for k in NOT_NS2 {
+        if p.peek(k).is_some() {
+            return Err(p.error(
+                k,
+                "not a setting of ns-2's one-way agents (profile = \"ns2\"; docs/tcp.md lists what it models)",
+            ));
+        }
+    }
+    let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
+    if !matches!(cc, "reno" | "newreno") {
+        return Err(p.error(
+            "cc",
+            format!(
+                "\"{cc}\" with profile = \"ns2\" would be ns-2's Agent/TCP/Linux, which aqmlab does not model; expected reno or newreno (the agent's own window rules)"
+            ),
+        ));
+    }
+    let sack = p.bool_or("sack", d.sack)?;
+    let agent_name = p
+        .string("agent")?
+        .unwrap_or(if sack { "sack1" } else { cc });
+    if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == agent_name) {
+        return Err(p.error(
+            "agent",
+            format!(
+                "\"{agent_name}\" ({class}) is not modelled; expected one of {}",
+                AGENT_NAMES.join(", ")
+            ),
+        ));
+    }
+    let agent = Ns2Agent::from_name(agent_name).ok_or_else(|| {
+        p.error(
+            "agent",
+            format!(
+                "\"{agent_name}\": expected one of {}",
+                AGENT_NAMES.join(", ")
+            ),
+        )
+    })?;
+    if p.peek("cc").is_some()
+        && p.peek("agent").is_some()
+        && agent != Ns2Agent::from_name(cc).unwrap_or(agent)
+    {
+        return Err(p.error(
+            "cc",
+            format!(
+                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them",
+                AGENT_NAMES[agent as usize],
+                agent.ns2_class()
+            ),
+        ));
+    }
+    let default_sink = if agent == Ns2Agent::Sack1 {
+        "sack1"
+    } else {
+        "tcpsink"
+    };
+    let sink = Ns2SinkKind::from_name(p.choice_or("sink", default_sink, SINK_NAMES)?)
+        .expect("choice_or returns a listed name");
+    if p.peek("delack").is_some() && !sink.delayed() {
+        return Err(p.error(
+            "delack",
+            "the DelAck interval_: only with sink = \"delack\" or \"sack1-delack\"",
+        ));
+    }
+    let mss = p.size_or("mss", d.mss as u64)?;
+    if !(1..=65_495).contains(&mss) {
+        return Err(p.error("mss", format!("{mss}B: expected 1B to 65495B")));
+    }
+    let header_bytes = p.size_or("header_bytes", d.header_bytes as u64)?;
+    if !(20..=1000).contains(&header_bytes) {
+        return Err(p.error(
+            "header_bytes",
+            format!("{header_bytes}B: expected 20B to 1000B"),
+        ));
+    }
+    let opt = Ns2Options {
+        agent,
+        sink,
+        window: p.u64_or(
+            "window",
+            d.ns2.map_or(20, |o| o.window) as u64,
+            1,
+            1_000_000,
+        )? as u32,
+        tick: p.positive_duration_or("tcp_tick", d.ns2.map_or(0, |o| o.tick))?,
+        maxburst: p.u64_or("maxburst", 0, 0, 1_000_000)? as u32,
+    };
+    let cfg = TcpConfig {
+        cc: if agent == Ns2Agent::Reno {
+            CcKind::Reno
+        } else {
+            CcKind::NewReno
+        },
+        mss: mss as u32,
+        iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
+        sack: agent == Ns2Agent::Sack1,
+        min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
+        initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
+        max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
+        delack: p.positive_duration_or("delack", d.delack)?,
+        rwnd: opt.window as u64 * mss,
+        header_bytes: header_bytes as u32,
+        ns2: Some(opt),
+        ..d
+    };
+    if cfg.max_rto < cfg.min_rto {
+        return Err(p.error("max_rto", "must be at least min_rto"));
     }
     Ok(cfg)
 }
@@ -603,7 +839,7 @@ mod tests {
         );
         assert_eq!(linux.rto_style, RtoStyle::Linux);
         assert!(linux.rto_rearm && linux.cwv && linux.prr && linux.rack);
-        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth);
+        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth && !linux.ssthresh_from_pipe);
         assert_eq!(linux.idle_restart, IdleRestart::Linux);
 
         let ns3 = parse(json!({"profile": "ns3"})).unwrap();
@@ -613,7 +849,11 @@ mod tests {
         );
         assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
         assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
-        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth);
+        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth && ns3.ssthresh_from_pipe);
+        assert!(ns3.ns3_cubic && !linux.ns3_cubic && ns3.ns3_prr && !linux.ns3_prr);
+        assert!(ns3.ns3_rto_ssthresh && !linux.ns3_rto_ssthresh);
+        assert!(ns3.ns3_partial_rtx && ns3.ns3_exit_growth);
+        assert!(!linux.ns3_partial_rtx && !linux.ns3_exit_growth);
         assert_eq!(ns3.idle_restart, IdleRestart::Off);
 
         let rfc = parse(json!({"profile": "rfc"})).unwrap();
@@ -622,6 +862,8 @@ mod tests {
             (NS_PER_S, 200 * NS_PER_MS, 52)
         );
         assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
+        assert!(!rfc.ssthresh_from_pipe && !rfc.ns3_cubic && !rfc.ns3_prr && !rfc.ns3_rto_ssthresh);
+        assert!(!rfc.ns3_partial_rtx && !rfc.ns3_exit_growth);
         assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
     }
 
@@ -630,7 +872,9 @@ mod tests {
         let c = parse(json!({
             "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
             "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
-            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false
+            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false,
+            "ssthresh_from_pipe": false, "ns3_cubic": false, "ns3_prr": false,
+            "ns3_rto_ssthresh": false, "ns3_partial_rtx": false, "ns3_exit_growth": false
         }))
         .unwrap();
         assert_eq!(c.profile, TcpProfile::Ns3);
@@ -641,14 +885,72 @@ mod tests {
         assert_eq!(c.rto_style, RtoStyle::Linux);
         assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
         assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
-        assert!(!c.per_ack_growth);
+        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe && !c.ns3_cubic && !c.ns3_prr);
+        assert!(!c.ns3_rto_ssthresh && !c.ns3_partial_rtx && !c.ns3_exit_growth);
+    }
+
+    #[test]
+    fn ns2_profile_reads_agent_sink_and_its_own_defaults() {
+        let c = parse(json!({"profile": "ns2", "sink": "delack"})).unwrap();
+        let o = c.ns2.unwrap();
+        assert_eq!(
+            (o.agent, o.sink, o.window),
+            (Ns2Agent::NewReno, Ns2SinkKind::DelAck, 20)
+        );
+        assert_eq!(
+            (c.mss, c.iw, c.header_bytes, c.delack),
+            (1000, 2, 40, 100 * NS_PER_MS)
+        );
+        assert_eq!(c.initial_rto, 3 * NS_PER_S);
+        let c = parse(json!({"profile": "ns2", "cc": "reno", "window": 64, "tcp_tick": "1ms"}))
+            .unwrap();
+        let o = c.ns2.unwrap();
+        assert_eq!((o.agent, o.window, o.tick), (Ns2Agent::Reno, 64, NS_PER_MS));
+        assert_eq!(c.cc, CcKind::Reno);
+        assert!(parse(json!({})).unwrap().ns2.is_none());
+        let o = parse(json!({"profile": "ns2", "sack": true}))
+            .unwrap()
+            .ns2
+            .unwrap();
+        assert_eq!((o.agent, o.sink), (Ns2Agent::Sack1, Ns2SinkKind::Sack1));
+    }
+
+    #[test]
+    fn ns2_names_aqmlab_does_not_model_are_errors_that_list_what_exists() {
+        let e = parse(json!({"profile": "ns2", "agent": "vegas"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].agent");
+        assert!(
+            e.message.contains("Agent/TCP/Vegas") && e.message.contains("reno, newreno"),
+            "{e}"
+        );
+        let e = parse(json!({"profile": "ns2", "agent": "westwood"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].agent");
+        assert!(e.message.contains("expected one of reno, newreno"), "{e}");
+        let e = parse(json!({"profile": "ns2", "sink": "delayed"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].sink");
+        assert!(
+            e.message.contains("tcpsink, delack, sack1, sack1-delack"),
+            "{e}"
+        );
+        let e = parse(json!({"profile": "ns2", "cc": "cubic"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].cc");
+        assert!(e.message.contains("Agent/TCP/Linux"), "{e}");
+        let e = parse(json!({"profile": "ns2", "prr": false})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].prr");
+        let e = parse(json!({"profile": "ns2", "delack": "50ms"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].delack");
+        let e = parse(json!({"profile": "ns2", "cc": "reno", "agent": "newreno"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].cc");
+        let e = parse(json!({"agent": "reno"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].agent");
+        assert!(e.message.contains("ns2"), "{e}");
     }
 
     #[test]
     fn bad_profile_values_name_the_field() {
         let e = parse(json!({"profile": "bsd"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].profile");
-        assert!(e.message.contains("linux, ns3, rfc"), "{e}");
+        assert!(e.message.contains("linux, ns3, rfc, ns2"), "{e}");
         let e = parse(json!({"idle_restart": "sometimes"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].idle_restart");
         let e = parse(json!({"header_bytes": "10B"})).unwrap_err();

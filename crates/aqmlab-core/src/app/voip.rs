@@ -25,7 +25,8 @@
 //! counters.
 //!
 //! **Receiver**: interarrival jitter per RFC 3550 A.8 (`rtp_stats.rs`, 8 kHz clock);
-//! playout buffer (`playout.rs`, fixed or Ramjee et al. adaptive); network loss,
+//! playout buffer (`playout.rs`: fixed deadline, first-packet anchored, or Ramjee et
+//! al. adaptive); network loss,
 //! late loss, and the E-model (`emodel.rs`). Loss counts from the first to the
 //! highest sequence number received (packets in flight at the end are not lost).
 //!
@@ -80,8 +81,8 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "talk_mean", ty: "duration", default: "1.004s", doc: "mean talk spurt (ITU-T P.59)" },
             ParamDoc { name: "silence_mean", ty: "duration", default: "1.587s", doc: "mean silence (ITU-T P.59)" },
             ParamDoc { name: "bidirectional", ty: "bool", default: "false", doc: "a conversation: a second flow from dst back to src" },
-            ParamDoc { name: "playout", ty: "string", default: "fixed", doc: "fixed or adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt)" },
-            ParamDoc { name: "playout_delay", ty: "duration", default: "60ms", doc: "fixed buffer: packets later than this after the first packet's timing are lost" },
+            ParamDoc { name: "playout", ty: "string", default: "first-packet", doc: "fixed-deadline (late = one-way delay above playout_delay), first-packet (offset = first packet's delay + playout_delay; `fixed` is its old name) or adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt)" },
+            ParamDoc { name: "playout_delay", ty: "duration", default: "60ms", doc: "the buffer delay D: the deadline (fixed-deadline) or the margin over the first packet's delay (first-packet, adaptive's first spurt)" },
             ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
             ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
             ParamDoc { name: "extra_delay", ty: "duration", default: "0s", doc: "delay added to the E-model's delay (the DOCSIS study adds 20 ms for the far side)" },
@@ -189,9 +190,14 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let talk = p.positive_duration_or("talk_mean", 1_004 * NS_PER_MS)?;
     let silence = p.positive_duration_or("silence_mean", 1_587 * NS_PER_MS)?;
     let bidirectional = p.bool_or("bidirectional", false)?;
-    let playout = match p.choice_or("playout", "fixed", &["fixed", "adaptive"])? {
+    let playout = match p.choice_or(
+        "playout",
+        "first-packet",
+        &["first-packet", "fixed", "fixed-deadline", "adaptive"],
+    )? {
         "adaptive" => PlayoutKind::Adaptive,
-        _ => PlayoutKind::Fixed,
+        "fixed-deadline" => PlayoutKind::FixedDeadline,
+        _ => PlayoutKind::FirstPacket,
     };
     let playout_delay = p.duration_or("playout_delay", 60 * NS_PER_MS)?;
     let emodel = match p.choice_or("emodel", "g107", &["g107", "cole-rosenbluth"])? {
@@ -383,11 +389,9 @@ impl Direction {
         self.first_seq.map_or(0, |f| self.highest_seq - f + 1)
     }
 
-    /// Quality columns of this direction.
     /// Quality columns of this direction; `ledger` holds its RTCP reports.
     fn columns(
         &self,
-        call: u32,
         cfg: &CallConfig,
         ledger: Option<&ReportLedger>,
         out: &mut Vec<(&'static str, Val)>,
@@ -418,7 +422,6 @@ impl Direction {
             f64::NAN
         };
         let mos = if self.played > 0 { emodel::mos(r) } else { 1.0 };
-        out.push(("call", Val::U(call as u64)));
         out.push(("packets_sent", Val::U(self.sent)));
         out.push(("packets_received", Val::U(self.received)));
         out.push(("packets_late", Val::U(self.late)));
@@ -600,26 +603,136 @@ impl Application for VoipCall {
         }
     }
 
-    /// Entry row: counts summed, rates, delays, R and MOS averaged over directions.
+    /// Entry row (docs/output.md): counts summed over every direction of every call;
+    /// every other column is the mean over calls of each call's **worst direction**
+    /// (lower MOS, then lower R, then the forward one); `calls`, `mos_call_min` (the
+    /// worst call's MOS) and each direction's quality (`NAME_fwd`, `NAME_rev`: mean
+    /// over calls; `_rev` NaN for one-way calls).
     fn report(apps: &[&Self], out: &mut Vec<(&'static str, Val)>) {
-        let mut rows = Vec::new();
+        let mut every = Vec::new();
+        let mut worst = Vec::new();
+        let mut dirs: [Vec<Vec<(&'static str, Val)>>; 2] = [Vec::new(), Vec::new()];
+        let mut mos_call_min = f64::NAN;
         for a in apps {
-            for (i, d) in a.dirs.iter().enumerate() {
-                let mut r = Vec::new();
-                d.columns(a.call, &a.cfg, a.ledger(i), &mut r);
-                r.retain(|(n, _)| *n != "call");
-                rows.push(r);
+            let rows = a.direction_rows();
+            let w = worst_direction(&rows);
+            mos_call_min = mos_call_min.min(value(&rows[w], "mos"));
+            worst.push(rows[w].clone());
+            for (i, r) in rows.iter().enumerate() {
+                dirs[i].push(r.clone());
             }
+            every.extend(rows);
         }
-        super::merge_rows(&rows, out);
+        let (mut summed, mut worst_mean) = (Vec::new(), Vec::new());
+        super::merge_rows(&every, &mut summed);
+        super::merge_rows(&worst, &mut worst_mean);
+        for (sum, w) in summed.into_iter().zip(worst_mean) {
+            out.push(match sum.1 {
+                Val::U(_) | Val::I(_) => sum,
+                _ => w,
+            });
+        }
+        out.push(("calls", Val::U(apps.len() as u64)));
+        out.push(("mos_call_min", Val::F(mos_call_min)));
+        let mut per_dir: [Vec<(&'static str, Val)>; 2] = [Vec::new(), Vec::new()];
+        for (i, rows) in dirs.iter().enumerate() {
+            super::merge_rows(rows, &mut per_dir[i]);
+        }
+        for (name, fwd, rev) in DIRECTION_COLUMNS {
+            out.push((fwd, Val::F(value(&per_dir[0], name))));
+            out.push((rev, Val::F(value(&per_dir[1], name))));
+        }
     }
 
     fn report_flows(&self, out: &mut Vec<FlowReport>) {
-        for (i, d) in self.dirs.iter().enumerate() {
-            let mut cols = Vec::new();
-            d.columns(self.call, &self.cfg, self.ledger(i), &mut cols);
+        let rows = self.direction_rows();
+        let mos_call = value(&rows[worst_direction(&rows)], "mos");
+        for (i, (d, row)) in self.dirs.iter().zip(rows).enumerate() {
+            let mut cols = vec![
+                ("call", Val::U(self.call as u64)),
+                ("direction", Val::S(["fwd", "rev"][i].to_string())),
+            ];
+            cols.extend(row);
+            cols.push(("mos_call", Val::F(mos_call)));
             out.push(FlowReport { flow: d.flow, cols });
         }
+    }
+}
+
+/// The quality columns the `apps` row also gives per direction: (name, forward
+/// column, reverse column). Forward is caller → callee (`src` → `dst`).
+const DIRECTION_COLUMNS: [(&str, &str, &str); 8] = [
+    (
+        "voice_loss_rate",
+        "voice_loss_rate_fwd",
+        "voice_loss_rate_rev",
+    ),
+    ("late_rate", "late_rate_fwd", "late_rate_rev"),
+    (
+        "total_loss_rate",
+        "total_loss_rate_fwd",
+        "total_loss_rate_rev",
+    ),
+    ("jitter_ms", "jitter_ms_fwd", "jitter_ms_rev"),
+    (
+        "mouth_to_ear_ms",
+        "mouth_to_ear_ms_fwd",
+        "mouth_to_ear_ms_rev",
+    ),
+    (
+        "emodel_delay_ms",
+        "emodel_delay_ms_fwd",
+        "emodel_delay_ms_rev",
+    ),
+    ("r_factor", "r_factor_fwd", "r_factor_rev"),
+    ("mos", "mos_fwd", "mos_rev"),
+];
+
+/// Column `name` of a row as f64 (NaN if absent).
+fn value(row: &[(&'static str, Val)], name: &str) -> f64 {
+    match row.iter().find(|(n, _)| *n == name).map(|c| &c.1) {
+        Some(Val::F(x)) => *x,
+        Some(Val::U(x)) => *x as f64,
+        Some(Val::I(x)) => *x as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// The index of a call's worst direction: the lower MOS, then the lower R (a
+/// direction that played nothing has MOS 1 and no R: it is worst), then forward.
+fn worst_direction(rows: &[Vec<(&'static str, Val)>]) -> usize {
+    let key = |r: &[(&'static str, Val)]| {
+        let r_factor = value(r, "r_factor");
+        (
+            value(r, "mos"),
+            if r_factor.is_nan() {
+                f64::NEG_INFINITY
+            } else {
+                r_factor
+            },
+        )
+    };
+    let mut w = 0;
+    for i in 1..rows.len() {
+        if key(&rows[i]) < key(&rows[w]) {
+            w = i;
+        }
+    }
+    w
+}
+
+impl VoipCall {
+    /// Each direction's quality columns (no `call`), forward first.
+    fn direction_rows(&self) -> Vec<Vec<(&'static str, Val)>> {
+        self.dirs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let mut r = Vec::new();
+                d.columns(&self.cfg, self.ledger(i), &mut r);
+                r
+            })
+            .collect()
     }
 }
 
@@ -635,7 +748,7 @@ mod tests {
             ptime: 20 * NS_PER_MS,
             header_bytes: 40,
             vad: vad.then_some((1_004e6, 1_587e6)),
-            playout: PlayoutKind::Fixed,
+            playout: PlayoutKind::FirstPacket,
             playout_delay: 60 * NS_PER_MS,
             emodel: EModel::ColeRosenbluth,
             network_delay: false,

@@ -68,23 +68,33 @@ impl Simulation {
             }
             Action::Write { bytes, fin, .. } => {
                 let s = self.sender_of(slot);
-                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
-                    let st = &mut self.flows[slot].stats;
-                    snd.write(now, bytes, fin, &mut self.seg_buf, st);
+                let st = &mut self.flows[slot].stats;
+                match &mut self.tcp[s] {
+                    TcpEndpoint::Sender(snd) => snd.write(now, bytes, fin, &mut self.seg_buf, st),
+                    TcpEndpoint::Ns2Sender(snd) => {
+                        snd.write(now, bytes, fin, &mut self.seg_buf, st)
+                    }
+                    _ => {}
                 }
                 self.tcp_after(s);
             }
             Action::Connect { .. } => {
                 let s = self.sender_of(slot);
-                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
-                    snd.open(now, &mut self.seg_buf);
+                match &mut self.tcp[s] {
+                    TcpEndpoint::Sender(snd) => snd.open(now, &mut self.seg_buf),
+                    TcpEndpoint::Ns2Sender(snd) => {
+                        snd.open(now, &mut self.seg_buf, &mut self.flows[slot].stats)
+                    }
+                    _ => {}
                 }
                 self.tcp_after(s);
             }
             Action::StopWriting { .. } => {
                 let s = self.sender_of(slot);
-                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
-                    snd.stop_writing();
+                match &mut self.tcp[s] {
+                    TcpEndpoint::Sender(snd) => snd.stop_writing(),
+                    TcpEndpoint::Ns2Sender(snd) => snd.stop_writing(),
+                    _ => {}
                 }
             }
             Action::NotifyReceived { bytes, .. } => {
@@ -92,17 +102,23 @@ impl Simulation {
                 // The mark lies ahead of what has arrived (the response is written in
                 // the same callback), so it is checked when segments arrive, never here:
                 // that keeps apps from being re-entered while their actions run.
-                if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
-                    rcv.notify_at = Some(bytes);
+                match &mut self.tcp[r as usize] {
+                    TcpEndpoint::Receiver(rcv) => rcv.notify_at = Some(bytes),
+                    TcpEndpoint::Ns2Sink(rcv) => rcv.notify_at = Some(bytes),
+                    _ => {}
                 }
             }
             Action::Abort { .. } => {
                 let (s, r) = self.flows[slot].tcp.expect("a TCP flow");
-                if let TcpEndpoint::Sender(snd) = &mut self.tcp[s as usize] {
-                    snd.release();
+                match &mut self.tcp[s as usize] {
+                    TcpEndpoint::Sender(snd) => snd.release(),
+                    TcpEndpoint::Ns2Sender(snd) => snd.release(),
+                    _ => {}
                 }
-                if let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r as usize] {
-                    rcv.notify_at = None;
+                match &mut self.tcp[r as usize] {
+                    TcpEndpoint::Receiver(rcv) => rcv.notify_at = None,
+                    TcpEndpoint::Ns2Sink(rcv) => rcv.notify_at = None,
+                    _ => {}
                 }
                 self.finish_conn(slot);
             }
@@ -181,11 +197,13 @@ impl Simulation {
 
     /// If receiver endpoint `r` reached its `notify_at` mark: clear it, tell the app.
     pub(super) fn check_received(&mut self, r: usize) {
-        let TcpEndpoint::Receiver(rcv) = &mut self.tcp[r] else {
-            return;
+        let (notify_at, delivered) = match &mut self.tcp[r] {
+            TcpEndpoint::Receiver(rcv) => (&mut rcv.notify_at, rcv.delivered),
+            TcpEndpoint::Ns2Sink(rcv) => (&mut rcv.notify_at, rcv.delivered),
+            _ => return,
         };
-        if rcv.notify_at.is_some_and(|m| rcv.delivered >= m) {
-            rcv.notify_at = None;
+        if notify_at.is_some_and(|m| delivered >= m) {
+            *notify_at = None;
             let f = &self.flows[self.tcp_flow[r] as usize];
             let (flow, a) = (f.id, f.app as usize);
             self.run_app(a, |app, now, io| app.on_received(now, flow, io));
@@ -203,11 +221,16 @@ impl Simulation {
             self.run_app(a, |app, now, io| app.on_transfer_done(now, flow, io));
         }
         let s = self.sender_of(slot);
-        if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
-            if snd.app_fin && snd.snd_una >= snd.app_written {
+        match &mut self.tcp[s] {
+            TcpEndpoint::Sender(snd) if snd.app_fin && snd.snd_una >= snd.app_written => {
                 snd.release();
                 self.finish_conn(slot);
             }
+            TcpEndpoint::Ns2Sender(snd) if snd.app_fin && snd.all_acked() => {
+                snd.release();
+                self.finish_conn(slot);
+            }
+            _ => {}
         }
     }
 }

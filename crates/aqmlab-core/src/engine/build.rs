@@ -142,6 +142,21 @@ impl Simulation {
             pep_at: Vec::new(),
         };
         sim.build_peps(spec)?;
+        if !sim.peps.is_empty() {
+            // A PEP splits a connection into two of aqmlab's own TCP; ns-2's one-way
+            // agents have no such relay.
+            for (i, a) in sim.apps.iter().enumerate() {
+                if let crate::app::AnyApp::Tcp(t) = a {
+                    if t.cfg.ns2.is_some() {
+                        let entry = &sim.entries[sim.app_entry[i] as usize].name;
+                        return Err(ScenarioError::new(
+                            format!("traffic[{entry}].profile"),
+                            "\"ns2\" (ns-2's one-way agents) cannot cross a PEP node; use linux, ns3 or rfc",
+                        ));
+                    }
+                }
+            }
+        }
         sim.check_series_estimate()?;
         // First in the queue, so the counters restart before anything else happens at
         // that instant: a packet counts when it is created or arrives at or after it.

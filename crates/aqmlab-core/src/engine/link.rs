@@ -36,6 +36,7 @@ impl Simulation {
         if !reverse {
             f.stats.packets_sent += 1;
             f.stats.bytes_sent += size as u64;
+            f.stats.active_since(now);
         }
         p
     }
@@ -78,9 +79,12 @@ impl Simulation {
             if pk.created >= self.warmup {
                 f.stats.packets_delivered += 1;
             }
+            // Sent before the warm-up, delivered in the window: active from the warm-up.
+            f.stats.active_since(pk.created.max(self.warmup));
             if pk.kind != PacketKind::Tcp {
                 // TCP counts in-order payload (goodput) at the receiver instead.
                 f.stats.bytes_delivered += pk.size as u64;
+                f.stats.active_to = Some(now);
             }
             f.stats.owd.record(now - pk.created);
         }
@@ -353,7 +357,7 @@ impl Simulation {
                     }
                     Cause::Random => s.drops_random += 1,
                     Cause::Outage => s.drops_outage += 1,
-                    Cause::NoRoute | Cause::Mark => {}
+                    Cause::NoRoute | Cause::Mark | Cause::TxqOverflow => {}
                 }
             }
             self.log_drop(l as u32, p, cause, at);

@@ -40,6 +40,7 @@ use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::sim::events::{Event, EventQueue};
 use crate::sim::time::{tx_time, Nanos};
+use crate::transport::tcp::ns2::{sender::Ns2Sender, sink::Ns2Sink};
 use crate::transport::tcp::receiver::TcpReceiver;
 use crate::transport::tcp::sender::{SenderState, TcpSender};
 use crate::transport::tcp::{Segment, TcpConfig};

@@ -181,7 +181,7 @@ impl Simulation {
         let s = self.flows[up_s].tcp.expect("a TCP flow").0 as usize;
         let opened = match &self.tcp[s] {
             TcpEndpoint::Sender(snd) => snd.opened_at,
-            TcpEndpoint::Receiver(_) | TcpEndpoint::Free => now,
+            _ => now,
         };
         let st = &mut self.flows[down_s].stats;
         st.transfers += 1;
@@ -202,7 +202,7 @@ impl Simulation {
         let s = self.flows[slot].tcp.expect("a TCP flow").0 as usize;
         let end = match &self.tcp[s] {
             TcpEndpoint::Sender(snd) => snd.snd_una,
-            TcpEndpoint::Receiver(_) | TcpEndpoint::Free => return false,
+            _ => return false,
         };
         if self.peps[pep as usize].on_upstream_transfer_done(conn, end) {
             self.pep_transfer_done(pep, conn);

@@ -43,6 +43,9 @@ pub enum Cause {
     NoRoute,
     /// An ECN CE mark (the packet goes on).
     Mark,
+    /// A DOCSIS upstream's full transmit queue (`txq_overflow = "drop"`); counted in
+    /// the link's `LINK.txq` row, not the RsQ's.
+    TxqOverflow,
 }
 
 impl Cause {
@@ -53,6 +56,7 @@ impl Cause {
             Cause::Outage => "outage",
             Cause::NoRoute => "no_route",
             Cause::Mark => "mark",
+            Cause::TxqOverflow => "txq_overflow",
         }
     }
 }
@@ -67,6 +71,8 @@ pub struct SampleRow {
     pub sojourn: Nanos,
     pub rate_bps: u64,
     pub drop_prob: f64,
+    /// The discipline's virtual capacity, bit/s (NaN for disciplines without one).
+    pub vcap_bps: f64,
     /// Bytes the link has started sending since the start of the run (cumulative, the
     /// warm-up included): differences between samples give the link's throughput and
     /// utilisation per interval.
@@ -112,6 +118,7 @@ impl Simulation {
                 sojourn: link.stats.last_sojourn,
                 rate_bps: link.rate_bps,
                 drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
+                vcap_bps: link.qdisc.virtual_capacity_bps().unwrap_or(f64::NAN),
                 sent_bytes: link.sent_bytes,
                 txq: false,
             });
@@ -128,6 +135,7 @@ impl Simulation {
                     sojourn: m.txq_stats().map_or(0, |s| s.last_sojourn),
                     rate_bps: link.rate_bps,
                     drop_prob: f64::NAN,
+                    vcap_bps: f64::NAN,
                     sent_bytes: link.sent_bytes,
                     txq: true,
                 });

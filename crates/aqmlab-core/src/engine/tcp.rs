@@ -8,6 +8,9 @@ use super::*;
 pub enum TcpEndpoint {
     Sender(TcpSender),
     Receiver(TcpReceiver),
+    /// ns-2.35's one-way sender and sink (`profile = "ns2"`).
+    Ns2Sender(Ns2Sender),
+    Ns2Sink(Ns2Sink),
     /// A released connection's endpoint, waiting to be reused (`conns.rs`).
     Free,
 }
@@ -17,6 +20,8 @@ impl TcpEndpoint {
         match self {
             TcpEndpoint::Sender(s) => s.next_deadline(),
             TcpEndpoint::Receiver(r) => r.next_deadline(),
+            TcpEndpoint::Ns2Sender(s) => s.next_deadline(),
+            TcpEndpoint::Ns2Sink(r) => r.next_deadline(),
             TcpEndpoint::Free => None,
         }
     }
@@ -26,6 +31,22 @@ impl Simulation {
     /// Give flow `flow` (an id) its sender and receiver endpoints.
     pub(super) fn add_tcp_endpoints(&mut self, flow: u32, cfg: TcpConfig) {
         let slot = self.slot(flow).expect("a new flow");
+        if let Some(opt) = cfg.ns2 {
+            // ns-2's `boot_time_ = Random::uniform(tcpTick_)` (tcp.cc:470), per flow.
+            let mut rng =
+                crate::sim::rng::Rng::stream(self.seed, &format!("flow[{flow}].ns2.boot_time"));
+            let boot = (rng.uniform() * opt.tick as f64) as Nanos;
+            let s = Ns2Sender::new(&cfg, &opt, boot);
+            let interval = if opt.sink.delayed() { cfg.delack } else { 0 };
+            let r = Ns2Sink::new(opt.sink, interval, crate::transport::tcp::ns2::ACK_SIZE);
+            let base = self.new_endpoints(
+                slot as u32,
+                TcpEndpoint::Ns2Sender(s),
+                TcpEndpoint::Ns2Sink(r),
+            );
+            self.flows[slot].tcp = Some((base, base + 1));
+            return;
+        }
         let s = TcpSender::new(cfg);
         let accurate = s.cc.accurate_ecn();
         let r = TcpReceiver::new(cfg, accurate);
@@ -69,6 +90,8 @@ impl Simulation {
         match &mut self.tcp[e] {
             TcpEndpoint::Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
             TcpEndpoint::Receiver(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
+            TcpEndpoint::Ns2Sender(s) => s.on_segment(now, seg, &mut self.seg_buf, st),
+            TcpEndpoint::Ns2Sink(r) => r.on_segment(now, seg, &mut self.seg_buf, st),
             TcpEndpoint::Free => {}
         }
         self.tcp_after(e);
@@ -88,6 +111,8 @@ impl Simulation {
         match &mut self.tcp[e] {
             TcpEndpoint::Sender(s) => s.on_timer(now, &mut self.seg_buf, st),
             TcpEndpoint::Receiver(r) => r.on_timer(now, &mut self.seg_buf),
+            TcpEndpoint::Ns2Sender(s) => s.on_timer(now, &mut self.seg_buf, st),
+            TcpEndpoint::Ns2Sink(r) => r.on_timer(now, &mut self.seg_buf),
             TcpEndpoint::Free => {}
         }
         self.tcp_after(e);
@@ -96,7 +121,10 @@ impl Simulation {
     /// After an endpoint ran: send its segments, re-arm its timer, report completions.
     pub(super) fn tcp_after(&mut self, e: usize) {
         let flow = self.tcp_flow[e]; // the flow's slot
-        let reverse = matches!(self.tcp[e], TcpEndpoint::Receiver(_));
+        let reverse = matches!(
+            self.tcp[e],
+            TcpEndpoint::Receiver(_) | TcpEndpoint::Ns2Sink(_)
+        );
         if !self.seg_buf.is_empty() {
             let mut buf = std::mem::take(&mut self.seg_buf);
             for seg in buf.drain(..) {
@@ -128,6 +156,17 @@ impl Simulation {
                     self.check_received(e);
                 }
             }
+            TcpEndpoint::Ns2Sender(s) => {
+                if s.just_completed {
+                    s.just_completed = false;
+                    self.on_transfer_done(flow);
+                }
+            }
+            TcpEndpoint::Ns2Sink(r) => {
+                if r.notify_at.is_some() {
+                    self.check_received(e);
+                }
+            }
             TcpEndpoint::Free => {}
         }
     }
@@ -138,6 +177,20 @@ impl Simulation {
             return;
         };
         for (e, ep) in self.tcp.iter().enumerate() {
+            if let TcpEndpoint::Ns2Sender(s) = ep {
+                if s.released || s.all_acked() {
+                    continue;
+                }
+                series.rows.push(TcpSampleRow {
+                    time: now,
+                    flow: self.flows[self.tcp_flow[e] as usize].id,
+                    cwnd: s.cwnd_bytes(),
+                    ssthresh: s.ssthresh.max(0) as u64 * s.cwnd_unit(),
+                    srtt: s.rtt.srtt(),
+                    in_flight: s.in_flight_bytes(),
+                });
+                continue;
+            }
             if let TcpEndpoint::Sender(s) = ep {
                 if s.state == SenderState::Closed || s.snd_una >= s.app_written {
                     continue;

@@ -21,9 +21,29 @@ pub struct FlowStats {
     pub completion: Option<Nanos>,
     /// Finite transfers completed (all bytes acknowledged), TCP.
     pub transfers: u64,
+    /// The flow's active span in the measurement window, for `goodput_bps`: from its
+    /// first packet (the earliest send in the window, or the warm-up for a packet sent
+    /// before it and delivered after) to the last delivery that added to
+    /// `bytes_delivered`. `None` until it happened.
+    pub active_from: Option<Nanos>,
+    pub active_to: Option<Nanos>,
 }
 
 impl FlowStats {
+    /// A data packet created at `t` (or counted from `t`) belongs to the active span.
+    #[inline]
+    pub fn active_since(&mut self, t: Nanos) {
+        self.active_from = Some(self.active_from.map_or(t, |a| a.min(t)));
+    }
+
+    /// The active span's length in ns (None without a delivered byte).
+    pub fn active_ns(&self) -> Option<Nanos> {
+        match (self.active_from, self.active_to) {
+            (Some(a), Some(b)) if self.bytes_delivered > 0 => Some(b.saturating_sub(a)),
+            _ => None,
+        }
+    }
+
     /// Add `other`'s counts and delays: a finished connection folded into its traffic
     /// entry's totals. Completion times stay per connection (none is folded).
     pub fn fold(&mut self, other: &FlowStats) {
@@ -37,6 +57,10 @@ impl FlowStats {
         self.timeouts += other.timeouts;
         self.rtt.merge(&other.rtt);
         self.transfers += other.transfers;
+        if let Some(a) = other.active_from {
+            self.active_since(a);
+        }
+        self.active_to = self.active_to.max(other.active_to);
     }
 }
 
@@ -59,6 +83,8 @@ pub struct FlowSummary {
     pub owd_p99: f64,
     pub completion: Option<Nanos>,
     pub transfers: u64,
+    /// `FlowStats::active_ns`.
+    pub active_ns: Option<Nanos>,
 }
 
 impl FlowSummary {
@@ -78,6 +104,7 @@ impl FlowSummary {
             owd_p99: s.owd.quantile(0.99),
             completion: s.completion,
             transfers: s.transfers,
+            active_ns: s.active_ns(),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! PEP buffer flow control (the satellite-gateway study, shared ALGORITHMS.md §10.4, our
-//! paraphrase of the study's definition).
+//! PEP buffer flow control (D. J. Byun, "Congestion Control in Satellite Networks", PhD
+//! dissertation, University of Maryland, 2007, §2.3 eq. 2.1, §3.3, §6.1).
 //!
 //! Instead of dropping, the AQM in front of the PEP marks; the PEP turns a mark into a
 //! smaller buffer for the marked user, which it announces to the internet server as a
@@ -8,9 +8,11 @@
 //! - an unmarked packet: `B ← min(B + incr, size)`, at most once per freeze time
 //!   (200 ms, "about an RTT"); `incr` = 1 % of the configured buffer `size`.
 //!
-//! The advertised window is `min(max_window, B, buffer − held)` (`Pep::window`),
-//! `held` being what the user's connections have delivered to the PEP and the terminal
-//! has not yet acknowledged. Choices the study leaves open, made here and documented in
+//! `B` is the user's PEP buffer *limit* (Byun, Fig. 6.1: "the PEP buffer limit is
+//! decremented by 10 % of the previous limit upon a packet mark"); the advertised window
+//! is the available buffer capped at MaxRcvWnd, `min(max_window, B − held)` (eq. 2.1,
+//! `Pep::window`), `held` being what the user's connections have delivered to the PEP
+//! and the terminal has not yet acknowledged. Choices the study leaves open, made here and documented in
 //! docs/access/satellite-pep.md: the freeze time runs from the last change of `B` (a
 //! mark or a growth), so the packet after a mark cannot undo it at once; marks are not
 //! frozen (the definition freezes increments only); the window counts `B` as at least

@@ -1,6 +1,6 @@
 //! A Performance Enhancing Proxy that splits TCP (RFC 3135: a transport-layer PEP,
-//! §2.1.1, with split connections and local acknowledgements; the satellite-gateway
-//! study, shared STUDIES.md §4, ALGORITHMS.md §10.4).
+//! §2.1.1, with split connections and local acknowledgements; Byun's dissertation,
+//! 2007, §2.1 and Fig. 1.2, for the gateway it models).
 //!
 //! A node with `function = { kind = "pep", ... }` terminates every TCP connection whose
 //! path crosses it: the internet server's connection ends at the PEP (the PEP's
@@ -49,7 +49,7 @@ use crate::scenario::params::param as p;
 pub const DOC: KindDoc = KindDoc {
     kind: "pep",
     summary: "split-TCP Performance Enhancing Proxy with per-user buffers and buffer flow control",
-    source: "RFC 3135 §2.1.1 (transport-layer PEPs, split connections); satellite-gateway study (STUDIES.md §4, ALGORITHMS.md §10.4)",
+    source: "RFC 3135 §2.1.1 (transport-layer PEPs, split connections); Byun, Congestion Control in Satellite Networks, 2007, §2.1, §2.3",
     params: &[
         p("buffer", "size", "625KB", "per-user PEP buffer B (the ceiling of flow control)"),
         p(
@@ -113,6 +113,12 @@ impl PepConfig {
             Some(Value::Object(m)) => {
                 let mut tp = Params::new(tcp_path, m, &[]);
                 let cfg = crate::app::tcp::config(&mut tp)?;
+                if cfg.ns2.is_some() {
+                    return Err(tp.error(
+                        "profile",
+                        "\"ns2\" (ns-2's one-way agents) cannot be a PEP's TCP; use linux, ns3 or rfc",
+                    ));
+                }
                 tp.finish("the PEP's `tcp` table")?;
                 cfg
             }
@@ -255,17 +261,18 @@ impl Pep {
     }
 
     /// The receive window to announce on `conn`'s upstream leg, for its user:
-    /// `min(max_window, max(B, MSS), buffer − held)`. `B` is the flow-controlled
-    /// buffer (the study's `W = min(B, MaxRcvWnd)`, `B = buffer` without flow control);
-    /// `buffer − held` is the room the PEP has, so a slow space link pushes back. `B`
-    /// counts as at least one MSS (of the PEP's `tcp`): below one segment the server
-    /// could send nothing, and without arrivals `B` would never grow again (the
-    /// study's ns-2 windows count whole packets).
+    /// `min(max_window, max(B, MSS) − held)`. `B` is the user's PEP buffer limit,
+    /// shrunk by flow control (`B = buffer` without it), and `B − held` the *available*
+    /// PEP buffer: Byun's eq. (2.1) `W = min(B, MaxRcvWind)` with B "the available PEP
+    /// buffers" (§2.3), and Fig. 6.1's "PEP buffer limit" decremented per mark. So a slow
+    /// space link pushes back, and a shrunk limit caps what the user can hold at the
+    /// PEP, not only the window. `B` counts as at least one MSS (of the PEP's `tcp`):
+    /// below one segment an idle user's server could send nothing, and without arrivals
+    /// `B` would never grow again.
     pub fn window(&self, conn: u32) -> u64 {
         let u = &self.users[self.conns[conn as usize].user as usize];
-        let b = u.buf.cap.max(self.cfg.tcp.mss as f64) as u64;
-        let room = self.cfg.buffer.saturating_sub(u.held);
-        b.min(room).min(self.cfg.max_window)
+        let limit = u.buf.cap.max(self.cfg.tcp.mss as f64) as u64;
+        limit.saturating_sub(u.held).min(self.cfg.max_window)
     }
 
     /// The connections sharing `conn`'s user buffer (their windows change together).
@@ -387,9 +394,11 @@ mod tests {
         assert_eq!(p.window(b), 16_000);
     }
 
-    /// With flow control (decr 0.5): each marked data segment halves B; the window is
-    /// min(16 000, B, 625 000 − held): 625 000 → … six marks → 9 765.625 B → window
-    /// 9 765; four more → 610.35 B, below one MSS → the window is 1448.
+    /// With flow control (decr 0.5): each marked data segment halves the limit B; the
+    /// window is min(16 000, max(B, MSS) − held): 625 000 → … six marks → 9 765.625 B,
+    /// held 6·1448 = 8688 (forwarded, not yet acknowledged by the terminal) → window
+    /// 9765 − 8688 = 1077; four more → 610.35 B, counted as one MSS 1448, held 14 480 →
+    /// window 0; the terminal acknowledges all → window 1448.
     #[test]
     fn marks_shrink_the_window_through_the_buffer() {
         let mut p = pep(json!({"kind": "pep", "flow_control": true, "decr": 0.5})).unwrap();
@@ -400,12 +409,14 @@ mod tests {
             p.on_upstream(i, a, got, false, Some(true));
         }
         assert_eq!(p.buffer_of(a), 625_000.0 / 64.0);
-        assert_eq!(p.window(a), 9765);
+        assert_eq!(p.window(a), 1077);
         for i in 7..=10u64 {
             got += 1448;
             p.on_upstream(i, a, got, false, Some(true));
         }
         assert_eq!(p.buffer_of(a), 625_000.0 / 1024.0);
+        assert_eq!(p.window(a), 0);
+        p.on_downstream_ack(a, got);
         assert_eq!(p.window(a), 1448);
     }
 

@@ -9,17 +9,23 @@
 //! 2. if `VQ + b` exceeds the virtual buffer, signal congestion on the arrival (`action`:
 //!    drop, or mark an ECN-capable packet and queue it) and do not add it to `VQ`;
 //!    otherwise `VQ += b`;
-//! 3. adapt the capacity: `C̃ ← clip(C̃ + α·(γ·C·(t − t_a) − b), 0, C)`, `t_a ← t` —
-//!    skipped when the packet was dropped, so only accepted traffic is counted (ns-2:
-//!    the next adaptation then covers the whole time since `t_a`).
+//! 3. adapt the capacity, by `update`:
+//!    - `"ns2"` (default, ns-2 vq.cc): `C̃ ← clip(C̃ + α·(γ·C·(t − t_a) − b), 0, C)`,
+//!      `t_a ← t` — skipped when the packet was dropped, so only accepted traffic is
+//!      counted (the next adaptation then covers the whole time since `t_a`);
+//!    - `"sigcomm"` (the paper's pseudo-code, Fig. 1 of Kunniyur & Srikant, repeated in
+//!      Byun's dissertation §2.2.6): on *every* arrival, dropped or not,
+//!      `C̃ ← max(min(C̃ + α·γ·C·(t − s), C) − α·b, 0)`, `s ← t`. This is the paper's
+//!      fluid law `dC̃/dt = α(γC − λ)` with λ the whole arrival rate: at equilibrium the
+//!      *offered* rate, drops included, is γC, so the accepted rate is below γC whenever
+//!      AVQ drops, and a standing real queue drains. Under `"ns2"` the accepted rate
+//!      is γC and a real queue left by a transient is never drained at γ = 1.
 //!
 //! `C` is the link's current rate in bytes/s. `C̃` starts at `ecnlim·C` on the first
 //! arrival. A packet that passes and finds the real buffer full is tail-dropped.
 //!
-//! Choices where the sources differ: the paper's update clips `C̃ + α·γ·C·(t − s)` at
-//! `C` before subtracting `α·b`; ns-2 adds and subtracts first, then clips to [0, C]; we
-//! follow ns-2 (read in source). ns-2's `markfront_`/`drop_front_` options are left out
-//! (the arrival is the one marked or dropped, ns-2's default).
+//! ns-2's `markfront_`/`drop_front_` options are left out (the arrival is the one marked
+//! or dropped, ns-2's default).
 //!
 //! With `monitor = "LINK"` (`monitor.rs`) `C` is that link's rate.
 
@@ -68,9 +74,24 @@ pub const DOC: KindDoc = KindDoc {
             default: "1000B",
             doc: "converts a limit in packets to bytes for the virtual buffer (ns-2 vq.cc: 1000)",
         },
+        ParamDoc {
+            name: "update",
+            ty: "string",
+            default: "\"ns2\"",
+            doc: "virtual-capacity update: \"ns2\" (vq.cc: accepted packets only, clip after the sum) or \"sigcomm\" (the paper's pseudo-code: every arrival, clip at C before subtracting α·b)",
+        },
         red::ACTION_DOC,
     ],
 };
+
+/// Which arrivals adapt the virtual capacity, and in which order it is clipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Update {
+    /// ns-2 vq.cc: accepted (or marked) packets only; `clip(C̃ + α(γC·dt − b), 0, C)`.
+    Ns2,
+    /// Kunniyur & Srikant's pseudo-code: every arrival; `max(min(C̃ + αγC·dt, C) − αb, 0)`.
+    Sigcomm,
+}
 
 pub const KIND: Kind = Kind {
     doc: DOC,
@@ -86,6 +107,7 @@ pub struct Avq {
     /// Virtual buffer in bytes.
     vbuf: f64,
     action: Action,
+    update: Update,
     /// Virtual queue in bytes.
     vq: f64,
     /// Virtual capacity C̃ in bytes/s; negative until the first arrival.
@@ -131,17 +153,16 @@ impl Avq {
             ecnlim,
             vbuf: buflim * limit_bytes,
             action: Action::from_params(p)?,
+            update: match p.choice_or("update", "ns2", &["ns2", "sigcomm"])? {
+                "sigcomm" => Update::Sigcomm,
+                _ => Update::Ns2,
+            },
             vq: 0.0,
             ctilde: -1.0,
             last_drain: 0,
             last_adapt: 0,
             queue: PacketQueue::new(),
         })
-    }
-
-    /// The virtual capacity C̃ in bit/s (None before the first arrival).
-    pub fn virtual_capacity_bps(&self) -> Option<f64> {
-        (self.ctilde >= 0.0).then_some(self.ctilde * 8.0)
     }
 
     /// The virtual queue in bytes.
@@ -173,11 +194,19 @@ impl Discipline for Avq {
             self.vq += b;
             true
         };
-        if kept {
-            let grow = self.gamma * c * secs(self.last_adapt, ctx.now);
-            self.ctilde = (self.ctilde + self.alpha * (grow - b)).clamp(0.0, c);
-            self.last_adapt = ctx.now;
-        } else {
+        let grow = self.gamma * c * secs(self.last_adapt, ctx.now);
+        match self.update {
+            Update::Ns2 if kept => {
+                self.ctilde = (self.ctilde + self.alpha * (grow - b)).clamp(0.0, c);
+                self.last_adapt = ctx.now;
+            }
+            Update::Ns2 => {}
+            Update::Sigcomm => {
+                self.ctilde = ((self.ctilde + self.alpha * grow).min(c) - self.alpha * b).max(0.0);
+                self.last_adapt = ctx.now;
+            }
+        }
+        if !kept {
             return false;
         }
         if !red::fits(self.limit, &self.queue, b as u32) {
@@ -190,6 +219,11 @@ impl Discipline for Avq {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.queue.pop_front(ctx.packets)
+    }
+
+    /// C̃ in bit/s (None before the first arrival).
+    fn virtual_capacity_bps(&self) -> Option<f64> {
+        (self.ctilde >= 0.0).then_some(self.ctilde * 8.0)
     }
 
     fn len_packets(&self) -> usize {
@@ -289,6 +323,50 @@ mod tests {
         assert_eq!(q.virtual_capacity_bps(), Some(8_000_000.0));
     }
 
+    /// The same arrivals as `worked_trace_virtual_queue_and_capacity` with
+    /// `update = "sigcomm"`: every arrival adapts C̃, dropped or not, and C̃ + αγC·dt is
+    /// clipped at C before α·b is subtracted.
+    /// - t=0: VQ 1000; C̃ = min(500000 + 0, 1e6) − 0.1·1000 = 499 900.
+    /// - t=0: VQ 2000; C̃ = 499 800.
+    /// - t=1 ms: drain 499.8 → 1500.2; 2500.2 > 2500 → dropped, but C̃ still adapts:
+    ///   min(499 800 + 0.1·1e6·0.001, 1e6) − 100 = 499 800 (s ← 1 ms).
+    /// - t=2 ms: drain 499.8 → 1000.4; accepted → 2000.4;
+    ///   C̃ = 499 800 + 100 − 100 = 499 800 (only 1 ms since the drop; ns-2 gives 499 900).
+    ///
+    /// Then the clip order: C̃ at C = 1e6, 1 s idle, one arrival: ns-2 would give
+    /// clip(1e6 + 0.1·(1e6 − 1000)) = 1e6; here min(1e6 + 1e5, 1e6) − 100 = 999 900.
+    #[test]
+    fn sigcomm_update_counts_every_arrival_and_clips_before_subtracting() {
+        let mut h = Harness::new();
+        h.rate_bps = 8_000_000;
+        let mut q = build(
+            json!({"limit": "2500B", "ecnlim": 0.5, "gamma": 1.0, "alpha": 0.1,
+            "update": "sigcomm"}),
+        )
+        .unwrap();
+        assert!(arrive(&mut q, &mut h, 0, Ecn::NotEct).1);
+        assert!((q.ctilde - 499_900.0).abs() < 1e-9);
+        assert!(arrive(&mut q, &mut h, 0, Ecn::NotEct).1);
+        assert!((q.ctilde - 499_800.0).abs() < 1e-9);
+        let (p3, ok) = arrive(&mut q, &mut h, MS, Ecn::NotEct);
+        assert!(!ok);
+        assert_eq!(h.dropped(), vec![(p3, DropReason::Early)]);
+        assert!((q.virtual_queue() - 1500.2).abs() < 1e-9);
+        assert!((q.ctilde - 499_800.0).abs() < 1e-9, "{}", q.ctilde);
+        q.dequeue(&mut h.ctx(MS));
+        assert!(arrive(&mut q, &mut h, 2 * MS, Ecn::NotEct).1);
+        assert!((q.virtual_queue() - 2000.4).abs() < 1e-9);
+        assert!((q.ctilde - 499_800.0).abs() < 1e-9, "{}", q.ctilde);
+
+        let mut h = Harness::new();
+        h.rate_bps = 8_000_000;
+        let mut q =
+            build(json!({"ecnlim": 1.0, "gamma": 1.0, "alpha": 0.1, "update": "sigcomm"})).unwrap();
+        arrive(&mut q, &mut h, 0, Ecn::NotEct); // C̃ = 1e6 − 100
+        arrive(&mut q, &mut h, 1_000 * MS, Ecn::NotEct);
+        assert!((q.ctilde - 999_900.0).abs() < 1e-9, "{}", q.ctilde);
+    }
+
     #[test]
     fn invalid_params_are_rejected_with_their_path() {
         for (bad, field) in [
@@ -299,6 +377,7 @@ mod tests {
             (json!({"ecnlim": 2.0}), "q.ecnlim"),
             (json!({"action": "none"}), "q.action"),
             (json!({"mean_pkt_size": "0B"}), "q.mean_pkt_size"),
+            (json!({"update": "paper"}), "q.update"),
         ] {
             assert_eq!(build(bad).unwrap_err().path, field);
         }

@@ -1,6 +1,6 @@
-//! AVQRED, RED on an adaptive virtual queue (study 4, after Byun's virtual-queue RED),
-//! kind `avqred`, as defined in /work/shared/ALGORITHMS.md §10.2 (our paraphrase of the
-//! study's definition; parameter names are ours). PFAVQRED (`pfavqred.rs`) reuses this
+//! AVQRED, RED on an adaptive virtual queue, kind `avqred`: D. J. Byun, "Congestion
+//! Control in Satellite Networks", PhD dissertation, University of Maryland, 2007, §4.2
+//! (the AVQRED pseudo-code; parameter names are ours). PFAVQRED (`pfavqred.rs`) reuses this
 //! struct with a per-flow weight.
 //!
 //! - A virtual queue `VQ` (bytes) drains at the virtual capacity `v_cap` (bit/s).
@@ -78,7 +78,7 @@ pub(super) const COMMON_DOCS: [ParamDoc; 9] = [
 pub const DOC: KindDoc = KindDoc {
     kind: "avqred",
     summary: "RED's count-spaced decision on a virtual queue drained at a measured, clamped virtual capacity",
-    source: "study 4 (Byun's virtual-queue RED) as ALGORITHMS.md §10.2 defines it",
+    source: "Byun, Congestion Control in Satellite Networks, PhD dissertation, 2007, §4.2",
     params: &COMMON_DOCS,
 };
 
@@ -236,6 +236,10 @@ impl Discipline for Avqred {
         Some(self.curve.base_prob(self.vq / self.mean_pkt_size as f64))
     }
 
+    fn virtual_capacity_bps(&self) -> Option<f64> {
+        Some(self.v_cap)
+    }
+
     fn next_timer(&self) -> Option<Nanos> {
         Some(self.next_measure)
     }
@@ -279,6 +283,7 @@ pub(crate) mod tests {
         let link = LinkInfo {
             rate_bps: 8_000_000,
             mtu: 1500,
+            delay: 0,
         };
         let r = Avqred::from_params(&mut p, &link, per_flow)?;
         p.finish("avqred")?;

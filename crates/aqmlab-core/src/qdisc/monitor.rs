@@ -1,6 +1,6 @@
 //! Measurement point apart from the drop point: `monitor = "LINK"`.
 //!
-//! The satellite-gateway study (shared STUDIES.md §4) measures congestion at the
+//! The satellite-gateway study (Byun's dissertation, 2007, §1.3.1) measures congestion at the
 //! transmit queue in front of the space link but drops or marks at the receive queue in
 //! front of the PEP: the PEP's per-connection buffers sit between the two, so the queue
 //! that fills (transmit) is not the queue where packets can still be refused before the
@@ -105,6 +105,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: 1_000_000_000,
             mtu: 1500,
+            delay: 0,
         };
         let run = |monitored: bool| {
             let mut q = build(&spec, "q", &info).unwrap();
@@ -160,6 +161,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         };
         for (len, want) in [(30, 0.15), (12, 0.0375), (0, 0.0)] {
             let mut q = build(&spec, "q", &info).unwrap();
@@ -176,6 +178,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         };
         for k in MONITOR_KINDS {
             let q = build(&json!({"kind": k, "monitor": "tx"}), "q", &info).unwrap();

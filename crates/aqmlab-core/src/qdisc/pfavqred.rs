@@ -1,6 +1,6 @@
-//! PFAVQRED, per-flow weighted AVQRED (study 4), kind `pfavqred`. **Reconstruction**:
-//! the study's formula was lost from its text; this follows
-//! /work/shared/ALGORITHMS.md §10.3 (parameter names are ours).
+//! PFAVQRED, per-flow weighted AVQRED (Byun's dissertation, 2007, Chapter 5), kind
+//! `pfavqred`. **Reconstruction**: the per-flow weight equations are not in the text we
+//! have; this is our reconstruction from what survives (parameter names are ours).
 //!
 //! AVQRED (`avqred.rs`) with `p = min(1, p_a · pfweight)` in its probabilistic region,
 //! where for the arriving packet's flow (`Packet::flow`):
@@ -29,7 +29,7 @@ use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 pub const DOC: KindDoc = KindDoc {
     kind: "pfavqred",
     summary: "AVQRED with p_a weighted per flow by (rate/fair share)² (reconstruction)",
-    source: "study 4 PFAVQRED — reconstruction per ALGORITHMS.md §10.3",
+    source: "Byun, Congestion Control in Satellite Networks, PhD dissertation, 2007, Ch. 5 (reconstruction)",
     params: &[
         COMMON_DOCS[0],
         COMMON_DOCS[1],

@@ -52,8 +52,10 @@
 //!   (`cc/prague.rs`, ECT(1) for L4S).
 //! - Profiles (`TcpProfile`): "linux" (default), "ns3", "rfc" set the documented
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
+//!   "ns2" replaces both endpoints with ns-2.35's one-way agents (`ns2/`).
 
 pub mod cc;
+pub mod ns2;
 pub mod rack;
 pub mod rate;
 pub mod receiver;
@@ -147,12 +149,42 @@ pub struct TcpConfig {
     /// Congestion events halve cwnd (Linux `tcp_reno_ssthresh`; PRR's RecoverFS =
     /// `prior_cwnd`) instead of FlightSize = snd_nxt − snd_una (RFC 5681 eq. 4, RFC 6937).
     pub ssthresh_from_cwnd: bool,
+    /// With `ssthresh_from_cwnd` off: a congestion event halves the RFC 6675 pipe — the
+    /// bytes in flight without SACKed and lost segments, the head marked lost first —
+    /// and PRR's RecoverFS is that pipe (ns-3.44 `TcpSocketBase::EnterRecovery`,
+    /// `ReTxTimeout`, `EnterCwr` pass `BytesInFlight()` to `GetSsThresh`;
+    /// `TcpPrrRecovery::EnterRecovery`), not snd_nxt − snd_una.
+    pub ssthresh_from_pipe: bool,
+    /// `cc = "cubic"` runs ns-3.44's `TcpCubic` (`cc/cubic_ns3.rs`: whole segments,
+    /// integer `cnt`, ns-3's HyStart constants) instead of RFC 9438 (`cc/cubic.rs`).
+    pub ns3_cubic: bool,
+    /// PRR as ns-3.44 `TcpPrrRecovery` computes it (see `TcpSender::prr_ack_ns3`):
+    /// called on duplicate and partial ACKs, a dupACK counts one MSS delivered, CRB
+    /// unless the ACK acknowledges a retransmission, byte arithmetic.
+    pub ns3_prr: bool,
+    /// An RTO recomputes ssthresh also during fast recovery, and not while the sender
+    /// is still recovering from an earlier RTO with the head already retransmitted
+    /// (ns-3.44 `TcpSocketBase::ReTxTimeout`: `m_congState != CA_LOSS ||
+    /// !IsHeadRetransmitted()`); off: only on the first RTO of a segment, outside fast
+    /// recovery (Linux `tcp_enter_loss`).
+    pub ns3_rto_ssthresh: bool,
+    /// In SACK recovery, a partial ACK whose new head segment was not retransmitted
+    /// sends one segment regardless of cwnd: the first lost one, else new data (ns-3.44
+    /// `TcpSocketBase::ProcessAck` → `DoRetransmit`).
+    pub ns3_partial_rtx: bool,
+    /// The ACK that ends fast recovery also grows the window, by every segment from the
+    /// old head to the ACK, SACKed ones included (ns-3.44 `ProcessAck`:
+    /// `IncreaseWindow` after `cwnd = ssthresh`); off: growth resumes with the next ACK.
+    pub ns3_exit_growth: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
     /// Congestion avoidance grows by MSS²/cwnd per ACK, not by bytes acknowledged
     /// (ns-3 `TcpNewReno::CongestionAvoidance`; slow start then adds one MSS per ACK).
     pub per_ack_growth: bool,
+    /// `profile = "ns2"`: the connection is ns-2.35's one-way agent pair (`ns2/`);
+    /// the fields above give its `packetSize_`, `windowInit_`, timers and sizes.
+    pub ns2: Option<ns2::Ns2Options>,
     /// Pace transmissions (Linux internal/`fq` pacing): each segment may leave only
     /// `wire size / pacing rate` after the previous one. BBR always paces at its own
     /// rate; other controllers use Linux `tcp_update_pacing_rate` (cwnd / SRTT × 200 %
@@ -183,10 +215,12 @@ pub enum TcpProfile {
     Ns3,
     /// The RFCs' letter (RFC 5681, 6298, 6675).
     Rfc,
+    /// ns-2.35's one-way agents (`Agent/TCP/Reno`, `Newreno`, `TCPSink`, ...).
+    Ns2,
 }
 
 /// Names accepted by `profile = "..."`.
-pub const PROFILE_NAMES: &[&str] = &["linux", "ns3", "rfc"];
+pub const PROFILE_NAMES: &[&str] = &["linux", "ns3", "rfc", "ns2"];
 
 impl TcpProfile {
     pub fn from_name(name: &str) -> Option<TcpProfile> {
@@ -194,6 +228,7 @@ impl TcpProfile {
             "linux" => Some(TcpProfile::Linux),
             "ns3" => Some(TcpProfile::Ns3),
             "rfc" => Some(TcpProfile::Rfc),
+            "ns2" => Some(TcpProfile::Ns2),
             _ => None,
         }
     }
@@ -224,7 +259,14 @@ impl TcpProfile {
             prr: true,
             rack: true,
             ssthresh_from_cwnd: true,
+            ssthresh_from_pipe: false,
+            ns3_cubic: false,
+            ns3_prr: false,
+            ns3_rto_ssthresh: false,
+            ns3_partial_rtx: false,
+            ns3_exit_growth: false,
             pacing: false,
+            ns2: None,
         };
         match self {
             TcpProfile::Linux => linux,
@@ -241,6 +283,12 @@ impl TcpProfile {
                 cwv: false,
                 rack: false,
                 ssthresh_from_cwnd: false,
+                ssthresh_from_pipe: true,
+                ns3_cubic: true,
+                ns3_prr: true,
+                ns3_rto_ssthresh: true,
+                ns3_partial_rtx: true,
+                ns3_exit_growth: true,
                 per_ack_growth: true,
                 ..linux
             },
@@ -256,6 +304,26 @@ impl TcpProfile {
                 prr: false,
                 rack: false,
                 ssthresh_from_cwnd: false,
+                ..linux
+            },
+            // ns-2.35 (tcl/lib/ns-default.tcl): packetSize_ 1000, windowInit_ 2,
+            // window_ 20 packets, minrto_ 0.2, rtxcur_init_ 3.0, maxrto_ 60,
+            // numdupacks_ 3, tcpip_base_hdr_size_ 40, DelAck interval_ 100ms, no SACK
+            // (Agent/TCP/Newreno with Agent/TCPSink). The fields that only concern the
+            // linux/ns3/rfc sender are left at their values; `ns2/` does not read them.
+            TcpProfile::Ns2 => TcpConfig {
+                mss: ns2::PACKET_SIZE,
+                iw: ns2::WINDOW_INIT,
+                sack: false,
+                min_rto: ns2::MINRTO,
+                initial_rto: ns2::RTXCUR_INIT,
+                max_rto: ns2::MAXRTO,
+                delack: ns2::DELACK_INTERVAL,
+                rwnd: ns2::WINDOW as u64 * ns2::PACKET_SIZE as u64,
+                dupthresh: ns2::NUMDUPACKS,
+                header_bytes: ns2::HDR_SIZE,
+                per_ack_growth: true,
+                ns2: Some(ns2::Ns2Options::default()),
                 ..linux
             },
         }

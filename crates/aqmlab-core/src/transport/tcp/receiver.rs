@@ -245,6 +245,7 @@ impl TcpReceiver {
             self.rcv_nxt = new_nxt;
             self.delivered += gained;
             st.bytes_delivered += gained;
+            st.active_to = Some(now);
             if had_gap {
                 immediate = true;
             } else if h.payload as u64 >= self.cfg.mss as u64 {
