@@ -1,4 +1,4 @@
-"""The rural-broadband study: E1 (buffer size) covers STUDIES.md §1's grid, and a quick,
+"""The rural-broadband study: E1 (buffer size) covers the paper's grid, and a quick,
 shortened E1 reproduces the findings the models give by construction: DropTail's
 queueing delay grows with the buffer while ARED's, PIE's and CoDel's do not, and the
 AQMs pay for it with more drops — and with the video's PSNR. Without loss the video's
