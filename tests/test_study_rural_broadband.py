@@ -2,7 +2,7 @@
 shortened E1 reproduces the findings the models give by construction: DropTail's
 queueing delay grows with the buffer while ARED's, PIE's and CoDel's do not, and the
 AQMs pay for it with more drops — and with the video's PSNR. Without loss the video's
-PSNR is the clip's lossless PSNR. A quick E2 meets issue 24's calibration checks.
+PSNR is the clip's lossless PSNR. A quick E2 meets issue 24's calibration checks."""
 
 import subprocess
 import tomllib
