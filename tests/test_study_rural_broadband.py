@@ -2,8 +2,10 @@
 shortened E1 reproduces the findings the models give by construction: DropTail's
 queueing delay grows with the buffer while ARED's, PIE's and CoDel's do not, and the
 AQMs pay for it with more drops — and with the video's PSNR. Without loss the video's
-PSNR is the clip's lossless PSNR. A quick E2 meets issue 24's calibration checks."""
+PSNR is the clip's lossless PSNR. A quick E2 meets issue 24's calibration checks, and the ns-2.35
+reconstruction (ns2/*.tcl) reports what paper.toml marks and shows ARED following its target."""
 
+import json
 import subprocess
 import tomllib
 
@@ -14,7 +16,7 @@ import polars as pl
 import aqmlab
 from aqmlab import study
 from aqmlab.sweep import read_sweep_file
-from conftest import AQMLAB, ROOT
+from conftest import AQMLAB, ROOT, need_tool
 
 QDISC = "topology.bottleneck.qdisc"
 LIMIT = "topology.bottleneck.qdisc.limit"
@@ -138,3 +140,20 @@ def test_quick_e2_codel_drops_most_and_the_targets_calibrate(tmp_path):
     assert 0.7 * 35 <= mean("sojourn_ms_mean", "codel", "35ms") <= 1.3 * 35, mean("sojourn_ms_mean", "codel", "35ms")
     small, large = mean("sojourn_ms_mean", "ared", "2ms"), mean("sojourn_ms_mean", "ared", "50ms")
     assert large >= 1.5 * small, (small, large)
+
+
+def test_ns2_reconstruction_reports_the_ids_it_claims_and_ared_follows_its_target(tmp_path):
+    # The study's ns2/*.tcl run DropTail and ARED cells in real ns-2.35: every SCORE id is
+    # a paper.toml number marked ns2 = true (and every marked id is reported), and ns-2's
+    # own ARED (Queue/RED, adaptive_ 1, mean_pktsize_ 500) queues at least 1.5x longer at
+    # a 50 ms target than at 2 ms, as the paper's 35.2 -> 74.4 ms.
+    need_tool("ns")
+    p = subprocess.run([*AQMLAB, "study", "ns2", "rural-broadband", "--out", tmp_path], capture_output=True,
+                       text=True, timeout=900, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    values = json.loads((tmp_path / "rural-broadband" / "ns2.json").read_text())["values"]
+    paper = tomllib.loads((ROOT / "studies" / "rural-broadband" / "paper.toml").read_text())
+    assert set(values) == {n["id"] for n in paper["number"] if n.get("ns2")}
+    assert values["E2-ared-delay-at-50ms"] >= 1.5 * values["E2-ared-delay-at-2ms"], values
+    assert values["E2-ared-drop-at-50ms"] < values["E2-ared-drop-at-2ms"], values
+    assert values["E1-droptail-delay-400pkt"] > 5 * values["E2-ared-delay-at-10ms"], values
