@@ -13,7 +13,7 @@ from aqmlab.report import Figure
 QDISC = "topology.bottleneck.qdisc"
 LIMIT = "topology.bottleneck.qdisc.limit"
 LINK = "r4->r5"
-NAMES = {"pfifo": "DropTail", "ared": "ARED", "pie": "PIE", "codel": "CoDel"}
+NAMES = {"droptail": "DropTail", "ared": "ARED", "pie": "PIE", "codel": "CoDel"}
 
 
 def tidy(agg: pl.DataFrame) -> pl.DataFrame:

@@ -1,7 +1,8 @@
 """Generated inputs of the rural-broadband study: the video's Evalvid trace and PSNR model.
 
-STUDIES.md §1 streams "a 1065-frame CIF sequence looped" at 24 frames/s and about
-450 kbit/s and scores it by PSNR. We generate that sequence (assumed content, see
+The paper (Section III, Table I) streams a 1065-frame CIF sample (PARIS) at 24 frames/s
+and about 450 kbit/s and scores it by PSNR; aqmlab loops it over the run. We generate
+that sequence (assumed content, see
 ``aqmlab.video.scenes``: six scenes of different motion and texture with camera grain),
 encode it with FFmpeg's MPEG-4 Part 2 encoder (GOP 12, no B frames, one-pass rate
 control; the 413 kbit/s target gives about 452 kbit/s of frames over the clip, the
@@ -30,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: The clip (STUDIES.md §1: 1065 frames, CIF, 24 frames/s, about 450 kbit/s).
+#: The clip (the paper's Table I: 1065 frames, CIF, 24 frames/s, about 450 kbit/s).
 CLIP = {"n": 1065, "fps": 24, "gop": 12, "bit_rate": 413_000, "seed": 7, "grain": 4.0}
 #: Longest freeze the PSNR table resolves exactly: 4 s (8 GOPs); a frame deeper in a
 #: freeze is scored against the picture 96 frames back, within a scene nearly as unlike
