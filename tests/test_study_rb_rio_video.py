@@ -26,7 +26,11 @@ def test_experiments_cover_the_studys_runs():
     for exp, f in study.experiments(d).items():
         sf = read_sweep_file(f)
         assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "red", "rb_rio"], exp
-        assert all(q["limit"] == "100pkt" for q in sf.grid[QDISC])
+        # the paper's 100-packet router buffer as ns-2 counts it: DropTail's queue-limit
+        # includes the packet in transmission (drop-tail.cc:92), so pfifo holds 99
+        assert [q["limit"] for q in sf.grid[QDISC]] == ["99pkt", "100pkt", "100pkt"], exp
+        tcp = [t for t in sf.set["traffic"] if t["kind"] == "tcp-bulk"]
+        assert all(t["profile"] == "ns2" and t["agent"] == "newreno" for t in tcp), exp
         assert sf.zip[0] == {"warmup": ["0s", "10s", "20s"], "duration": ["10s", "20s", "30s"]}
         assert sf.seeds == 10 and sf.quick["seeds"] == 3
         counts = {t["name"]: t.get("count", 1) * 20 for t in sf.set["traffic"]}
