@@ -22,7 +22,9 @@ QDISC = "topology.bottleneck.qdisc"
 
 def test_experiments_cover_the_studys_runs():
     d = study.study_dir("rb-rio-video")
-    assert list(study.experiments(d)) == ["T1", "T2", "T3"]
+    # the paper's three runs, and two variants: all TCP in class 3 (Section 4.1) and the
+    # responsive streams on MmApp's rate control instead of TFRC
+    assert list(study.experiments(d)) == ["T1-class3", "T1", "T2-mmapp", "T2", "T3"]
     for exp, f in study.experiments(d).items():
         sf = read_sweep_file(f)
         assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "red", "rb_rio"], exp
@@ -31,12 +33,20 @@ def test_experiments_cover_the_studys_runs():
         assert [q["limit"] for q in sf.grid[QDISC]] == ["99pkt", "100pkt", "100pkt"], exp
         tcp = [t for t in sf.set["traffic"] if t["kind"] == "tcp-bulk"]
         assert all(t["profile"] == "ns2" and t["agent"] == "newreno" for t in tcp), exp
-        assert sf.zip[0] == {"warmup": ["0s", "10s", "20s"], "duration": ["10s", "20s", "30s"]}
+        periods = {"warmup": ["0s", "10s", "20s"], "duration": ["10s", "20s", "30s"]}
+        if exp.startswith("T2"):  # plus Table 1's 0-30 s window
+            periods = {"warmup": [*periods["warmup"], "0s"], "duration": [*periods["duration"], "30s"]}
+        assert sf.zip[0] == periods, exp
         assert sf.seeds == 10 and sf.quick["seeds"] == 3
         counts = {t["name"]: t.get("count", 1) * 20 for t in sf.set["traffic"]}
+        base = exp.split("-")[0]
         assert counts == {"T1": {"ftp": 40, "ftp-extra": 20},
                           "T2": {"mpeg-resp": 40, "mpeg-unresp": 20},
-                          "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[exp]
+                          "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[base]
+        assert all(t.get("class") == (3 if exp == "T1-class3" else {"3": 0.7, "2": 0.3} if t["kind"] == "tcp-bulk"
+                                      else {"tag": [0, 3, 2, 1]}) for t in sf.set["traffic"]), exp
+        assert all(t.get("control", "tfrc") == ("mmapp" if exp == "T2-mmapp" else "tfrc")
+                   for t in sf.set["traffic"] if t.get("responsive")), exp
     aqmlab.validate(d / "scenario.toml")
 
 

@@ -62,6 +62,8 @@ def run_metrics(sweep_dir: Path) -> pl.DataFrame:
     flows = load_runs(sweep_dir, "flows")
     rows = []
     for r in q.iter_rows(named=True):
+        if _secs(r["duration"]) - _secs(r["warmup"]) != 10:  # T2's 0-30 s point is Table 1's, not a period
+            continue
         base = {"qdisc": qdisc_name(r[QDISC]), "period": period_of(_secs(r["warmup"])), "seed": r["seed"]}
         rows.append(base | {"group": "link", "utilization": r["utilization"], "drop_rate": r["drop_rate"],
                             "qlen_pkts_mean": r["qlen_pkts_mean"], "sojourn_ms_mean": r["sojourn_ms_mean"]})
@@ -81,7 +83,7 @@ def frame_metrics(sweep_dir: Path) -> pl.DataFrame:
     fr = load_runs(sweep_dir, "frames")
     if not fr.height:
         return pl.DataFrame()
-    fr = fr.filter(pl.col("duration") == "30s").with_columns(
+    fr = fr.filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s")).with_columns(
         pl.col(QDISC).map_elements(qdisc_name, return_dtype=pl.Utf8).alias("qdisc"),
         (pl.col("sent_at_ns") // 10_000_000_000).cast(pl.Int64).alias("p"),
     ).filter(pl.col("p") < 3)
@@ -161,7 +163,8 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
                                    f"1 − frames {'decodable' if 'decodable' in metric else 'received'} / frames sent "
                                    f"(frames sent in the period; frames skipped by media scaling are not sent). {ci}"))
     if "T2" in dirs:
-        fr = load_runs(dirs["T2"], "frames").filter((pl.col("duration") == "30s") & (pl.col("seed") == 1))
+        fr = load_runs(dirs["T2"], "frames").filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s")
+                                                     & (pl.col("seed") == 1))
         for kind in ("pfifo", "rb_rio"):
             f = fr.filter(pl.col(QDISC).map_elements(qdisc_kind, return_dtype=pl.Utf8) == kind)
             if not f.height:
