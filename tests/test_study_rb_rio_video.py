@@ -1,4 +1,4 @@
-"""The rb-rio-video study: its experiments cover STUDIES.md §3, and the quick T2 (video
+"""The rb-rio-video study: its experiments cover the paper's three runs (Chung & Claypool), and the quick T2 (video
 only) run reproduces the direction of the study's findings by construction of Rb-RIO:
 it drops B-frame packets before I-frame packets, so the responsive MPEG streams keep
 more decodable frames than behind DropTail while 20 unresponsive streams overload the

@@ -8,7 +8,7 @@
 //! count, so `class = { tag = [0, 3, 2, 1] }` or a scheduler's `classify = "tag"`
 //! can treat frame types apart. The receiver counts the fragments that arrive within
 //! `max_delay` of their frame (later ones are useless to a player), and at the end
-//! judges each frame by `video_decode.rs` (ALGORITHMS.md §8.3) and, with a
+//! judges each frame by `video_decode.rs` (MPEG-1 dependencies as in Chung & Claypool's Section 2) and, with a
 //! `psnr_model`, scores it by `video_psnr.rs`.
 //!
 //! Unresponsive streams always send every frame. Responsive ones (`responsive = true`)
@@ -52,7 +52,7 @@ pub const VIDEO: TrafficKind = TrafficKind {
     doc: KindDoc {
         kind: "video",
         summary: "RTP/UDP video: MPEG GOP or Evalvid/CSV trace frames in tagged packets; optional TFRC media scaling; decodable frames and PSNR",
-        source: "Evalvid (Klaue, Rathke, Wolisz 2003); MPEG-1 GOP (ISO/IEC 11172-2); TFRC RFC 5348; decodability ALGORITHMS.md §8.3",
+        source: "Evalvid (Klaue, Rathke, Wolisz 2003); MPEG-1 GOP (ISO/IEC 11172-2); TFRC RFC 5348; decodability after Chung & Claypool (Rb-RIO paper, Section 2) and myEvalvid (Ke et al. 2008); MmApp (Chung & Claypool, NS by Example)",
         params: PARAMS,
     },
     build,
