@@ -131,6 +131,29 @@ def grouped_bars(s: pl.DataFrame, title: str, ylabel: str, scale: float = 1.0):
     return fig
 
 
+def queue_series(sweep_dir: Path) -> list[Figure]:
+    """Figure 4: the bottleneck's queue over the whole run (0-30 s, seed 1), RED and
+    Rb-RIO (the paper's top and bottom panels)."""
+    ts = load_runs(sweep_dir, "timeseries")
+    if not ts.height:
+        return []
+    ts = ts.filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s") & (pl.col("seed") == 1)
+                   & (pl.col("link") == LINK))
+    with plots._style():
+        fig, axes = plt.subplots(2, 1, sharex=True, figsize=(7, 5))
+        for ax, kind in zip(axes, ("red", "rb_rio")):
+            f = ts.filter(pl.col(QDISC).map_elements(qdisc_kind, return_dtype=pl.Utf8) == kind).sort("time_ns")
+            ax.plot((f["time_ns"] / 1e9).to_list(), f["qlen_pkts"].to_list(), lw=0.8, color=plots.OKABE_ITO[0])
+            ax.set_ylabel("queue (packets)")
+            ax.set_title(f"T1, {NAMES[kind]}: bottleneck queue")
+            ax.set_ylim(0, 100)
+        axes[-1].set_xlabel("time (s)")
+        fig.tight_layout()
+    return [Figure("T1-queue-series", "T1: bottleneck queue over time, RED and Rb-RIO (Figure 4)", fig,
+                   "Seed 1, sampled every 100 ms (instantaneous queue; the average queue of the paper's "
+                   "Figure 4 is not sampled). 40 flows, 20 more during 10-20 s.")]
+
+
 def figures(dirs: dict[str, Path]) -> list[Figure]:
     plt.rcParams["figure.max_open_warning"] = 0  # the report holds every figure until it is written
     figs = []
@@ -162,6 +185,8 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
                                    grouped_bars(summarise(gf, metric), f"{exp}: {g} {what}", "%", 100),
                                    f"1 − frames {'decodable' if 'decodable' in metric else 'received'} / frames sent "
                                    f"(frames sent in the period; frames skipped by media scaling are not sent). {ci}"))
+    if "T1" in dirs:
+        figs.extend(queue_series(dirs["T1"]))
     if "T2" in dirs:
         fr = load_runs(dirs["T2"], "frames").filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s")
                                                      & (pl.col("seed") == 1))
