@@ -4,12 +4,14 @@ it drops B-frame packets before I-frame packets, so the responsive MPEG streams 
 more decodable frames than behind DropTail while 20 unresponsive streams overload the
 link, and it holds the average queue lower than DropTail's full buffer."""
 
+import shutil
 import subprocess
 import sys
 
 import matplotlib.image as mpimg
 import numpy as np
 import polars as pl
+import pytest
 
 import aqmlab
 from aqmlab import study
@@ -85,3 +87,20 @@ def test_quick_t2_protects_i_frames_and_the_responsive_streams(tmp_path):
     for per in F.PERIODS:
         v = {r["qdisc"]: r["mean"] for r in q.filter(pl.col("period") == per).iter_rows(named=True)}
         assert v["Rb-RIO"] < v["DropTail"], (per, v)
+
+
+@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2.35 (Debian ns2) required: tests/install-tools.sh")
+def test_quick_t1_drop_rates_within_25_percent_of_ns2(tmp_path):
+    """Issue 25's done-when: on the study's stated set-up, quick T1's DropTail and RED drop
+    rates in 10-20 s and 20-30 s are within 25 % of real ns-2.35 (ns2/t1.tcl)."""
+    out = tmp_path / "rb-rio-video"
+    p = subprocess.run([*AQMLAB, "study", "run", "rb-rio-video", "--quick", "-e", "T1", "--out", out, "--quiet"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    study.ns2("rb-rio-video", out)
+    card = study.compare("rb-rio-video", out, write=False)
+    got = {n["id"]: (n["aqmlab"]["mean"], n["ns2"]) for n in card["numbers"] if n.get("ns2") is not None}
+    for per in ("10-20", "20-30"):
+        for q in ("dt", "red"):
+            aq, ns = got[f"T1-{per}-{q}-drop"]
+            assert abs(aq / ns - 1) <= 0.25, (per, q, aq, ns)
