@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tools the Python tests need besides Python packages: tshark reads our pcap files,
 # chromium renders the HTML report, ns (Debian's ns2 package, ns-2.35) is the reference
-# for profile = "ns2" (tests/test_ns2_reference.py) and runs the studies' ns-2
+# for profile = "ns2" and the ns-2 queue defaults (tests/test_ns2_*.py) and runs the studies' ns-2
 # reconstructions. Missing ones are installed with apt-get when we are
 # root (as on a fresh CI machine); progress goes to stderr. Prints (stdout) the tools
 # that are still missing, for the tests to skip with a loud reason; nothing otherwise.

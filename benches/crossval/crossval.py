@@ -4,10 +4,13 @@ Kept out of the test suite (it needs ns-3, minutes of CPU, and compares two mode
 rather than checking a rule). Run from the repository root with the project's Python
 (`make install` first) after installing ns-3 into its own environment (README.md):
 
-    .venv/bin/python benches/crossval/crossval.py [--duration 120] [--only NAME]
+    .venv/bin/python benches/crossval/crossval.py [--duration 120] [--only NAME] [--rerun-ns3]
 
 Writes benches/crossval/results.md: per scenario and metric, ns-3, aqmlab with
-`profile = "ns3"` and aqmlab with the default `profile = "linux"`.
+`profile = "ns3"` and aqmlab with the default `profile = "linux"`, and the events/s of
+the aqmlab runs. ns-3 is deterministic at seed 1, so its side is recorded once in
+`ns3_results.json` and reused for the same duration and warm-up; `--rerun-ns3` (or a
+scenario or duration not recorded there) runs ns-3 and records it again.
 """
 
 import argparse
@@ -21,6 +24,7 @@ import polars as pl
 
 HERE = pathlib.Path(__file__).resolve().parent
 NS3_PY = HERE / ".venv-ns3" / "bin" / "python"
+NS3_CACHE = HERE / "ns3_results.json"
 
 # name, cc (ns-3 type suffix, aqmlab name), flows, rate (ns-3, aqmlab), qdisc, limit
 SCENARIOS = [
@@ -52,6 +56,20 @@ def run_ns3(cc, n, rate, qdisc, limit, duration, warmup):
             "sojourn_ms_mean": r["sojourn_ms_mean"], "sojourn_ms_p95": r["sojourn_ms_p95"],
             "drop_pct": 100.0 * r["drops"] / max(r["arrivals"], 1),
             "retransmits": r["retransmits"], "timeouts": r["timeouts"], "jain": jain(g)}
+
+
+def ns3_side(name, args, duration, warmup, rerun, cache):
+    """The ns-3 metrics of one scenario: recorded ones if they match, else a new run."""
+    same = cache.get("duration_s") == duration and cache.get("warmup_s") == warmup
+    if not rerun and same and name in cache.get("scenarios", {}):
+        return cache["scenarios"][name]
+    r = run_ns3(*args, duration, warmup)
+    if not same:
+        cache.clear()
+        cache.update({"duration_s": duration, "warmup_s": warmup, "scenarios": {}})
+    cache["scenarios"][name] = r
+    NS3_CACHE.write_text(json.dumps(cache, indent=1) + "\n")
+    return r
 
 
 def toml(cc, n, rate, qdisc, limit, duration, warmup, profile):
@@ -91,6 +109,7 @@ def run_aqmlab(cc, n, rate, qdisc, limit, duration, warmup, profile):
     p = HERE / f".crossval-{profile}.toml"
     p.write_text(toml(cc, n, rate, qdisc, limit, duration, warmup, profile))
     res = aqmlab.run(p, seed=1)
+    s = res.summary.row(0, named=True)
     q = res.queues.filter(pl.col("link") == "L->R").row(0, named=True)
     f = res.flows
     g = f["goodput_window_bps"].to_list()
@@ -98,7 +117,7 @@ def run_aqmlab(cc, n, rate, qdisc, limit, duration, warmup, profile):
             "sojourn_ms_mean": q["sojourn_ms_mean"], "sojourn_ms_p95": q["sojourn_ms_p95"],
             "drop_pct": 100.0 * q["drops"] / max(q["enqueued"] + q["drops"], 1),
             "retransmits": float(f["retransmits"].sum()), "timeouts": float(f["timeouts"].sum()),
-            "jain": jain(g)}
+            "jain": jain(g), "events_per_s": s["events"] / s["wall_time_s"]}
 
 
 def main():
@@ -106,18 +125,24 @@ def main():
     ap.add_argument("--duration", type=float, default=120.0)
     ap.add_argument("--warmup", type=float, default=20.0)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--rerun-ns3", action="store_true", help="run ns-3 even if recorded")
     a = ap.parse_args()
+    cache = json.loads(NS3_CACHE.read_text()) if NS3_CACHE.exists() else {}
+    speed = []
     lines = [f"# Cross-validation against ns-3.44 ({a.duration:.0f} s, warm-up {a.warmup:.0f} s, seed 1)", "",
              "| scenario | metric | ns-3 | aqmlab ns3 | aqmlab linux |", "| --- | --- | --- | --- | --- |"]
     for name, (ns_cc, cc), n, (ns_rate, rate), qdisc, limit in SCENARIOS:
         if a.only and a.only not in name:
             continue
         print(name, file=sys.stderr)
-        ns3 = run_ns3(ns_cc, n, ns_rate, qdisc, limit, a.duration, a.warmup)
+        ns3 = ns3_side(name, (ns_cc, n, ns_rate, qdisc, limit), a.duration, a.warmup, a.rerun_ns3, cache)
         aq3 = run_aqmlab(cc, n, rate, qdisc, limit, a.duration, a.warmup, "ns3")
         aql = run_aqmlab(cc, n, rate, qdisc, limit, a.duration, a.warmup, "linux")
         for m in METRICS:
             lines.append(f"| {name} | {m} | {ns3[m]:.4g} | {aq3[m]:.4g} | {aql[m]:.4g} |")
+        speed.append(f"| {name} | {aq3['events_per_s']:.3g} | {aql['events_per_s']:.3g} |")
+    lines += ["", "aqmlab events/s (simulator core, one run each; a shared machine makes it noisy):", "",
+              "| scenario | ns3 profile | linux profile |", "| --- | --- | --- |"] + speed
     (HERE / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

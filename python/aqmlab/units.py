@@ -30,11 +30,20 @@ def unit_of(metric: str) -> str:
     return ""
 
 
+def _num(v: float, digits: int) -> str:
+    """``v`` to ``digits`` significant digits, never in e-notation below 10^6 (``140``,
+    not ``1.4e+02``; ``1230 ms``, not ``1.23e+03 ms``)."""
+    text = f"{v:.{digits}g}"
+    if "e+" in text and abs(v) < 1e6:
+        text = f"{round(v, digits - 1 - int(math.floor(math.log10(abs(v))))):.0f}"
+    return text
+
+
 def _si(v: float, unit: str, digits: int = 3) -> str:
     for scale, prefix in _SI:
         if abs(v) >= scale:
-            return f"{v / scale:.{digits}g} {prefix}{unit}"
-    return f"{v:.{digits}g} {unit}"
+            return f"{_num(v / scale, digits)} {prefix}{unit}"
+    return f"{_num(v, digits)} {unit}"
 
 
 def fmt(metric: str, v, half=None) -> str:
@@ -48,15 +57,15 @@ def fmt(metric: str, v, half=None) -> str:
     if u == "bps":
         text, pm = _si(v, "bit/s"), (_si(h, "bit/s", 2) if h is not None else None)
     elif u == "ratio":
-        text, pm = f"{100 * v:.3g} %", (f"{100 * h:.2g} %" if h is not None else None)
+        text, pm = f"{_num(100 * v, 3)} %", (f"{_num(100 * h, 2)} %" if h is not None else None)
     elif u in ("ms", "s"):
-        text, pm = f"{v:.3g} {u}", (f"{h:.2g} {u}" if h is not None else None)
+        text, pm = f"{_num(v, 3)} {u}", (f"{_num(h, 2)} {u}" if h is not None else None)
     elif u == "bytes":
         text, pm = _si(v, "B"), (_si(h, "B", 2) if h is not None else None)
     elif u == "pkts":
-        text, pm = f"{v:.3g} pkt", (f"{h:.2g} pkt" if h is not None else None)
+        text, pm = f"{_num(v, 3)} pkt", (f"{_num(h, 2)} pkt" if h is not None else None)
     elif isinstance(v, int):
-        text, pm = f"{v:,}", (f"{h:.2g}" if h is not None else None)
+        text, pm = f"{v:,}", (_num(h, 2) if h is not None else None)
     else:
-        text, pm = f"{v:.4g}", (f"{h:.2g}" if h is not None else None)
+        text, pm = f"{v:.4g}", (_num(h, 2) if h is not None else None)
     return f"{text} ± {pm}" if pm is not None else text

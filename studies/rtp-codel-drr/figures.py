@@ -1,4 +1,4 @@
-"""Figures of the rtp-codel-drr study (see README.md): every output of STUDIES.md §2
+"""Figures of the rtp-codel-drr study (see README.md): every output the report (Ahmed, CoDel vs DRR for RTP/RTCP) shows
 against the bottleneck rate, CoDel and DRR side by side, scenario a (S1 access
 1 Mbit/s) and b (5 Mbit/s) in two panels."""
 
@@ -13,7 +13,8 @@ from aqmlab.results import CORE_TABLES
 from aqmlab.report import Figure
 
 RATE = "topology.links.2.rate"
-KIND = "topology.links.2.qdisc.kind"
+QDISC = "topology.links.2.qdisc"  # swept as whole tables: "kind=codel,limit=50pkt,..."
+KIND = "kind"
 ACCESS = "topology.links.0.rate"
 LINK = "bottleneck"
 SCENARIOS = (("1Mbit", "a: S1 access 1 Mbit/s"), ("5Mbit", "b: S1 access 5 Mbit/s"))
@@ -57,6 +58,7 @@ def panels(agg: pl.DataFrame, table: str, metric: str, entities: list[str], ylab
 
 def figures(sweep_dir: Path) -> list[Figure]:
     agg = load(sweep_dir, tables=(*CORE_TABLES, "app_flows"))
+    agg = agg.with_columns(pl.col(QDISC).cast(pl.Utf8).str.extract(r"kind=([a-z_]+)").alias(KIND))
     n = int(agg["n"].max())
     ci = f"Mean over {n} seeds with its 95 % Student-t confidence band."
     specs = [

@@ -21,6 +21,7 @@ fn bench(c: &mut Criterion) {
     let link = LinkInfo {
         rate_bps: 10_000_000_000,
         mtu: 1500,
+        delay: 0,
     };
     let kinds = [
         (

@@ -38,6 +38,7 @@ impl Bench {
         let link = LinkInfo {
             rate_bps: RATE,
             mtu: 1500,
+            delay: 0,
         };
         let q = qdisc::build(&spec, "bench", &link).expect("qdisc");
         let mut packets = PacketArena::new();

@@ -26,6 +26,7 @@ fn main() {
     let link = LinkInfo {
         rate_bps: 10_000_000_000,
         mtu: 1500,
+        delay: 0,
     };
     let mut q = qdisc::build(&spec, "q", &link).expect("valid spec");
     let mut packets = PacketArena::new();

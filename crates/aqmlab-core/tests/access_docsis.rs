@@ -203,6 +203,39 @@ fn grant_capped_throughput_is_the_mean_grant_per_map() {
     assert!(cell(&r, "queues", "link", "up", "sojourn_ms_mean") > 50.0);
 }
 
+/// The same with a drop-tail TxQ (`txq_overflow = "drop"`, the study's 32-packet
+/// DropTail TxQ): the 20 Mbit/s shaper passes all 8 Mbit/s (1000 packets/s), the MAC
+/// carries 5 Mbit/s (625 packets/s), so the full TxQ drops the other 375 packets/s:
+/// 3000 in the 8 s window (give or take the 32 packets the TxQ holds at its edges), and
+/// nothing waits or drops in the RsQ.
+#[test]
+fn a_drop_tail_txq_drops_what_the_mac_cannot_carry() {
+    let s = S {
+        docsis: r#"{ sustained_rate = "20Mbit", grant_mean = "1250B", txq_overflow = "drop" }"#,
+        traffic: "rate = \"8Mbit\"\nsize = \"1000B\"",
+        ..S::default()
+    };
+    let r = run(&s.toml(), 1);
+    let c = |link: &str, col: &str| cell(&r, "queues", "link", link, col);
+    assert!(near(goodput(&r), 5e6, 0.002), "{}", goodput(&r));
+    assert!(
+        (c("up.txq", "drops") - 3000.0).abs() <= 32.0,
+        "{}",
+        c("up.txq", "drops")
+    );
+    assert_eq!(c("up.txq", "drops"), c("up.txq", "drops_overflow"));
+    assert_eq!(c("up", "drops"), 0.0);
+    assert!(
+        c("up", "sojourn_ms_mean") < 1.0,
+        "{}",
+        c("up", "sojourn_ms_mean")
+    );
+    assert!(c("up.txq", "qlen_pkts_mean") > 30.0 && c("up.txq", "qlen_pkts_mean") <= 32.0);
+    // The flow sees the TxQ's drops as its losses.
+    let lost = r.table("flows").f64s("packets_dropped")[0];
+    assert!((lost - c("up.txq", "drops")).abs() <= 2.0, "{lost}");
+}
+
 /// The same with caps drawn from 1250 B ± 20 %: the throughput is the mean grant per
 /// MAP. Over 4000 MAPs the mean cap has a standard deviation of 144.6/√4000 ≈ 2.3 B
 /// (0.18 %), so 1 % is over 5 sd.
@@ -348,6 +381,16 @@ fn bad_docsis_input_names_the_field() {
     expect_err(
         with(r#"{ direction = "downstream", sustained_rate = "5Mbit", txq_limit = 8 }"#),
         &format!("{p}.txq_limit"),
+        "only an upstream",
+    );
+    expect_err(
+        with(r#"{ sustained_rate = "5Mbit", txq_overflow = "spill" }"#),
+        &format!("{p}.txq_overflow"),
+        "pushback",
+    );
+    expect_err(
+        with(r#"{ direction = "downstream", sustained_rate = "5Mbit", txq_overflow = "drop" }"#),
+        &format!("{p}.txq_overflow"),
         "only an upstream",
     );
     expect_err(

@@ -246,6 +246,7 @@ fn the_documented_examples_build() {
     let link = aqmlab_core::qdisc::LinkInfo {
         rate_bps: 10_000_000,
         mtu: 1500,
+        delay: 0,
     };
     let mut n = 0;
     for doc in ["drr", "sfq", "fq_codel", "sfq_codel", "prio"] {

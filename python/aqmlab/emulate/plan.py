@@ -20,7 +20,9 @@ KERNEL_CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "bbr": "bbr"}
 #: TCP keys that only tune aqmlab's TCP model; the kernel's own behaviour is measured.
 MODEL_ONLY = ("profile", "mss", "iw", "min_rto", "initial_rto", "max_rto", "delack", "rwnd",
               "hystart", "rto_style", "rto_rearm", "header_bytes", "idle_restart", "cwv", "prr",
-              "rack", "ssthresh_from_cwnd", "per_ack_growth", "rate_cap")
+              "rack", "ssthresh_from_cwnd", "ssthresh_from_pipe", "ns3_cubic", "ns3_prr", "ns3_rto_ssthresh",
+              "ns3_partial_rtx", "ns3_exit_growth",
+              "per_ack_growth", "rate_cap")
 SUPPORTED = ("tcp-bulk", "udp-cbr", "udp-poisson")
 COMMON = ("kind", "name", "hosts", "direction", "src", "dst", "count", "start", "start_jitter", "stop", "class")
 

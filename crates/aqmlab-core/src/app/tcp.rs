@@ -216,6 +216,42 @@ macro_rules! tcp_params {
                 "a congestion event halves cwnd (Linux tcp_reno_ssthresh, PRR RecoverFS = prior cwnd), not FlightSize (RFC 5681 eq. 4); ns3, rfc: false",
             ),
             p(
+                "ssthresh_from_pipe",
+                "bool",
+                "false (profile)",
+                "without ssthresh_from_cwnd: a congestion event halves the RFC 6675 pipe (no SACKed or lost bytes) and PRR RecoverFS = pipe (ns-3 BytesInFlight()); ns3: true",
+            ),
+            p(
+                "ns3_cubic",
+                "bool",
+                "false (profile)",
+                "cc = cubic runs ns-3.44 TcpCubic (whole segments, integer cnt, ns-3 HyStart) instead of RFC 9438; ns3: true",
+            ),
+            p(
+                "ns3_prr",
+                "bool",
+                "false (profile)",
+                "with prr: ns-3.44 TcpPrrRecovery arithmetic (dupACK counts one MSS, PRR-CRB unless a retransmission is acked, bytes not segments); ns3: true",
+            ),
+            p(
+                "ns3_rto_ssthresh",
+                "bool",
+                "false (profile)",
+                "an RTO recomputes ssthresh also in fast recovery, not again while in loss with the head retransmitted (ns-3.44 ReTxTimeout); ns3: true",
+            ),
+            p(
+                "ns3_partial_rtx",
+                "bool",
+                "false (profile)",
+                "SACK recovery: a partial ACK whose new head was not retransmitted sends one segment regardless of cwnd (ns-3.44 ProcessAck/DoRetransmit); ns3: true",
+            ),
+            p(
+                "ns3_exit_growth",
+                "bool",
+                "false (profile)",
+                "the ACK ending fast recovery also grows cwnd, by all segments it covers (ns-3.44 ProcessAck); ns3: true",
+            ),
+            p(
                 "prr",
                 "bool",
                 "true (profile)",
@@ -563,6 +599,12 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         prr: p.bool_or("prr", d.prr)?,
         rack: p.bool_or("rack", d.rack)?,
         ssthresh_from_cwnd: p.bool_or("ssthresh_from_cwnd", d.ssthresh_from_cwnd)?,
+        ssthresh_from_pipe: p.bool_or("ssthresh_from_pipe", d.ssthresh_from_pipe)?,
+        ns3_cubic: p.bool_or("ns3_cubic", d.ns3_cubic)?,
+        ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
+        ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
+        ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
+        ns3_exit_growth: p.bool_or("ns3_exit_growth", d.ns3_exit_growth)?,
         pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
         ns2: None,
     };
@@ -797,7 +839,7 @@ mod tests {
         );
         assert_eq!(linux.rto_style, RtoStyle::Linux);
         assert!(linux.rto_rearm && linux.cwv && linux.prr && linux.rack);
-        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth);
+        assert!(linux.ssthresh_from_cwnd && !linux.per_ack_growth && !linux.ssthresh_from_pipe);
         assert_eq!(linux.idle_restart, IdleRestart::Linux);
 
         let ns3 = parse(json!({"profile": "ns3"})).unwrap();
@@ -807,7 +849,11 @@ mod tests {
         );
         assert_eq!(ns3.rto_style, RtoStyle::Rfc6298);
         assert!(!ns3.rto_rearm && !ns3.cwv && ns3.prr && !ns3.rack);
-        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth);
+        assert!(!ns3.ssthresh_from_cwnd && ns3.per_ack_growth && ns3.ssthresh_from_pipe);
+        assert!(ns3.ns3_cubic && !linux.ns3_cubic && ns3.ns3_prr && !linux.ns3_prr);
+        assert!(ns3.ns3_rto_ssthresh && !linux.ns3_rto_ssthresh);
+        assert!(ns3.ns3_partial_rtx && ns3.ns3_exit_growth);
+        assert!(!linux.ns3_partial_rtx && !linux.ns3_exit_growth);
         assert_eq!(ns3.idle_restart, IdleRestart::Off);
 
         let rfc = parse(json!({"profile": "rfc"})).unwrap();
@@ -816,6 +862,8 @@ mod tests {
             (NS_PER_S, 200 * NS_PER_MS, 52)
         );
         assert!(!rfc.rto_rearm && !rfc.cwv && !rfc.prr && !rfc.rack && !rfc.per_ack_growth);
+        assert!(!rfc.ssthresh_from_pipe && !rfc.ns3_cubic && !rfc.ns3_prr && !rfc.ns3_rto_ssthresh);
+        assert!(!rfc.ns3_partial_rtx && !rfc.ns3_exit_growth);
         assert_eq!(rfc.idle_restart, IdleRestart::Rfc5681);
     }
 
@@ -824,7 +872,9 @@ mod tests {
         let c = parse(json!({
             "profile": "ns3", "min_rto": "300ms", "delack": "40ms", "rto_style": "linux",
             "rto_rearm": true, "header_bytes": "40B", "idle_restart": "rfc", "cwv": true,
-            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false
+            "prr": false, "rack": true, "ssthresh_from_cwnd": true, "per_ack_growth": false,
+            "ssthresh_from_pipe": false, "ns3_cubic": false, "ns3_prr": false,
+            "ns3_rto_ssthresh": false, "ns3_partial_rtx": false, "ns3_exit_growth": false
         }))
         .unwrap();
         assert_eq!(c.profile, TcpProfile::Ns3);
@@ -835,7 +885,8 @@ mod tests {
         assert_eq!(c.rto_style, RtoStyle::Linux);
         assert_eq!(c.idle_restart, IdleRestart::Rfc5681);
         assert!(c.rto_rearm && c.cwv && !c.prr && c.rack && c.ssthresh_from_cwnd);
-        assert!(!c.per_ack_growth);
+        assert!(!c.per_ack_growth && !c.ssthresh_from_pipe && !c.ns3_cubic && !c.ns3_prr);
+        assert!(!c.ns3_rto_ssthresh && !c.ns3_partial_rtx && !c.ns3_exit_growth);
     }
 
     #[test]

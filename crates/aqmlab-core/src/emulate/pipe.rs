@@ -417,6 +417,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: rate,
             mtu: 1500,
+            delay: 0,
         };
         Pipe::new(PipeSpec {
             name: "L->R".into(),

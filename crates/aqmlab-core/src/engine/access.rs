@@ -34,8 +34,12 @@ impl Simulation {
         self.arm_access_timer(l);
     }
 
-    /// Put the model's departures on the link: count them, write pcap, propagate.
+    /// Put the model's departures on the link: count them, write pcap, propagate; discard
+    /// the packets its full TxQ dropped.
     fn launch(&mut self, l: usize) {
+        while let Some(p) = self.links[l].access.as_mut().and_then(|m| m.pop_txq_drop()) {
+            self.discard(p, Cause::TxqOverflow, Some(l), Stage::Enqueue);
+        }
         let link = &mut self.links[l];
         let Some(model) = link.access.as_mut() else {
             return;

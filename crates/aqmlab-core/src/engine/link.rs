@@ -357,7 +357,7 @@ impl Simulation {
                     }
                     Cause::Random => s.drops_random += 1,
                     Cause::Outage => s.drops_outage += 1,
-                    Cause::NoRoute | Cause::Mark => {}
+                    Cause::NoRoute | Cause::Mark | Cause::TxqOverflow => {}
                 }
             }
             self.log_drop(l as u32, p, cause, at);

@@ -43,6 +43,9 @@ pub enum Cause {
     NoRoute,
     /// An ECN CE mark (the packet goes on).
     Mark,
+    /// A DOCSIS upstream's full transmit queue (`txq_overflow = "drop"`); counted in
+    /// the link's `LINK.txq` row, not the RsQ's.
+    TxqOverflow,
 }
 
 impl Cause {
@@ -53,6 +56,7 @@ impl Cause {
             Cause::Outage => "outage",
             Cause::NoRoute => "no_route",
             Cause::Mark => "mark",
+            Cause::TxqOverflow => "txq_overflow",
         }
     }
 }

@@ -106,6 +106,7 @@ impl Builder {
         let info = LinkInfo {
             rate_bps: access.as_ref().map_or(spec.rate.0, |m| m.rsq_rate_bps()),
             mtu,
+            delay: spec.delay.map_or(0, |d| d.0),
         };
         let default_q = json!({"kind": "pfifo", "limit": "1000pkt"});
         let q = qdisc::build(
@@ -466,6 +467,7 @@ fn resolve_monitors(b: &mut Builder) -> Result<()> {
         let info = LinkInfo {
             rate_bps: b.links[m].rate_bps,
             mtu: b.links[m].mtu,
+            delay: b.links[m].delay,
         };
         b.links[l].qdisc = qdisc::build(&spec, &path, &info)?;
         b.links[l].monitor = Some(m as u32);

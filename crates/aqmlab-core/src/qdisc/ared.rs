@@ -27,6 +27,7 @@
 //! - Linux does not derive the thresholds; ns-3 does (`ARED = true`) as here.
 
 use super::red::{self, Adapt, Red, MAX_P_BOTTOM, MAX_P_TOP};
+use super::red_ns2;
 use super::{Kind, LinkInfo};
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -78,6 +79,33 @@ pub const DOC: KindDoc = KindDoc {
             default: "500B",
             doc: "packet size for C, idle-time decay and byte-mode scaling",
         },
+        red::DEFAULTS_DOC,
+        ParamDoc {
+            name: "min",
+            ty: "limit",
+            default: "auto",
+            doc: "defaults = ns2 only: ns-2 thresh_ (default automatic, max(5, target·C/2) packets)",
+        },
+        ParamDoc {
+            name: "max",
+            ty: "limit",
+            default: "3·min",
+            doc: "defaults = ns2 only: ns-2 maxthresh_",
+        },
+        ParamDoc {
+            name: "wq",
+            ty: "float",
+            default: "auto",
+            doc: "defaults = ns2 only: ns-2 q_weight_ (default 1 − exp(−1/(10·max(0.1 s, 3·(delay + 1/C))·C)))",
+        },
+        ParamDoc {
+            name: "gentle",
+            ty: "bool",
+            default: "true",
+            doc: "defaults = ns2 only: ns-2 gentle_",
+        },
+        red::NS2_ONLY_DOCS[0],
+        red::NS2_ONLY_DOCS[1],
     ],
 };
 
@@ -97,6 +125,10 @@ pub fn auto_params(rate_bps: u64, mean_pkt_size: u32, target: Nanos) -> (f64, f6
 
 /// Build an Adaptive RED queue.
 pub fn from_params(p: &mut Params, link: &LinkInfo) -> Result<Red> {
+    if red::defaults_from(p)? == red::Defaults::Ns2 {
+        return red_ns2::build(p, link, true);
+    }
+    red::reject_ns2_only(p, &["min", "max", "wq", "gentle", "queue_in_bytes", "wait"])?;
     let mut r = Red::common_from(p)?;
     let target = p.positive_duration_or("target", 5 * NS_PER_MS)?;
     let rate = p.rate("rate")?.unwrap_or(link.rate_bps);
@@ -140,6 +172,7 @@ mod tests {
             &LinkInfo {
                 rate_bps,
                 mtu: 1500,
+                delay: 0,
             },
         )?;
         p.finish("ared")?;

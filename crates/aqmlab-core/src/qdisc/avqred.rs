@@ -283,6 +283,7 @@ pub(crate) mod tests {
         let link = LinkInfo {
             rate_bps: 8_000_000,
             mtu: 1500,
+            delay: 0,
         };
         let r = Avqred::from_params(&mut p, &link, per_flow)?;
         p.finish("avqred")?;

@@ -44,6 +44,38 @@
 //!   when the queue empties or `drop_next` passes `now`).
 //! - **`limit`**: Linux `codel` counts packets (default 1000); ns-3 counts bytes. Both
 //!   units are accepted; arrivals beyond it are tail-dropped (`Overflow`).
+//!
+//! ## The ns-2 code (`variant = "ns2"` and `"ns2-2012"`)
+//!
+//! Studies run in ns-2 used Kathleen Nichols's `queue/codel.cc` from pollere.net. Two
+//! versions circulated; line numbers below are in the copies kept in the
+//! `hbatmit/ns2.35` repository: the 2012 `CoDel-ns-2.35.patch` (commit 482701a,
+//! `variant = "ns2-2012"`) and `Txtdocs/codel.cc` as the site had it by February 2013
+//! (commit 4f9d79f, "latest version ... confirmed by CableLabs", `variant = "ns2"`).
+//! Both differ from Linux in:
+//! - **MTU**: `maxpacket_`, the largest packet dequeued so far, starting at 256 B
+//!   (codel.cc:69, :114), is updated with the dequeued packet and then compared as
+//!   `curq_ <= maxpacket_` with `curq_` the bytes left behind it (:118/:128). ns-2 has
+//!   no link MTU here; with 1064 B packets the rule is "at most one such packet behind
+//!   the head", not "at most 1500 B".
+//! - **`now >= first_above_time_`** (:130/:136), not strictly after.
+//! - **Empty queue** clears `first_above_time_` (:105).
+//! - **Limit**: `q_->length() >= qlim_` in packets (:80), `Queue set limit_ 50`
+//!   (tcl/lib/ns-default.tcl:86), so the variants default to `limit = "50pkt"`.
+//! - **Re-entry**: 2012: `count = count − 1` if `count > 1` and `now − drop_next <
+//!   16·interval`, else 1 (482701a codel.cc:188). 2013: `count − 2` if `count > 2` and
+//!   within 8 intervals, and if that is above 126, `int(0.9844·count)` (4f9d79f
+//!   codel.cc:196-199), else 1. aqmlab's `reentry = "acm2012"` is the 2013 rule without
+//!   the 0.9844 decay and without the two points below.
+//! - **2013 only**: a drop is counted (`++count_`) only when the state goes on after it
+//!   (:174), so the drop that ends an episode does not raise `count`; and when the
+//!   sojourn goes above target within 8 intervals of `drop_next` with `count > 1`,
+//!   `first_above_time_ = now + interval/√count` (:127) instead of `now + interval`.
+//! - Both: no ECN, exact `interval/sqrt(count)` in double seconds (:92; here truncated
+//!   to ns), the head that was just dequeued is the one dropped (as Linux). So `reentry`,
+//!   `min_bytes`, `sqrt`, `ecn` and `ce_threshold` are rejected with an ns-2 variant.
+//!   ns-2's defaults `target_` 5 ms and `interval_` 100 ms (482701a
+//!   tcl/lib/ns-default.tcl:253-254) are aqmlab's.
 
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -71,6 +103,22 @@ pub enum InvSqrt {
     Newton,
 }
 
+/// Whose code the control law follows (`variant`): Linux/RFC 8289, or one of the two
+/// versions of Nichols's ns-2 `codel.cc` (module doc, "The ns-2 code").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Linux `codel_impl.h` / RFC 8289 (with the `reentry`, `min_bytes`, `sqrt` switches).
+    Linux,
+    /// pollere.net `Txtdocs/codel.cc` (Nichols, early 2013): the version on the authors'
+    /// site when the ns-2 studies ran.
+    Ns2,
+    /// pollere.net `CoDel-ns-2.35.patch` (Nichols, 2012): the first ns-2 release.
+    Ns2Patch2012,
+}
+
+/// ns-2 `codel.cc` starts its largest-packet-seen MTU at 256 bytes (`reset()`).
+pub const NS2_MAXPACKET_INIT: u32 = 256;
+
 /// CoDel's configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct CodelParams {
@@ -84,6 +132,9 @@ pub struct CodelParams {
     pub ce_threshold: Option<Nanos>,
     pub reentry: Reentry,
     pub sqrt: InvSqrt,
+    /// `Linux` unless `variant` selects the ns-2 code (then `reentry`, `min_bytes` and
+    /// `sqrt` are not used).
+    pub variant: Variant,
 }
 
 impl CodelParams {
@@ -98,6 +149,7 @@ impl CodelParams {
             ce_threshold: None,
             reentry: Reentry::Linux,
             sqrt: InvSqrt::Exact,
+            variant: Variant::Linux,
         }
     }
 }
@@ -142,6 +194,9 @@ pub struct CodelVars {
     pub first_above_time: Option<Nanos>,
     /// Sojourn time of the last packet examined.
     pub ldelay: Nanos,
+    /// ns-2 variants: the largest packet dequeued so far (ns-2 `maxpacket_`, used as
+    /// the MTU of the one-MTU test; 0 until the first dequeue, read as 256).
+    pub maxpacket: u32,
 }
 
 /// `a - b` as a signed number of nanoseconds (Linux compares u32 times with signed
@@ -191,7 +246,17 @@ impl CodelVars {
             return false;
         };
         self.ldelay = ctx.now - ctx.packets[pkt].enqueued;
-        if self.ldelay < p.target || p.too_little_queued(backlog) {
+        let too_little = match p.variant {
+            Variant::Linux => p.too_little_queued(backlog),
+            Variant::Ns2 | Variant::Ns2Patch2012 => {
+                // ns-2 `dodeque`: `maxpacket_` is updated with this packet first, then
+                // `curq_ <= maxpacket_` (curq_ the bytes left behind it).
+                let size = ctx.packets[pkt].size;
+                self.maxpacket = self.maxpacket.max(NS2_MAXPACKET_INIT).max(size);
+                backlog <= self.maxpacket as u64
+            }
+        };
+        if self.ldelay < p.target || too_little {
             // Went below: stay below for at least an interval before dropping again.
             self.first_above_time = None;
             return false;
@@ -199,11 +264,39 @@ impl CodelVars {
         match self.first_above_time {
             None => {
                 // Just went above from below: drop only if it stays above an interval.
-                self.first_above_time = Some(ctx.now + p.interval);
+                // ns-2 `Txtdocs/codel.cc` ("next 3 lines added by kmn"): soon after the
+                // last episode, wait only interval/sqrt(count) instead.
+                let soon = diff(ctx.now, self.drop_next) < 8 * p.interval as i64;
+                self.first_above_time =
+                    Some(if p.variant == Variant::Ns2 && soon && self.count > 1 {
+                        control_law(ctx.now, p.interval, self.count)
+                    } else {
+                        ctx.now + p.interval
+                    });
                 false
             }
-            Some(t) => diff(ctx.now, t) > 0,
+            // Linux `codel_time_after` is strict; ns-2 `now >= first_above_time_`.
+            Some(t) => match p.variant {
+                Variant::Linux => diff(ctx.now, t) > 0,
+                Variant::Ns2 | Variant::Ns2Patch2012 => diff(ctx.now, t) >= 0,
+            },
         }
+    }
+}
+
+/// ns-2 `Txtdocs/codel.cc` `deque()` on entering the dropping state: within 8 intervals
+/// of the last `drop_next` and with `count > 2`, `count − 2`, and above 126 (the "kmn
+/// decay tests") `int(0.9844·(count − 2 + 2))`; otherwise 1 (None).
+fn ns2_reseed(count: u32, since: i64, interval: Nanos) -> Option<u32> {
+    if count > 2 && since < 8 * interval as i64 {
+        let c = count - 2;
+        Some(if c > 126 {
+            (0.9844 * (c + 2) as f64) as u32
+        } else {
+            c
+        })
+    } else {
+        None
     }
 }
 
@@ -220,6 +313,10 @@ pub fn codel_dequeue(
 ) -> Option<PacketId> {
     let Some(mut pkt) = queue.pop_front(ctx.packets) else {
         v.dropping = false;
+        if p.variant != Variant::Linux {
+            // ns-2 `dodeque` on an empty queue: `first_above_time_ = 0`.
+            v.first_above_time = None;
+        }
         return None;
     };
     let now = ctx.now;
@@ -231,9 +328,14 @@ pub fn codel_dequeue(
             v.dropping = false;
         } else {
             // A large backlog can make several drops due now, hence the loop.
+            // ns-2 `Txtdocs/codel.cc` counts a drop only if the state goes on after it
+            // ("kmn - only count one drop"); Linux and the 2012 patch count every drop.
+            let count_after = p.variant == Variant::Ns2;
             while v.dropping && diff(now, v.drop_next) >= 0 {
-                v.count = v.count.wrapping_add(1);
-                v.newton_step();
+                if !count_after {
+                    v.count = v.count.wrapping_add(1);
+                    v.newton_step();
+                }
                 if p.ecn && ctx.mark(pkt, Stage::Dequeue) {
                     v.drop_next = v.control_law(v.drop_next, p);
                     break;
@@ -243,6 +345,9 @@ pub fn codel_dequeue(
                 if !v.should_drop(out, queue.bytes() + extra_backlog, p, ctx) {
                     v.dropping = false;
                 } else {
+                    if count_after {
+                        v.count = v.count.wrapping_add(1);
+                    }
                     // Schedule from the previous drop_next, not from now.
                     v.drop_next = v.control_law(v.drop_next, p);
                 }
@@ -264,9 +369,17 @@ pub fn codel_dequeue(
         // that controlled it then is a good starting point now.
         let delta = v.count.wrapping_sub(v.lastcount);
         let since = diff(now, v.drop_next);
-        let reseed = match p.reentry {
-            Reentry::Linux => (delta > 1 && since < 16 * p.interval as i64).then_some(delta),
-            Reentry::Acm2012 => (v.count > 2 && since < 8 * p.interval as i64).then(|| v.count - 2),
+        let reseed = match (p.variant, p.reentry) {
+            (Variant::Linux, Reentry::Linux) => {
+                (delta > 1 && since < 16 * p.interval as i64).then_some(delta)
+            }
+            (Variant::Linux, Reentry::Acm2012) => {
+                (v.count > 2 && since < 8 * p.interval as i64).then(|| v.count - 2)
+            }
+            (Variant::Ns2, _) => ns2_reseed(v.count, since, p.interval),
+            (Variant::Ns2Patch2012, _) => {
+                (v.count > 1 && since < 16 * p.interval as i64).then(|| v.count - 1)
+            }
         };
         match reseed {
             Some(c) => {
@@ -326,7 +439,7 @@ pub const DOC: KindDoc = KindDoc {
             name: "limit",
             ty: "limit",
             default: "1000pkt",
-            doc: "hard limit in packets (Linux) or bytes (ns-3); arrivals beyond it are tail-dropped",
+            doc: "hard limit in packets (Linux) or bytes (ns-3); arrivals beyond it are tail-dropped (50pkt with variant ns2, ns-2 Queue limit_)",
         },
         TARGET_DOC,
         INTERVAL_DOC,
@@ -354,6 +467,12 @@ pub const DOC: KindDoc = KindDoc {
             ty: "string",
             default: "exact",
             doc: "interval/sqrt(count) by exact sqrt, or newton (Linux Q0.32 reciprocal sqrt)",
+        },
+        ParamDoc {
+            name: "variant",
+            ty: "string",
+            default: "linux",
+            doc: "linux (RFC 8289), ns2 (Nichols's ns-2 codel.cc, 2013: largest-packet MTU, now >= first_above_time, count-2 re-entry, limit 50pkt) or ns2-2012 (the 2012 ns-2.35 patch: count-1 re-entry)",
         },
     ],
 };
@@ -407,14 +526,38 @@ impl Codel {
     }
 
     pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
-        let limit = p.limit_or("limit", Limit::Packets(1000))?;
+        let variant = match p.choice_or("variant", "linux", &["linux", "ns2", "ns2-2012"])? {
+            "ns2" => Variant::Ns2,
+            "ns2-2012" => Variant::Ns2Patch2012,
+            _ => Variant::Linux,
+        };
+        if variant != Variant::Linux {
+            // The ns-2 code fixes these rules itself and has no ECN.
+            for name in ["reentry", "min_bytes", "sqrt", "ecn", "ce_threshold"] {
+                if p.peek(name).is_some() {
+                    return Err(p.error(
+                        name,
+                        "not used with variant = \"ns2\"/\"ns2-2012\" (the ns-2 code fixes its \
+                         re-entry rule, MTU rule and square root, and has no ECN): remove it \
+                         or use variant = \"linux\"",
+                    ));
+                }
+            }
+        }
+        // ns-2: `Queue set limit_ 50` (tcl/lib/ns-default.tcl), in packets.
+        let default_limit = match variant {
+            Variant::Linux => Limit::Packets(1000),
+            Variant::Ns2 | Variant::Ns2Patch2012 => Limit::Packets(50),
+        };
+        let limit = p.limit_or("limit", default_limit)?;
         if matches!(limit, Limit::Packets(0) | Limit::Bytes(0)) {
             return Err(p.error(
                 "limit",
                 format!("\"{limit}\": expected a limit greater than zero"),
             ));
         }
-        let params = Self::params_from(p, mtu)?;
+        let mut params = Self::params_from(p, mtu)?;
+        params.variant = variant;
         Ok(Codel::new(params, limit))
     }
 }
@@ -660,6 +803,183 @@ mod tests {
         q.dequeue(&mut h.ctx(now));
         assert_eq!(h.dropped().len(), 1);
         assert_eq!(q.vars.first_above_time, None);
+    }
+
+    fn ns2_codel(variant: &str) -> Codel {
+        let v = json!({ "variant": variant });
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let q = Codel::from_params(&mut p, 1500).unwrap();
+        p.finish("codel").unwrap();
+        q
+    }
+
+    /// Hand-worked from ns-2 `Txtdocs/codel.cc` under `overload` (one arrival and one
+    /// dequeue per ms, sojourn far above target): the first dequeue at t0 sets
+    /// first_above_time = t0+100 (count 0: no kmn shortcut). At t0+100 `now >=
+    /// first_above_time_` holds (ns-2 is not strict): enter, drop, count 0 -> 1,
+    /// drop_next = 100 + 100 = 200. At 200: drop, the next head is still above, so
+    /// ++count = 2 and drop_next = 200 + 100/sqrt2 = 270.710678 -> drop at 271; count 3:
+    /// + 57.735027 = 328.445705 -> 329; count 4: + 50 = 378.445705 -> 379; count 5:
+    /// + 44.721360 = 423.167065 -> 424.
+    #[test]
+    fn ns2_variant_trace_first_drop_at_exactly_one_interval() {
+        let mut h = Harness::new();
+        let mut q = ns2_codel("ns2");
+        q.limit = Limit::Packets(1000);
+        let t0 = 1000 * MS;
+        let when = overload(&mut q, &mut h, t0, 430, Ecn::NotEct);
+        assert_eq!(when, vec![100, 200, 271, 329, 379, 424]);
+        // The drop at 424 was followed by a head still above target: counted.
+        assert_eq!(q.vars.count, 6);
+        // The 2012 patch drops on the same schedule (it counts before the drop).
+        let mut h = Harness::new();
+        let mut q = ns2_codel("ns2-2012");
+        q.limit = Limit::Packets(1000);
+        assert_eq!(overload(&mut q, &mut h, t0, 430, Ecn::NotEct), when);
+        assert_eq!(q.vars.count, 6);
+    }
+
+    /// The drop that ends a dropping episode: ns-2 `Txtdocs/codel.cc` increments count
+    /// only when the state goes on ("kmn - only count one drop"); the 2012 patch and
+    /// Linux count every drop.
+    #[test]
+    fn ns2_variant_does_not_count_the_drop_that_ends_the_state() {
+        for (variant, count) in [("ns2", 5), ("ns2-2012", 6)] {
+            let mut h = Harness::new();
+            let mut q = ns2_codel(variant);
+            let now = 10_000 * MS;
+            // Head 50 ms old, then one young packet: dropping the head leaves a young head
+            // (sojourn 0 < target) -> the state ends in the same dequeue.
+            arrive(&mut q, &mut h, now - 50 * MS, 1000, Ecn::NotEct);
+            arrive(&mut q, &mut h, now - 40 * MS, 1000, Ecn::NotEct);
+            arrive(&mut q, &mut h, now, 1000, Ecn::NotEct);
+            q.vars.dropping = true;
+            q.vars.count = 5;
+            q.vars.drop_next = now - MS;
+            q.vars.first_above_time = Some(now - 200 * MS);
+            q.dequeue(&mut h.ctx(now));
+            // Head (50 ms, 2000 B behind it > maxpacket 1000) ok to drop; dropped, next
+            // (40 ms, 1000 B behind it <= 1000) not: leave.
+            assert_eq!(h.dropped().len(), 1, "{variant}");
+            assert!(!q.vars.dropping);
+            assert_eq!(q.vars.count, count, "{variant}");
+        }
+    }
+
+    /// Re-entry from the two ns-2 versions with count 10 / 200, lastcount unused.
+    fn reenter_ns2(variant: &str, count: u32, since_drop_next: Nanos) -> CodelVars {
+        let mut h = Harness::new();
+        let mut q = ns2_codel(variant);
+        let now = 10_000 * MS;
+        for i in 0..10 {
+            arrive(&mut q, &mut h, now - 50 * MS + i, 1500, Ecn::NotEct);
+        }
+        q.vars.count = count;
+        q.vars.drop_next = now - since_drop_next;
+        q.vars.first_above_time = Some(now);
+        q.dequeue(&mut h.ctx(now));
+        assert_eq!(h.dropped().len(), 1);
+        assert!(q.vars.dropping);
+        q.vars
+    }
+
+    #[test]
+    fn ns2_reentry_rules() {
+        // Txtdocs/codel.cc: count > 2 and now − drop_next < 8·interval -> count − 2.
+        assert_eq!(reenter_ns2("ns2", 10, 500 * MS).count, 8);
+        assert_eq!(reenter_ns2("ns2", 10, 800 * MS).count, 1);
+        assert_eq!(reenter_ns2("ns2", 2, 10 * MS).count, 1);
+        // Above 126 after the −2: int(0.9844·200) = int(196.88) = 196.
+        assert_eq!(reenter_ns2("ns2", 200, 10 * MS).count, 196);
+        // 128 − 2 = 126 is not above 126: 126.
+        assert_eq!(reenter_ns2("ns2", 128, 10 * MS).count, 126);
+        // 2012 patch: count > 1 and within 16·interval -> count − 1.
+        assert_eq!(reenter_ns2("ns2-2012", 10, 1500 * MS).count, 9);
+        assert_eq!(reenter_ns2("ns2-2012", 10, 1600 * MS).count, 1);
+        assert_eq!(reenter_ns2("ns2-2012", 200, 10 * MS).count, 199);
+        // drop_next = now + 100 ms / sqrt(count) in both.
+        let v = reenter_ns2("ns2", 10, 500 * MS);
+        assert_eq!(v.drop_next, 10_000 * MS + 35_355_339); // 100/sqrt8 = 35.355339 ms
+    }
+
+    /// Txtdocs/codel.cc arms first_above_time at now + interval/sqrt(count) (not now +
+    /// interval) when the sojourn goes above target within 8 intervals of the last
+    /// drop_next and count > 1.
+    #[test]
+    fn ns2_variant_arms_first_above_time_early_soon_after_an_episode() {
+        for (variant, since, wait) in [
+            ("ns2", 500 * MS, 50 * MS),       // 100/sqrt4 = 50 ms
+            ("ns2", 900 * MS, 100 * MS),      // 9 intervals: not soon
+            ("ns2-2012", 500 * MS, 100 * MS), // the 2012 patch has no shortcut
+        ] {
+            let mut h = Harness::new();
+            let mut q = ns2_codel(variant);
+            let now = 10_000 * MS;
+            for _ in 0..3 {
+                arrive(&mut q, &mut h, now - 50 * MS, 1000, Ecn::NotEct);
+            }
+            q.vars.count = 4;
+            q.vars.drop_next = now - since;
+            q.dequeue(&mut h.ctx(now));
+            assert_eq!(
+                q.vars.first_above_time,
+                Some(now + wait),
+                "{variant} {since}"
+            );
+        }
+    }
+
+    /// ns-2's MTU is the largest packet dequeued so far (from 256 B), not the link MTU:
+    /// with 600 B packets 1200 B behind the head may be dropped there (1200 > 600) but
+    /// not in Linux (1200 <= 1500).
+    #[test]
+    fn ns2_variant_mtu_is_the_largest_packet_seen() {
+        for (variant, drops) in [("ns2", 1), ("linux", 0)] {
+            let mut h = Harness::new();
+            let mut q = ns2_codel(variant);
+            let now = 10_000 * MS;
+            for _ in 0..3 {
+                arrive(&mut q, &mut h, now - 50 * MS, 600, Ecn::NotEct);
+            }
+            q.vars.first_above_time = Some(now - MS);
+            q.dequeue(&mut h.ctx(now));
+            assert_eq!(h.dropped().len(), drops, "{variant}");
+        }
+        let mut h = Harness::new();
+        let mut q = ns2_codel("ns2");
+        // Before any packet: 256 B. Two 200 B packets: 200 B behind the head <= 256.
+        arrive(&mut q, &mut h, 0, 200, Ecn::NotEct);
+        arrive(&mut q, &mut h, 0, 200, Ecn::NotEct);
+        q.dequeue(&mut h.ctx(50 * MS));
+        assert_eq!(q.vars.maxpacket, 256);
+        assert_eq!(q.vars.first_above_time, None);
+    }
+
+    #[test]
+    fn ns2_variant_defaults_and_rejected_switches() {
+        let q = ns2_codel("ns2");
+        assert_eq!(q.limit, Limit::Packets(50));
+        assert_eq!(q.params.variant, Variant::Ns2);
+        assert_eq!(ns2_codel("linux").limit, Limit::Packets(1000));
+        for name in ["reentry", "min_bytes", "sqrt", "ecn", "ce_threshold"] {
+            let value = match name {
+                "reentry" => json!("acm2012"),
+                "min_bytes" => json!("1500B"),
+                "sqrt" => json!("newton"),
+                "ecn" => json!(true),
+                _ => json!("1ms"),
+            };
+            let v = json!({ "variant": "ns2", name: value });
+            let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+            let e = Codel::from_params(&mut p, 1500).unwrap_err();
+            assert_eq!(e.path, format!("q.{name}"), "{e}");
+        }
+        let v = json!({ "variant": "ns3" });
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        assert_eq!(
+            Codel::from_params(&mut p, 1500).unwrap_err().path,
+            "q.variant"
+        );
     }
 
     /// ns-3's `MinBytes` rule: with 1500 B left behind the head Linux (`<= mtu`) does

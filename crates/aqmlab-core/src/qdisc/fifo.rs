@@ -5,6 +5,14 @@
 //! Source: Linux `net/sched/sch_fifo.c` (pfifo/bfifo/pfifo_head_drop). Like Linux, a
 //! byte limit admits a packet only if the backlog *after* adding it stays within the
 //! limit; a packet limit admits while fewer than `limit` packets are queued.
+//!
+//! `droptail` with `defaults = "ns2"` follows ns-2.35's `Queue/DropTail`
+//! (`queue/drop-tail.cc:91-93`, `tcl/lib/ns-default.tcl:86`): the limit defaults to 50
+//! packets (`limit_`), and an arrival is dropped when `length + 1 >= limit` (packets) or
+//! `bytes + size >= limit` (bytes): the queue holds at most `limit − 1` packets besides
+//! the one on the wire, so ns-2's `queue-limit 100` is Linux's `limit 99`. (ns-2's
+//! byte limit is `limit_ · mean_pktsize_` with `queue_in_bytes_`, off by default; give
+//! aqmlab's `limit` in bytes for it.)
 
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -17,6 +25,8 @@ use crate::scenario::units::Limit;
 pub struct Fifo {
     limit: Limit,
     head_drop: bool,
+    /// ns-2 `Queue/DropTail`'s admission test (`defaults = "ns2"`).
+    ns2: bool,
     queue: PacketQueue,
 }
 
@@ -46,12 +56,20 @@ pub const DOC_DROPTAIL: KindDoc = KindDoc {
     kind: "droptail",
     summary: "DropTail FIFO limited in packets or bytes (pfifo or bfifo by the unit of `limit`)",
     source: "Linux net/sched/sch_fifo.c",
-    params: &[ParamDoc {
-        name: "limit",
-        ty: "limit",
-        default: "1000pkt",
-        doc: "maximum queued packets or bytes",
-    }],
+    params: &[
+        ParamDoc {
+            name: "limit",
+            ty: "limit",
+            default: "1000pkt",
+            doc: "maximum queued packets or bytes (defaults = ns2: ns-2 limit_, 50pkt; holds limit − 1)",
+        },
+        ParamDoc {
+            name: "defaults",
+            ty: "string",
+            default: "aqmlab",
+            doc: "aqmlab (Linux pfifo/bfifo), or ns2: ns-2.35 Queue/DropTail (drop when length + 1 >= limit, or bytes + size >= limit)",
+        },
+    ],
 };
 pub const DOC_HEAD_DROP: KindDoc = KindDoc {
     kind: "pfifo_head_drop",
@@ -90,6 +108,7 @@ impl Fifo {
         Fifo {
             limit,
             head_drop,
+            ns2: false,
             queue: PacketQueue::new(),
         }
     }
@@ -100,6 +119,11 @@ impl Fifo {
             "droptail" => (Limit::Packets(1000), None),
             _ => (Limit::Packets(1000), Some("packets")),
         };
+        if kind == "droptail" && p.choice_or("defaults", "aqmlab", &["aqmlab", "ns2"])? == "ns2" {
+            let mut f = Fifo::new(p.limit_or("limit", Limit::Packets(50))?, false);
+            f.ns2 = true;
+            return Ok(f);
+        }
         let limit = p.limit_or("limit", default)?;
         match (need, limit) {
             (Some("bytes"), Limit::Packets(_)) | (Some("packets"), Limit::Bytes(_)) => Err(p
@@ -112,6 +136,12 @@ impl Fifo {
     }
 
     fn fits(&self, size: u32) -> bool {
+        if self.ns2 {
+            return match self.limit {
+                Limit::Packets(n) => (self.queue.len() as u64 + 1) < n,
+                Limit::Bytes(b) => self.queue.bytes() + (size as u64) < b,
+            };
+        }
         self.limit
             .admits(self.queue.len(), self.queue.bytes(), size)
     }
@@ -186,6 +216,42 @@ mod tests {
         assert!(!q.enqueue(c, &mut h.ctx(0)));
         assert!(q.enqueue(d, &mut h.ctx(0)));
         assert_eq!(q.len_bytes(), 250);
+    }
+
+    #[test]
+    fn ns2_droptail_holds_limit_minus_one() {
+        use serde_json::json;
+        let mut h = Harness::new();
+        let v = json!({"defaults": "ns2", "limit": "3pkt"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let mut q = Fifo::from_params("droptail", &mut p).unwrap();
+        // drop-tail.cc:92: (length + 1) >= qlim_ drops: 0+1 < 3, 1+1 < 3 in; 2+1 >= 3 out.
+        let ok: Vec<bool> = (0..3)
+            .map(|_| {
+                let pk = h.packet(1, 500);
+                q.enqueue(pk, &mut h.ctx(0))
+            })
+            .collect();
+        assert_eq!(ok, vec![true, true, false]);
+        // Bytes: 1000 + 500 >= 1500 drops; 1000 + 499 < 1500 is admitted.
+        let v = json!({"defaults": "ns2", "limit": "1500B"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let mut q = Fifo::from_params("droptail", &mut p).unwrap();
+        for (size, want) in [(1000, true), (500, false), (499, true)] {
+            let pk = h.packet(1, size);
+            assert_eq!(q.enqueue(pk, &mut h.ctx(0)), want, "{size}");
+        }
+        // Default limit 50 packets.
+        let v = json!({"defaults": "ns2"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        assert_eq!(
+            Fifo::from_params("droptail", &mut p).unwrap().limit,
+            Limit::Packets(50)
+        );
+        // Only droptail takes it.
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        Fifo::from_params("pfifo", &mut p).unwrap();
+        assert_eq!(p.finish("pfifo").unwrap_err().path, "q.defaults");
     }
 
     #[test]

@@ -37,11 +37,13 @@ pub mod pfavqred;
 pub mod pi;
 pub mod pi2;
 pub mod pie;
+pub mod pie_ns2;
 pub mod prio;
 pub mod queue;
 pub mod rb_red;
 pub mod rb_rio;
 pub mod red;
+pub mod red_ns2;
 pub mod rem;
 pub mod rio;
 pub mod sfb;
@@ -156,6 +158,9 @@ impl QdiscCtx<'_> {
 pub struct LinkInfo {
     pub rate_bps: u64,
     pub mtu: u32,
+    /// The link's (fixed part of its) propagation delay: ns-2 RED's automatic
+    /// `q_weight_` reads it (`red_ns2.rs`).
+    pub delay: Nanos,
 }
 
 /// A queue discipline: the four core methods, and optional ones with defaults so a
@@ -494,6 +499,7 @@ mod tests {
         LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         }
     }
 

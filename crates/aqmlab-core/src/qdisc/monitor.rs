@@ -105,6 +105,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: 1_000_000_000,
             mtu: 1500,
+            delay: 0,
         };
         let run = |monitored: bool| {
             let mut q = build(&spec, "q", &info).unwrap();
@@ -160,6 +161,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         };
         for (len, want) in [(30, 0.15), (12, 0.0375), (0, 0.0)] {
             let mut q = build(&spec, "q", &info).unwrap();
@@ -176,6 +178,7 @@ mod tests {
         let info = LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         };
         for k in MONITOR_KINDS {
             let q = build(&json!({"kind": k, "monitor": "tx"}), "q", &info).unwrap();

@@ -57,8 +57,12 @@
 //! - `alpha` and `beta` are in Hz as in the RFC (0.125, 1.25), not Linux's integers
 //!   scaled by 16 (2, 20).
 //! - `limit` is 1000 packets (Linux); ns-3 uses 25 packets.
+//!
+//! `variant = "ns2"` replaces the arrival, departure and update rules by those of the
+//! PIE authors' ns-2 `pie.cc` (`pie_ns2.rs`).
 
 use super::periodic;
+use super::pie_ns2;
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
@@ -111,7 +115,7 @@ pub struct Pie {
     /// Bytes: the safeguard's "two packets" and byte mode's reference size.
     pub mtu: u32,
 
-    drop_prob: f64,
+    pub(super) drop_prob: f64,
     /// The delay measured by the estimator (timestamp mode: last dequeue).
     qdelay: Nanos,
     qdelay_old: Nanos,
@@ -123,7 +127,9 @@ pub struct Pie {
     measurement_start: Nanos,
     dq_count: u64,
     avg_dq_time: Nanos,
-    queue: PacketQueue,
+    /// Some with `variant = "ns2"` (`pie_ns2.rs`).
+    pub ns2: Option<pie_ns2::Ns2>,
+    pub(super) queue: PacketQueue,
 }
 
 pub const DOC: KindDoc = KindDoc {
@@ -198,6 +204,18 @@ pub const DOC: KindDoc = KindDoc {
             default: "false",
             doc: "RFC 8033 §5.4 de-randomisation (0.85 / 8.5)",
         },
+        ParamDoc {
+            name: "variant",
+            ty: "string",
+            default: "rfc",
+            doc: "rfc (RFC 8033 / Linux), or ns2: the PIE authors' ns-2 pie.cc (rate estimator, its scaling, burst states; target 20ms, tupdate 30ms, max_burst 100ms, dq_threshold 10000B, limit 50pkt of mean_pkt_size, bytemode on)",
+        },
+        ParamDoc {
+            name: "mean_pkt_size",
+            ty: "size",
+            default: "1000B",
+            doc: "variant = ns2 only: ns-2 mean_pktsize_ (byte limit = limit·mean, safeguard 2·mean, byte-mode reference)",
+        },
     ],
 };
 
@@ -232,12 +250,44 @@ impl Pie {
             measurement_start: 0,
             dq_count: 0,
             avg_dq_time: 0,
+            ns2: None,
             queue: PacketQueue::new(),
         }
     }
 
     pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
         let mut q = Pie::new(mtu);
+        let ns2 = p.choice_or("variant", "rfc", &["rfc", "ns2"])? == "ns2";
+        if ns2 {
+            for name in ["dq_rate_estimator", "derandomize"] {
+                if p.peek(name).is_some() {
+                    return Err(p.error(
+                        name,
+                        "not used with variant = \"ns2\" (ns-2's PIE always estimates the \
+                         departure rate and has no de-randomisation outside DOCSIS mode)",
+                    ));
+                }
+            }
+            q.limit = Limit::Packets(pie_ns2::LIMIT_PKTS);
+            q.target = pie_ns2::TARGET;
+            q.tupdate = pie_ns2::TUPDATE;
+            q.max_burst = pie_ns2::MAX_BURST;
+            q.dq_threshold = pie_ns2::DQ_THRESHOLD;
+            q.bytemode = true;
+            let mean = p.size_or("mean_pkt_size", pie_ns2::MEAN_PKTSIZE as u64)?;
+            if mean == 0 || mean > u32::MAX as u64 {
+                return Err(p.error(
+                    "mean_pkt_size",
+                    format!("\"{mean}B\": expected a size greater than zero"),
+                ));
+            }
+            q.ns2 = Some(pie_ns2::Ns2::new(mean as u32));
+        } else if p.raw("mean_pkt_size").is_some() {
+            return Err(p.error(
+                "mean_pkt_size",
+                "only read with variant = \"ns2\"; add it or remove this field",
+            ));
+        }
         q.limit = p.limit_or("limit", q.limit)?;
         if matches!(q.limit, Limit::Packets(0) | Limit::Bytes(0)) {
             return Err(p.error(
@@ -250,7 +300,7 @@ impl Pie {
         q.alpha = hz_not_tc_scale(p, "alpha", q.alpha)?;
         q.beta = hz_not_tc_scale(p, "beta", q.beta)?;
         q.ecn = p.bool_or("ecn", false)?;
-        q.bytemode = p.bool_or("bytemode", false)?;
+        q.bytemode = p.bool_or("bytemode", q.bytemode)?;
         q.dq_rate_estimator = p.bool_or("dq_rate_estimator", false)?;
         q.max_burst = p.duration_or("max_burst", q.max_burst)?;
         q.dq_threshold = p.size_or("dq_threshold", q.dq_threshold)?;
@@ -364,6 +414,9 @@ impl PieLaw {
 
 impl Discipline for Pie {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        if self.ns2.is_some() {
+            return self.enqueue_ns2(p, ctx);
+        }
         let size = ctx.packets[p].size;
         let fits = self.queue.fits(self.limit, size);
         if !fits {
@@ -386,6 +439,10 @@ impl Discipline for Pie {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let p = self.queue.pop_front(ctx.packets)?;
         let now = ctx.now;
+        if self.ns2.is_some() {
+            self.dequeued_ns2(ctx.packets[p].size, now);
+            return Some(p);
+        }
         let backlog = self.queue.bytes();
         if !self.dq_rate_estimator {
             // Linux pie_process_dequeue: the last packet's sojourn, 0 if it emptied the queue.
@@ -435,7 +492,11 @@ impl Discipline for Pie {
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         if periodic::fire(&mut self.next_update, ctx.now, self.tupdate) {
-            self.update();
+            if self.ns2.is_some() {
+                self.update_ns2();
+            } else {
+                self.update();
+            }
         }
     }
 }

@@ -370,6 +370,7 @@ mod tests {
         LinkInfo {
             rate_bps: 10_000_000,
             mtu: 1500,
+            delay: 0,
         }
     }
 

@@ -51,7 +51,8 @@
 //! parameter of the RED family and the virtual queues).
 
 use super::queue::PacketQueue;
-use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
+use super::red_ns2;
+use super::{Discipline, DropReason, Kind, LinkInfo, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -317,7 +318,9 @@ pub struct Red {
     pub mean_pkt_size: u32,
     /// Some for Adaptive RED.
     pub adapt: Option<Adapt>,
-    queue: PacketQueue,
+    /// Some with `defaults = "ns2"`: ns-2.35's rules and state (`red_ns2.rs`).
+    pub ns2: Option<red_ns2::Ns2>,
+    pub(super) queue: PacketQueue,
 }
 
 /// Shared with `ared`: the legacy spelling of `action = "mark"`.
@@ -368,6 +371,62 @@ pub(super) const WQ_DOC: ParamDoc = ParamDoc {
     doc: "EWMA weight of the instantaneous queue, in (0, 1]",
 };
 
+/// Whose defaults a RED-family discipline takes (`defaults`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Defaults {
+    /// The values in this kind's parameter table (paper / Linux / ns-3, per kind).
+    Aqmlab,
+    /// ns-2.35's `tcl/lib/ns-default.tcl` and `queue/red.cc` rules (`red_ns2.rs`).
+    Ns2,
+}
+
+/// Read `defaults` (`"aqmlab"` or `"ns2"`).
+pub(crate) fn defaults_from(p: &mut Params) -> Result<Defaults> {
+    Ok(
+        match p.choice_or("defaults", "aqmlab", &["aqmlab", "ns2"])? {
+            "ns2" => Defaults::Ns2,
+            _ => Defaults::Aqmlab,
+        },
+    )
+}
+
+/// Without `defaults = "ns2"` the ns-2-only fields `names` are errors.
+pub(crate) fn reject_ns2_only(p: &mut Params, names: &[&'static str]) -> Result<()> {
+    for &name in names {
+        if p.raw(name).is_some() {
+            return Err(p.error(
+                name,
+                "only read with defaults = \"ns2\" (ns-2.35's RED); add it or remove this field",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Shared with `ared`.
+pub(super) const DEFAULTS_DOC: ParamDoc = ParamDoc {
+    name: "defaults",
+    ty: "string",
+    default: "aqmlab",
+    doc: "aqmlab (this table), or ns2: ns-2.35's defaults and RED code (docs/qdiscs/red.md: limit 50pkt, bytes, auto thresholds and wq, max_p 0.1, gentle, wait, arrival-driven adaptation)",
+};
+
+/// Shared with `ared`; read only with `defaults = "ns2"`.
+pub(super) const NS2_ONLY_DOCS: [ParamDoc; 2] = [
+    ParamDoc {
+        name: "queue_in_bytes",
+        ty: "bool",
+        default: "= bytemode",
+        doc: "defaults = ns2 only: ns-2 queue_in_bytes_ (queue, thresholds, limit in bytes); bytemode is ns-2 bytes_ (default true there)",
+    },
+    ParamDoc {
+        name: "wait",
+        ty: "bool",
+        default: "true",
+        doc: "defaults = ns2 only: ns-2 wait_ (drop gaps uniform on [1/p, 2/p])",
+    },
+];
+
 pub const DOC: KindDoc = KindDoc {
     kind: "red",
     summary: "Random Early Detection: drop/mark arrivals by the EWMA queue length",
@@ -404,12 +463,21 @@ pub const DOC: KindDoc = KindDoc {
         HARDDROP_DOC,
         BYTEMODE_DOC,
         MEAN_PKT_SIZE_DOC,
+        DEFAULTS_DOC,
+        ParamDoc {
+            name: "target",
+            ty: "duration",
+            default: "5ms",
+            doc: "defaults = ns2 only: ns-2 targetdelay_ for the automatic min = max(5, target·C/2) packets",
+        },
+        NS2_ONLY_DOCS[0],
+        NS2_ONLY_DOCS[1],
     ],
 };
 
 pub const KIND: Kind = Kind {
     doc: DOC,
-    build: |p, _| Ok(Red::from_params(p)?.into()),
+    build: |p, link| Ok(Red::from_params_on(p, link)?.into()),
 };
 
 /// Read the hard buffer `limit` (greater than zero).
@@ -464,6 +532,7 @@ impl Red {
             bytemode: false,
             mean_pkt_size: 500,
             adapt: None,
+            ns2: None,
             queue: PacketQueue::new(),
         }
     }
@@ -507,7 +576,7 @@ impl Red {
     }
 
     /// `action`, and `ecn = true` as its legacy spelling of `action = "mark"`.
-    fn action_from(p: &mut Params) -> Result<Action> {
+    pub(super) fn action_from(p: &mut Params) -> Result<Action> {
         let action = Action::from_params(p)?;
         let ecn = p.bool_or("ecn", false)?;
         if ecn && action == Action::Drop && p.raw("action").is_some() {
@@ -530,6 +599,16 @@ impl Red {
         r.bytemode = p.bool_or("bytemode", false)?;
         r.mean_pkt_size = mean_pkt_size_from(p)?;
         Ok(r)
+    }
+
+    /// Build `red` for a link: `defaults = "ns2"` takes ns-2.35's values
+    /// (`red_ns2.rs`), otherwise `from_params`.
+    pub fn from_params_on(p: &mut Params, link: &LinkInfo) -> Result<Self> {
+        if defaults_from(p)? == Defaults::Ns2 {
+            return red_ns2::build(p, link, false);
+        }
+        reject_ns2_only(p, &["target", "queue_in_bytes", "wait"])?;
+        Self::from_params(p)
     }
 
     pub fn from_params(p: &mut Params) -> Result<Self> {
@@ -605,6 +684,9 @@ impl Red {
 
 impl Discipline for Red {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        if self.ns2.is_some() {
+            return self.enqueue_ns2(p, ctx);
+        }
         let size = ctx.packets[p].size;
         let decision = self.decide(size, ctx);
         let may_mark = self.action == Action::Mark && ctx.packets[p].ecn.is_capable();
@@ -634,6 +716,10 @@ impl Discipline for Red {
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let p = self.queue.pop_front(ctx.packets);
+        if self.ns2.is_some() {
+            self.dequeued_ns2(p.is_some(), ctx.now);
+            return p;
+        }
         if p.is_none() && ctx.monitor.is_none() {
             // The link found nothing to send: an idle period starts now (a monitoring
             // RED follows the monitored link's idle periods instead).

@@ -1,6 +1,7 @@
-//! `web-page`: the page model of the DOCSIS cable-modem study (shared STUDIES.md §5;
-//! CableLabs, "Active Queue Management in DOCSIS 3.x Cable Modems", G. White, 2014,
-//! its ns-2 web model).
+//! `web-page`: the page model of the CableLabs DOCSIS cable-modem studies (G. White and
+//! J. Padden, "Preliminary Study of CoDel AQM in a DOCSIS Network", CableLabs, 2012,
+//! §3.2.3 and Appendix A; reused in G. White, "Active Queue Management in DOCSIS 3.x
+//! Cable Modems", CableLabs, 2014; their ns-2 web model).
 //!
 //! A page: the client requests an HTML object (`html`, 100 KB) from server 1 on its own
 //! connection; when it has arrived, it opens `conns_per_server` (6) connections to each
@@ -44,7 +45,7 @@ pub const WEB_PAGE: TrafficKind = TrafficKind {
     doc: KindDoc {
         kind: "web-page",
         summary: "web pages as in the DOCSIS study: HTML, then parallel persistent connections to several servers; page load time",
-        source: "CableLabs DOCSIS AQM study (White 2014) page model; docs/traffic/web-page.md",
+        source: "CableLabs DOCSIS AQM studies (White & Padden 2012 §3.2.3) page model; docs/traffic/web-page.md",
         params: tcp_params![
             p("servers", "int or list", "4", "servers: a count (all at the entry's source node) or a list of node names, server 1 first"),
             p("conns_per_server", "int", "6", "parallel connections per server after the HTML object"),

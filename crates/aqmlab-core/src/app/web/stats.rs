@@ -1,4 +1,4 @@
-//! Page-load-time statistics (shared ALGORITHMS.md §8.4) and the per-page log.
+//! Page-load-time statistics and the per-page log.
 //!
 //! - Median: for even `n`, the mean of the two middle values.
 //! - MAD: `median(|x_i − median(x)|)`, the raw MAD (not scaled by 1.4826).

@@ -29,6 +29,16 @@ pub struct DocsisConfig {
     pub request_delay: usize,
     pub grant_lo: u64,
     pub grant_hi: u64,
+    /// What a full TxQ does to the packet the shaper releases next.
+    pub txq_overflow: TxqOverflow,
+}
+
+/// A full TxQ: hold the shaper (back-pressure, the AQM queue grows) or drop the packet
+/// the shaper releases into it (the study's 32-packet DropTail TxQ).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxqOverflow {
+    Pushback,
+    Drop,
 }
 
 /// Keys only an upstream link reads.
@@ -38,6 +48,7 @@ const UPSTREAM_ONLY: &[&str] = &[
     "request_delay",
     "grant_mean",
     "grant_spread",
+    "txq_overflow",
 ];
 
 /// Bytes the channel carries in one MAP interval.
@@ -111,6 +122,7 @@ impl DocsisConfig {
             request_delay: 2,
             grant_lo: 0,
             grant_hi: 0,
+            txq_overflow: TxqOverflow::Pushback,
         };
         if direction == Direction::Downstream {
             if let Some(k) = UPSTREAM_ONLY.iter().find(|k| p.peek(k).is_some()) {
@@ -123,6 +135,10 @@ impl DocsisConfig {
             return Ok(cfg);
         }
         cfg.txq_limit = p.u64_or("txq_limit", 32, 1, 1_000_000)? as usize;
+        cfg.txq_overflow = match p.choice_or("txq_overflow", "pushback", &["pushback", "drop"])? {
+            "drop" => TxqOverflow::Drop,
+            _ => TxqOverflow::Pushback,
+        };
         cfg.map_interval = p.positive_duration_or("map_interval", 2 * NS_PER_MS)?;
         cfg.request_delay = p.u64_or("request_delay", 2, 1, MAX_DELAY_MAPS)? as usize;
         let channel = channel_bytes(rate_bps, cfg.map_interval);

@@ -1,6 +1,6 @@
 //! The DOCSIS 3.0 upstream request/grant MAC, as the CableLabs ns-2 `DocsisLink` model
 //! of the DOCSIS AQM study abstracts it (White & Rice, "Active Queue Management
-//! Algorithms for DOCSIS 3.0", CableLabs 2013; ALGORITHMS.md §10.6; the MAC behaviour
+//! Algorithms for DOCSIS 3.0", CableLabs 2013; White & Padden 2012, §2.2.2; the MAC behaviour
 //! RFC 8034 Appendix A assumes): the CMTS schedules the upstream in MAP intervals; a
 //! cable modem asks for bytes (a contention request when it holds no grant, a request
 //! piggybacked on its data while it does) and receives them in a later MAP.
@@ -8,7 +8,7 @@
 //! Request bookkeeping is a vector of `delay` slots: a request made at a MAP boundary
 //! enters the last slot and reaches slot 0 `delay − 1` boundaries later; at each
 //! boundary the grant is `min(max_grant, REQ(0))`, then `REQ(0) ← REQ(0) − grant +
-//! REQ(1)` and the slots shift. With `delay = 2` this is §10.6's REQ(0)/REQ(1) pair, and
+//! REQ(1)` and the slots shift. With `delay = 2` this is White & Padden's REQ(0)/REQ(1) pair, and
 //! a request is first served `delay` MAP intervals after it was made.
 //!
 //! `max_grant` models RF congestion (other modems sharing the channel): drawn per MAP
@@ -123,7 +123,7 @@ mod tests {
         Mac::new(delay, lo, hi, Rng::stream(1, "mac"))
     }
 
-    /// §10.6 with two slots: a request made at boundary 0 is granted at boundary 2.
+    /// White & Padden's two slots: a request made at boundary 0 is granted at boundary 2.
     #[test]
     fn a_request_is_granted_two_maps_later() {
         let mut m = mac(2, 10_000, 10_000);

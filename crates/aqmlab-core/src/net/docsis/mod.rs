@@ -1,5 +1,5 @@
 //! A DOCSIS 3.0 cable-modem link (`model = "docsis"`): the upstream of the DOCSIS AQM
-//! study (STUDIES.md §5, ALGORITHMS.md §10.6), or a CMTS downstream shaped by the same
+//! study (White & Padden, CableLabs 2012, §2.2), or a CMTS downstream shaped by the same
 //! service-flow token bucket.
 //!
 //! Upstream, a packet passes three stages:
@@ -15,11 +15,15 @@
 //!    does not fit finishing in a later grant as if fragmented, and requests the TxQ bytes
 //!    it has not yet asked for.
 //!
-//! The shaper releases into the TxQ only while it has room, so the TxQ never overflows
-//! and a backlog beyond `txq_limit` packets builds in the RsQ where the AQM sees it: the
-//! CableLabs ns-2 `DocsisLink` likewise blocks its feeder queue until the MAC asks for
-//! the next packet. When the MAC is slower than the shaper (RF congestion), the TxQ
-//! stays full and its packets' wait is outside the AQM's view. Downstream there is no TxQ and no MAC: the shaper feeds the wire
+//! A full TxQ (`txq_overflow`) either holds the shaper (`pushback`, the default): it
+//! releases into the TxQ only while it has room, so the TxQ never overflows and a
+//! backlog beyond `txq_limit` packets builds in the RsQ where the AQM sees it, as the
+//! CableLabs ns-2 `DocsisLink` blocks its feeder queue until the MAC asks for the next
+//! packet; or drops (`drop`): the shaper releases whenever its tokens allow and a packet
+//! meeting a full TxQ is dropped there (its tokens spent), the 32-packet DropTail TxQ of
+//! White & Padden 2012, §2.2.3 ("allows packet drops at the interface between the RsQ and
+//! the TxQ"). When the MAC is slower than the shaper (RF congestion), the TxQ stays full
+//! and its packets' wait is outside the AQM's view. Downstream there is no TxQ and no MAC: the shaper feeds the wire
 //! directly, one packet at a time.
 //!
 //! The model is sans-IO, like the queue disciplines: it reads packets (through the
@@ -39,10 +43,10 @@ pub mod shaper;
 
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
-use crate::qdisc::{Discipline, Qdisc, QdiscCtx};
+use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
-use config::{channel_bytes, Direction, DocsisConfig};
+use config::{channel_bytes, Direction, DocsisConfig, TxqOverflow};
 use mac::Mac;
 use shaper::{Shaper, TokenBucket};
 use std::collections::VecDeque;
@@ -66,6 +70,8 @@ struct Upstream {
     next_map: Option<Nanos>,
     /// The TxQ's own counters: its `queues` row.
     stats: LinkStats,
+    /// Packets dropped at a full TxQ (`txq_overflow = "drop"`), for the engine to discard.
+    dropped: Vec<PacketId>,
 }
 
 pub struct Docsis {
@@ -95,6 +101,7 @@ impl Docsis {
             mac: Mac::new(config.request_delay, config.grant_lo, config.grant_hi, rng),
             next_map: None,
             stats: LinkStats::default(),
+            dropped: Vec::with_capacity(8),
         });
         Docsis {
             config,
@@ -129,6 +136,11 @@ impl Docsis {
     /// Departures since the last call: (time the last bit leaves, packet), in order.
     pub fn departures(&mut self) -> std::vec::Drain<'_, (Nanos, PacketId)> {
         self.departures.drain(..)
+    }
+
+    /// The next packet dropped at a full TxQ, if any (the engine discards it).
+    pub fn pop_txq_drop(&mut self) -> Option<PacketId> {
+        self.up.as_mut().and_then(|u| u.dropped.pop())
     }
 
     /// The MAC's counters (upstream only).
@@ -189,7 +201,12 @@ impl Docsis {
         self.wake = None;
         loop {
             match &self.up {
-                Some(u) if u.txq.len() >= self.config.txq_limit => return,
+                Some(u)
+                    if u.txq.len() >= self.config.txq_limit
+                        && self.config.txq_overflow == TxqOverflow::Pushback =>
+                {
+                    return
+                }
                 None if self.wire_free > now => {
                     if self.slot.is_some() || rsq.len_packets() > 0 {
                         self.wake = Some(self.wire_free);
@@ -231,6 +248,7 @@ impl Docsis {
             }
             rsq_stats.last_sojourn = sojourn;
             match &mut self.up {
+                Some(u) if u.txq.len() >= self.config.txq_limit => u.overflow(now, p),
                 Some(u) => u.admit(now, p, size, self.config.map_interval),
                 None => {
                     self.wire_free = now + send_time(size as u64, channel_bps);
@@ -255,6 +273,15 @@ impl Upstream {
         if self.next_map.is_none() {
             self.next_map = Some(now.div_ceil(map) * map);
         }
+    }
+
+    /// `p` meets a full TxQ (`txq_overflow = "drop"`): a tail drop in the TxQ's row.
+    fn overflow(&mut self, now: Nanos, p: PacketId) {
+        if now >= self.stats.window_start {
+            self.stats.arrivals += 1;
+            self.stats.count_drop(DropReason::Overflow);
+        }
+        self.dropped.push(p);
     }
 
     /// A MAP boundary: take this interval's grant, send that many TxQ bytes back to back

@@ -8,7 +8,8 @@
 //! A packet conforms when both buckets hold at least its size (a packet larger than a
 //! bucket's depth conforms when that bucket is full, and leaves it in debt, so no size
 //! can deadlock the shaper). Tokens are taken only when a packet is released, so a packet
-//! the AQM drops never consumes any (the study's rule, ALGORITHMS.md §10.6).
+//! the AQM drops never consumes any (White & Padden 2012, §2.2.1: "Packets dropped by
+//! CoDel are not counted against the token bucket").
 //!
 //! Integer arithmetic: one byte is `SCALE` token units (bits × ns per s), a bucket of rate
 //! R bit/s gains R units per ns, so refills and waits are exact.

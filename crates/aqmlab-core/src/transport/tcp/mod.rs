@@ -149,6 +149,33 @@ pub struct TcpConfig {
     /// Congestion events halve cwnd (Linux `tcp_reno_ssthresh`; PRR's RecoverFS =
     /// `prior_cwnd`) instead of FlightSize = snd_nxt − snd_una (RFC 5681 eq. 4, RFC 6937).
     pub ssthresh_from_cwnd: bool,
+    /// With `ssthresh_from_cwnd` off: a congestion event halves the RFC 6675 pipe — the
+    /// bytes in flight without SACKed and lost segments, the head marked lost first —
+    /// and PRR's RecoverFS is that pipe (ns-3.44 `TcpSocketBase::EnterRecovery`,
+    /// `ReTxTimeout`, `EnterCwr` pass `BytesInFlight()` to `GetSsThresh`;
+    /// `TcpPrrRecovery::EnterRecovery`), not snd_nxt − snd_una.
+    pub ssthresh_from_pipe: bool,
+    /// `cc = "cubic"` runs ns-3.44's `TcpCubic` (`cc/cubic_ns3.rs`: whole segments,
+    /// integer `cnt`, ns-3's HyStart constants) instead of RFC 9438 (`cc/cubic.rs`).
+    pub ns3_cubic: bool,
+    /// PRR as ns-3.44 `TcpPrrRecovery` computes it (see `TcpSender::prr_ack_ns3`):
+    /// called on duplicate and partial ACKs, a dupACK counts one MSS delivered, CRB
+    /// unless the ACK acknowledges a retransmission, byte arithmetic.
+    pub ns3_prr: bool,
+    /// An RTO recomputes ssthresh also during fast recovery, and not while the sender
+    /// is still recovering from an earlier RTO with the head already retransmitted
+    /// (ns-3.44 `TcpSocketBase::ReTxTimeout`: `m_congState != CA_LOSS ||
+    /// !IsHeadRetransmitted()`); off: only on the first RTO of a segment, outside fast
+    /// recovery (Linux `tcp_enter_loss`).
+    pub ns3_rto_ssthresh: bool,
+    /// In SACK recovery, a partial ACK whose new head segment was not retransmitted
+    /// sends one segment regardless of cwnd: the first lost one, else new data (ns-3.44
+    /// `TcpSocketBase::ProcessAck` → `DoRetransmit`).
+    pub ns3_partial_rtx: bool,
+    /// The ACK that ends fast recovery also grows the window, by every segment from the
+    /// old head to the ACK, SACKed ones included (ns-3.44 `ProcessAck`:
+    /// `IncreaseWindow` after `cwnd = ssthresh`); off: growth resumes with the next ACK.
+    pub ns3_exit_growth: bool,
     /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery; off: RFC 6675
     /// `cwnd = ssthresh`.
     pub prr: bool,
@@ -232,6 +259,12 @@ impl TcpProfile {
             prr: true,
             rack: true,
             ssthresh_from_cwnd: true,
+            ssthresh_from_pipe: false,
+            ns3_cubic: false,
+            ns3_prr: false,
+            ns3_rto_ssthresh: false,
+            ns3_partial_rtx: false,
+            ns3_exit_growth: false,
             pacing: false,
             ns2: None,
         };
@@ -250,6 +283,12 @@ impl TcpProfile {
                 cwv: false,
                 rack: false,
                 ssthresh_from_cwnd: false,
+                ssthresh_from_pipe: true,
+                ns3_cubic: true,
+                ns3_prr: true,
+                ns3_rto_ssthresh: true,
+                ns3_partial_rtx: true,
+                ns3_exit_growth: true,
                 per_ack_growth: true,
                 ..linux
             },

@@ -179,6 +179,9 @@ pub struct TcpSender {
     recover_fs: u64,
     prr_delivered: u64,
     prr_out: u64,
+    /// This ACK cumulatively acknowledged a retransmitted segment (ns-3
+    /// `m_isRetransDataAcked`, PRR's "safe ACK" with `ns3_prr`).
+    retrans_acked: bool,
     /// RACK state, the reordering timer, the probe timer, and the outstanding probe
     /// (`TLP.end_seq`, and whether it was a retransmission).
     rack: Rack,
@@ -232,7 +235,7 @@ impl TcpSender {
             cfg,
             state: SenderState::Closed,
             recovery,
-            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth),
+            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth, cfg.ns3_cubic),
             w: Window {
                 cwnd: cfg.iw as u64 * mss,
                 ssthresh: u64::MAX,
@@ -274,6 +277,7 @@ impl TcpSender {
             recover_fs: 0,
             prr_delivered: 0,
             prr_out: 0,
+            retrans_acked: false,
             rack: Rack::default(),
             reo_at: None,
             tlp_at: None,
@@ -827,6 +831,8 @@ impl TcpSender {
             (0, 0)
         };
         self.ack_rtt = None;
+        let was_in_recovery = self.in_recovery;
+        self.retrans_acked = false;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
@@ -873,7 +879,22 @@ impl TcpSender {
         {
             let delivered =
                 (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
-            self.prr_ack(delivered);
+            if self.cfg.ns3_prr {
+                // ns-3 runs `DoRecovery` on a duplicate ACK (one that SACKs new data,
+                // also the one entering recovery) and again on a partial ACK of at
+                // least one segment (`TcpSocketBase::DupAck`, `ProcessAck`).
+                if sack_changed || !was_in_recovery {
+                    self.prr_ack_ns3(delivered, true);
+                }
+                if was_in_recovery && self.snd_una > una_before && delivered >= self.w.mss {
+                    self.prr_ack_ns3(delivered, false);
+                }
+            } else {
+                self.prr_ack(delivered);
+            }
+            if self.cfg.ns3_partial_rtx && was_in_recovery && self.snd_una > una_before {
+                self.ns3_partial_retransmit(now, out, st);
+            }
         }
         self.transmit(now, out, st);
         if rack && (self.snd_una > una_before || self.snd_nxt > nxt_before) {
@@ -902,6 +923,7 @@ impl TcpSender {
         let ack = h.ack.min(self.snd_nxt);
         let prior_in_flight = self.pipe();
         let acked = ack - self.snd_una;
+        let mut delivered = acked;
         while let Some(e) = self.sb.front() {
             if e.end() > ack {
                 break;
@@ -914,7 +936,9 @@ impl TcpSender {
             };
             if e.sacked {
                 self.sacked_bytes -= e.len();
+                delivered -= e.len();
             } else {
+                self.retrans_acked |= e.retrans;
                 if let Some(mut tx) = tx {
                     self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
                 }
@@ -958,6 +982,7 @@ impl TcpSender {
         let sample = AckSample {
             now,
             acked,
+            delivered,
             prior_in_flight,
             rtt,
             srtt: self.rtt.srtt,
@@ -968,6 +993,7 @@ impl TcpSender {
             snd_nxt: self.snd_nxt,
         };
         self.cc.observe(&sample);
+        self.cc.pkts_acked(&mut self.w, &sample);
         let own_cwnd = self.cc.controls_cwnd();
         if self.in_recovery {
             if !partial {
@@ -982,6 +1008,15 @@ impl TcpSender {
                         .min(self.pipe().max(self.w.mss) + self.w.mss),
                     _ => self.w.ssthresh,
                 };
+                if self.cfg.ns3_exit_growth && !own_cwnd {
+                    // ns-3.44 `ProcessAck` (CA_RECOVERY → CA_OPEN): `IncreaseWindow` with
+                    // every segment from the old head to the ACK, SACKed ones included.
+                    let exit = AckSample {
+                        delivered: acked,
+                        ..sample
+                    };
+                    self.cc.on_ack(&mut self.w, &exit);
+                }
             } else {
                 match self.recovery {
                     Recovery::Reno => {
@@ -1047,23 +1082,6 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
-        let prior_window = self.cc.send_window(&self.w);
-        let flight = self.loss_base(self.snd_nxt - self.snd_una);
-        self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
-        self.recover = Some(self.snd_nxt);
-        self.ecn_recover = self.snd_nxt;
-        self.in_recovery = true;
-        self.partial_acks = 0;
-        // RFC 6937 RecoverFS = snd.nxt − snd.una; Linux `prior_cwnd`.
-        self.recover_fs = if self.cfg.ssthresh_from_cwnd {
-            prior_window
-        } else {
-            self.snd_nxt - self.snd_una
-        };
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tlp_end = None;
-        self.tlp_at = None;
         if let Some(e) = self.sb.front_mut() {
             if !e.lost && !e.sacked {
                 e.lost = true;
@@ -1073,6 +1091,25 @@ impl TcpSender {
                 self.lost_from = self.lost_from.min(s);
             }
         }
+        // With `ssthresh_from_pipe` this is the pipe with the head already marked lost,
+        // as ns-3 marks it before calling `BytesInFlight()`.
+        let flight = self.loss_base(self.snd_nxt - self.snd_una);
+        self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+        self.recover = Some(self.snd_nxt);
+        self.ecn_recover = self.snd_nxt;
+        self.in_recovery = true;
+        self.partial_acks = 0;
+        // RFC 6937 RecoverFS = snd.nxt − snd.una; Linux `prior_cwnd` (the loss base);
+        // ns-3 the pipe (the loss base).
+        self.recover_fs = if self.cfg.ssthresh_from_cwnd || self.cfg.ssthresh_from_pipe {
+            flight
+        } else {
+            self.snd_nxt - self.snd_una
+        };
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tlp_end = None;
+        self.tlp_at = None;
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
         // With PRR the retransmission is the first segment of this ACK's sndcnt, which
         // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
@@ -1329,9 +1366,12 @@ impl TcpSender {
     /// cwnd. They differ after a long SACK recovery, when snd_nxt − snd_una also counts
     /// all the SACKed data above a persistent hole and would *raise* ssthresh.
     /// (Compound: cwnd + dwnd, the window it sends with, as the Linux port keeps it.)
+    /// With `ssthresh_from_pipe` (ns-3 `BytesInFlight()`): the RFC 6675 pipe.
     fn loss_base(&self, flight: u64) -> u64 {
         if self.cfg.ssthresh_from_cwnd {
             self.cc.send_window(&self.w)
+        } else if self.cfg.ssthresh_from_pipe {
+            self.pipe()
         } else {
             flight
         }
@@ -1366,6 +1406,75 @@ impl TcpSender {
             sndcnt
         };
         self.w.cwnd = (pipe + sndcnt).saturating_sub(extra).max(mss);
+    }
+
+    /// ns-3.44 `TcpSocketBase::ProcessAck` on a partial ACK in recovery
+    /// (`ns3_partial_rtx`): unless the new head segment was already retransmitted,
+    /// `DoRetransmit` sends `TcpTxBuffer::NextSeg`'s segment regardless of cwnd — the
+    /// first lost, unretransmitted segment (rule 1), else one new segment (rule 2). It
+    /// counts in PRR's prr_out like any other.
+    fn ns3_partial_retransmit(&mut self, now: Nanos, out: &mut Vec<Segment>, st: &mut FlowStats) {
+        if self.sb.front().is_none_or(|e| e.retrans) {
+            return;
+        }
+        if let Some(i) = self.next_lost() {
+            self.retransmit(now, i, out, st);
+            return;
+        }
+        let len = self
+            .w
+            .mss
+            .min(self.app_avail(now).saturating_sub(self.snd_nxt));
+        if len > 0 && self.snd_nxt + len <= self.snd_una + self.peer_wnd {
+            let start = self.snd_nxt;
+            self.snd_nxt += len;
+            self.last_send = Some(now);
+            self.push_segment(now, start, len);
+            self.emit(now, start, start + len, false, out);
+        }
+    }
+
+    /// ns-3.44 `TcpPrrRecovery::DoRecovery` (`ns3_prr`): a duplicate ACK counts one MSS
+    /// more delivered while `prr_delivered < RecoverFS`; above ssthresh `sndcnt =
+    /// ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out` in bytes (no rounding to segments;
+    /// the product in 32-bit unsigned arithmetic, as ns-3 computes it, so it wraps);
+    /// at or below it PRR-CRB, `min(ssthresh − pipe, max(prr_delivered − prr_out,
+    /// DeliveredData))`, + MSS (SSRB) only on a "safe" ACK that cumulatively
+    /// acknowledges a retransmission; `prr_delivered − prr_out` is ns-3's unsigned
+    /// difference, so when more was sent than delivered the limit is that (negative)
+    /// difference. sndcnt ≥ MSS until something was sent, ≥ 0 after; cwnd = pipe + sndcnt.
+    fn prr_ack_ns3(&mut self, mut delivered: u64, dupack: bool) {
+        let mss = self.w.mss;
+        if dupack && self.prr_delivered < self.recover_fs {
+            delivered += mss;
+        }
+        if delivered == 0 {
+            return;
+        }
+        self.prr_delivered += delivered;
+        let pipe = self.pipe();
+        let ssthresh = self.w.ssthresh;
+        let (pd, po) = (self.prr_delivered as i64, self.prr_out as i64);
+        let sndcnt = if pipe > ssthresh {
+            // `m_prrDelivered * tcb->m_ssThresh` is a 32-bit unsigned product in ns-3
+            // (`uint32_t` times `TracedValue<uint32_t>`): it wraps from 4 GiB² on, e.g.
+            // 70 kB delivered with a 62 kB ssthresh.
+            let product = (self.prr_delivered as u32).wrapping_mul(ssthresh as u32);
+            let target = (product as f64 / self.recover_fs.max(1) as f64).ceil();
+            target as i64 - po
+        } else {
+            let mut limit = if pd >= po {
+                (pd - po).max(delivered as i64)
+            } else {
+                pd - po
+            };
+            if self.retrans_acked {
+                limit += mss as i64;
+            }
+            limit.min((ssthresh - pipe) as i64)
+        };
+        let floor = if self.prr_out > 0 { 0 } else { mss as i64 };
+        self.w.cwnd = pipe + sndcnt.max(floor) as u64;
     }
 
     /// Mark SACKed segments; true if anything new was SACKed. Segments inside a block
@@ -1519,7 +1628,15 @@ impl TcpSender {
                 // ssthresh (Linux `tcp_enter_loss` recomputes it only from the Open or
                 // Disorder states; RFC 5681 asks for "no more than" eq. (4)). FlightSize
                 // then includes everything sent during the recovery and would raise it.
-                if self.rto_streak == 0 && !self.in_recovery {
+                // `ns3_rto_ssthresh` (ns-3.44 `TcpSocketBase::ReTxTimeout`): recomputed
+                // unless already in loss (after an RTO) with the head retransmitted,
+                // also during fast recovery.
+                let cut = if self.cfg.ns3_rto_ssthresh {
+                    !(self.in_loss && self.sb.front().is_some_and(|x| x.retrans))
+                } else {
+                    self.rto_streak == 0 && !self.in_recovery
+                };
+                if cut {
                     self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
                 }
                 self.rto_streak += 1;

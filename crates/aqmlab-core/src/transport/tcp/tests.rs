@@ -938,6 +938,203 @@ fn prr_spreads_the_window_reduction_over_the_rtt_as_rfc6937_example_1() {
     assert_eq!(linux, want);
 }
 
+/// ns-3's loss base (`ssthresh_from_pipe`, ns-3.44 `TcpSocketBase::EnterRecovery`:
+/// `GetSsThresh(tcb, BytesInFlight())`, the head marked lost first). 20 segments in
+/// flight, segments 0 and 1 lost, SACKs for 2, 3, 4: the first two let one new segment
+/// out each (limited transmit by pipe), the third marks both holes lost (three SACKed
+/// above each) and starts recovery with snd_nxt − snd_una = 22 segments, 3 SACKed and
+/// 2 lost: pipe = 17, ssthresh = 8.5 segments (RFC 5681 eq. 4 on FlightSize: 11).
+/// On RFC 6937's first example (segment 0 lost) pipe = 22 − 3 − 1 = 18 gives
+/// ssthresh 9 and RecoverFS 18; PRR keeps its ½ ratio, and pipe = 22 + new − k stays
+/// above 9 up to ACK 19, so the last three ACKs send N · N (RFC arithmetic: · N N,
+/// cwnd/2: N · ·).
+#[test]
+fn ns3_recovery_halves_the_pipe_without_sacked_and_lost_segments() {
+    let ns3_base = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ssthresh_from_pipe: true,
+        ..cfg()
+    };
+    for (pipe_rule, want) in [(true, 8500), (false, 11_000)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 20,
+            sack: true,
+            ssthresh_from_pipe: pipe_rule,
+            ..ns3_base
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 2..=4 {
+            out.clear();
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(2000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert!(s.in_recovery);
+        assert_eq!(s.snd_nxt, 22_000);
+        assert_eq!(s.w.ssthresh, want);
+    }
+    let got = prr_trace(ns3_base, 1, 19);
+    let want = [
+        "N", "N", "1R", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N", "", "N",
+    ];
+    assert_eq!(got, want);
+}
+
+/// ns-3's PRR (`ns3_prr`, ns-3.44 `TcpPrrRecovery::DoRecovery`) on RFC 6937's first
+/// example: ssthresh 9, RecoverFS 18 segments (pipe rule). Each SACK is a duplicate ACK
+/// and counts one MSS on top of the segment it SACKs while prr_delivered < RecoverFS,
+/// so PRR sends one segment per ACK (sndcnt = ⌈2k·9/18⌉ − prr_out = 1) until
+/// prr_delivered reaches 18 segments on ACK 11; from ACK 12 on, one per two ACKs
+/// (⌈19·½⌉ − 9 = ½ segment: too little for a segment on 12, 14, 16, 18).
+/// With MSS 40 000 B the product prr_delivered·ssthresh wraps at 2³² as in ns-3: on the
+/// fourth SACK 160 000·360 000 mod 2³² = 1 765 425 152, / RecoverFS 720 000 → 2452 B,
+/// minus prr_out 40 000 < 0: nothing is sent where the exact product sends a segment.
+#[test]
+fn ns3_prr_counts_a_dupack_as_one_more_segment_and_wraps_its_product() {
+    let ns3 = TcpConfig {
+        ssthresh_from_cwnd: false,
+        ssthresh_from_pipe: true,
+        ns3_prr: true,
+        ..cfg()
+    };
+    let got = prr_trace(ns3, 1, 19);
+    let want = [
+        "N", "N", "1R", "N", "N", "N", "N", "N", "N", "N", "N", "", "N", "", "N", "", "N", "", "N",
+    ];
+    assert_eq!(got, want);
+
+    let big = 40_000u64;
+    let run = |wrap_size: bool| {
+        let mss = if wrap_size { big } else { MSS };
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 20,
+            sack: true,
+            mss: mss as u32,
+            ..ns3
+        });
+        let t = out[0].tcp.ts_val;
+        let mut sent = vec![];
+        for k in 1..=4 {
+            out.clear();
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(mss, (k + 1) * mss)], t),
+                &mut out,
+                &mut st,
+            );
+            sent.push(out.len());
+        }
+        (s.w.ssthresh / mss, sent)
+    };
+    assert_eq!(run(false), (9, vec![1, 1, 1, 1]));
+    assert_eq!(run(true), (9, vec![1, 1, 1, 0]));
+}
+
+/// `ns3_rto_ssthresh` (ns-3.44 `ReTxTimeout`): an RTO during fast recovery takes
+/// ssthresh again from the pipe then (22 − 3 SACKed − 1 lost + 1 retransmitted = 19
+/// segments: 9.5), where the Linux rule keeps the recovery's 9; a second RTO with the
+/// head already retransmitted keeps it in both.
+#[test]
+fn ns3_rto_in_fast_recovery_recomputes_ssthresh() {
+    for (rule, want) in [(true, 9500), (false, 9000)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            iw: 20,
+            sack: true,
+            ssthresh_from_cwnd: false,
+            ssthresh_from_pipe: true,
+            ns3_rto_ssthresh: rule,
+            ..cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 1..=3 {
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(1000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert!(s.in_recovery);
+        assert_eq!((s.w.ssthresh, s.pipe()), (9000, 19_000));
+        for _ in 0..2 {
+            let d = s.next_deadline().unwrap();
+            out.clear();
+            s.on_timer(d, &mut out, &mut st);
+            assert_eq!(s.w.ssthresh, want);
+            assert_eq!(seqs(&out), vec![0]);
+        }
+        assert_eq!(st.timeouts, 2);
+    }
+}
+
+fn ns3_cfg() -> TcpConfig {
+    TcpConfig {
+        mss: MSS as u32,
+        iw: 20,
+        ..super::TcpProfile::Ns3.config()
+    }
+}
+
+/// `ns3_partial_rtx`: segments 0 and 1 lost of 20, SACKs for 2, 3, 4 start recovery
+/// (pipe 17, ssthresh 8.5, RecoverFS 17 segments) and PRR retransmits 0. The partial
+/// ACK of segment 0 delivers one segment: prr_delivered = 3, sndcnt = ⌈3·8.5/17⌉ − 1 =
+/// ½ segment, cwnd = pipe 17 + ½ — no room. ns-3 still sends `DoRetransmit`'s segment,
+/// the lost segment 1, because the new head was not retransmitted yet.
+#[test]
+fn ns3_partial_ack_retransmits_the_next_hole_outside_cwnd() {
+    for (rule, want) in [(true, vec![1000]), (false, vec![])] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            ns3_partial_rtx: rule,
+            ..ns3_cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 2..=4 {
+            out.clear();
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(2000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert!(s.in_recovery);
+        assert_eq!((s.w.ssthresh, seqs(&out)), (8500, vec![0]));
+        out.clear();
+        s.on_segment(300 * MS, &sack(1000, &[(2000, 5000)], t), &mut out, &mut st);
+        assert_eq!(s.w.cwnd, 17_500);
+        assert_eq!(seqs(&out), want);
+    }
+}
+
+/// `ns3_exit_growth`: the ACK that ends recovery sets cwnd = ssthresh (9 segments) and
+/// then grows it as any ACK in congestion avoidance: ns-3 NewReno adds MSS²/cwnd =
+/// 10⁶/9000 = 111 B.
+#[test]
+fn ns3_recovery_exit_ack_grows_the_window() {
+    for (rule, want) in [(true, 9111), (false, 9000)] {
+        let (mut s, mut st, mut out) = established(TcpConfig {
+            ns3_exit_growth: rule,
+            ..ns3_cfg()
+        });
+        let t = out[0].tcp.ts_val;
+        for k in 1..=3 {
+            s.on_segment(
+                200 * MS + k,
+                &sack(0, &[(1000, (k + 1) * MSS)], t),
+                &mut out,
+                &mut st,
+            );
+        }
+        assert_eq!((s.w.ssthresh, s.recover), (9000, Some(22_000)));
+        s.on_segment(300 * MS, &sack(22_000, &[], t), &mut out, &mut st);
+        assert!(!s.in_recovery);
+        assert_eq!(s.w.cwnd, want);
+    }
+}
+
 /// RFC 6937 §3.1, second example: segments 0..14 lost, ACKs for 15..19 only. Recovery
 /// starts on ACK 17 with pipe = 4 segments, far below ssthresh: PRR-SSRB sends
 /// `max(prr_delivered − prr_out, DeliveredData) + 1` = 2 segments per ACK (the RFC's

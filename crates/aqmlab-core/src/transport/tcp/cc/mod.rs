@@ -19,6 +19,7 @@
 pub mod bbr;
 pub mod compound;
 pub mod cubic;
+pub mod cubic_ns3;
 pub mod dctcp;
 pub mod ledbat;
 pub mod prague;
@@ -48,6 +49,9 @@ pub struct AckSample {
     pub now: Nanos,
     /// Bytes newly acknowledged by the cumulative ACK.
     pub acked: u64,
+    /// Of those, the bytes not SACKed before (ns-3's `currentDelivered` on an ACK that
+    /// SACKs nothing new): what ns-3's `TcpCubic` grows by.
+    pub delivered: u64,
     /// Bytes in flight before this ACK was processed.
     pub prior_in_flight: u64,
     /// RTT sample carried by this ACK (timestamp echo), if any.
@@ -119,6 +123,8 @@ pub const CC_NAMES: &[&str] = &[
 pub enum AnyCc {
     Reno(reno::Reno),
     Cubic(cubic::Cubic),
+    /// ns-3.44's `TcpCubic` (`cubic_ns3.rs`), for `cc = "cubic"` with `ns3_cubic`.
+    CubicNs3(cubic_ns3::CubicNs3),
     Ledbat(ledbat::Ledbat),
     Compound(compound::Compound),
     Vegas(vegas::Vegas),
@@ -128,10 +134,14 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    /// `per_ack_growth`: the Reno family grows per ACK as ns-3 does (see `reno`).
-    pub fn new(kind: CcKind, per_ack_growth: bool) -> AnyCc {
+    /// `per_ack_growth`: the Reno family grows per ACK as ns-3 does (see `reno`);
+    /// `ns3_cubic`: CUBIC is ns-3's `TcpCubic` (see `cubic_ns3`).
+    pub fn new(kind: CcKind, per_ack_growth: bool, ns3_cubic: bool) -> AnyCc {
         match kind {
             CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::new(per_ack_growth)),
+            CcKind::Cubic { hystart } if ns3_cubic => {
+                AnyCc::CubicNs3(cubic_ns3::CubicNs3::new(hystart))
+            }
             CcKind::Cubic { hystart } => AnyCc::Cubic(cubic::Cubic::new(hystart)),
             CcKind::Ledbat { target, gain } => AnyCc::Ledbat(ledbat::Ledbat::new(target, gain)),
             CcKind::Compound => AnyCc::Compound(compound::Compound::default()),
@@ -150,6 +160,7 @@ impl AnyCc {
         match self {
             AnyCc::Reno(c) => c.on_ack(w, a),
             AnyCc::Cubic(c) => c.on_ack(w, a),
+            AnyCc::CubicNs3(c) => c.on_ack(w, a),
             AnyCc::Ledbat(c) => c.on_ack(w, a),
             AnyCc::Compound(c) => c.on_ack(w, a),
             AnyCc::Vegas(c) => c.on_ack(w, a),
@@ -173,12 +184,22 @@ impl AnyCc {
         }
     }
 
+    /// After `observe`, with the window (ns-3 `PktsAcked`: `cubic_ns3`'s delay minimum
+    /// and HyStart, which may set ssthresh also in recovery).
+    #[inline]
+    pub fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
+        if let AnyCc::CubicNs3(c) = self {
+            c.pkts_acked(w, a);
+        }
+    }
+
     /// A congestion event — loss detected by dupACKs/SACK, an RTO, or (`ecn`) an ECE —
     /// returns the new ssthresh. `flight` is the data outstanding at the event.
     pub fn ssthresh(&mut self, w: &Window, flight: u64, now: Nanos, ecn: bool) -> u64 {
         match self {
             AnyCc::Reno(c) => c.ssthresh(w, flight),
             AnyCc::Cubic(c) => c.ssthresh(w, now),
+            AnyCc::CubicNs3(c) => c.ssthresh(w),
             AnyCc::Ledbat(c) => c.ssthresh(w),
             AnyCc::Compound(c) => c.ssthresh(w, flight),
             AnyCc::Vegas(c) => c.ssthresh(w, flight),
@@ -194,6 +215,7 @@ impl AnyCc {
         match self {
             AnyCc::Reno(_) => {}
             AnyCc::Cubic(c) => c.on_rto(w, now, snd_nxt),
+            AnyCc::CubicNs3(c) => c.on_rto(now, snd_nxt),
             AnyCc::Ledbat(_) => {}
             AnyCc::Compound(c) => c.on_rto(),
             AnyCc::Vegas(c) => c.on_rto(),
@@ -209,6 +231,7 @@ impl AnyCc {
         match self {
             AnyCc::Cubic(c) => c.on_tx_start(now, idle),
             AnyCc::Reno(_)
+            | AnyCc::CubicNs3(_)
             | AnyCc::Ledbat(_)
             | AnyCc::Compound(_)
             | AnyCc::Vegas(_)
