@@ -16,7 +16,7 @@
 #   (tcl/lib/ns-default.tcl): linterm_ 10 (max_p 0.1), q_weight_ -1 (automatic:
 #   1 - exp(-1/(10 * max(0.1 s, 3 * (delay + 1/C)) * C)), C = bandwidth / (8 *
 #   mean_pktsize_) = 6250 pkt/s, so 0.0016; red.cc `REDQueue::initParams`), gentle_ true,
-#   mean_pktsize_ 500, wait_ true, bytes_/queue_in_bytes_ false.
+#   mean_pktsize_ 500, wait_ true; bytes_/queue_in_bytes_ set false (packet mode, below).
 # - Statistics per period (0-10, 10-20, 20-30 s) from a queue monitor on r1 -> r2:
 #   drop rate = drops / arrivals (%), utilisation = departed bytes x 8 / 10 s (Mbit/s).
 # Each value is the mean over seeds 1..10 (the study's seed count; ~0.6 s a run).
@@ -37,6 +37,11 @@ proc run {qtype seed} {
         set q [[$ns link $r1 $r2] queue]
         $q set thresh_ 20
         $q set maxthresh_ 60
+        # packet mode: the paper's thresholds and 100-packet buffer are in packets;
+        # ns-2.35's byte-mode defaults (bytes_, queue_in_bytes_ true, ns-default.tcl:
+        # 122-123) would make the buffer 100 x mean_pktsize_ 500 = 50 packets of 1000 B
+        $q set bytes_ false
+        $q set queue_in_bytes_ false
     }
     set qmon [$ns monitor-queue $r1 $r2 ""]
     for {set i 0} {$i < 20} {incr i} {
