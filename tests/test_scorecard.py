@@ -3,6 +3,7 @@ study tests/fixtures/scorecard-tiny: every verdict, the error paths, the report'
 Reproduction section, the index's totals, quick mode and the ns-2 column."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -133,7 +134,20 @@ BAD = [
     ('table = "queues"\nentity = "L->R"\nmetric = "drop_rate"\na = { select = { "topology.bottleneck.qdisc.kind" = "pfifo", "topology.bottleneck.rate" = "1Mbit" } }\nop = ">"',
      'table = "queue"\nentity = "L->R"\nmetric = "drop_rate"\na = { select = { "topology.bottleneck.qdisc.kind" = "pfifo", "topology.bottleneck.rate" = "1Mbit" } }\nop = ">"',
      "trend[drops-fall-with-rate].a.table", "expected one of"),
+    ('entity = "L->R"\nmetric = "utilization"\nscale = 100.0\nvalue = 75', 'entity = "L->R"\napps = ["x"]\nmetric = "utilization"\nscale = 100.0\nvalue = 75',
+     "number[util-4M-inside].apps", "only with table = flows or app_flows"),
+    ('entity = "L->R"\nmetric = "utilization"\nscale = 100.0\nvalue = 75', 'entity = "L->R"\napps = "x"\nmetric = "utilization"\nscale = 100.0\nvalue = 75',
+     "number[util-4M-inside].apps", "expected a non-empty list"),
 ]
+
+
+def test_jain_reduce_by_hand():
+    """Jain's index (Σx)²/(n·Σx²): equal shares 1, one of two flows starved 1/2, 1 and 3
+    → 16/(2·10) = 0.8; all zero is undefined."""
+    assert scorecard.jain([2.0, 2.0]) == 1.0
+    assert scorecard.jain([1.0, 0.0]) == 0.5
+    assert scorecard.jain([1.0, 3.0]) == pytest.approx(0.8)
+    assert math.isnan(scorecard.jain([0.0, 0.0]))
 
 
 @pytest.mark.parametrize("old,new,path,msg", BAD, ids=[b[2] or "note-allows-missing" for b in BAD])

@@ -1,15 +1,17 @@
-"""The rb-rio-video study: its experiments cover STUDIES.md §3, and the quick T2 (video
+"""The rb-rio-video study: its experiments cover the paper's three runs (Chung & Claypool), and the quick T2 (video
 only) run reproduces the direction of the study's findings by construction of Rb-RIO:
 it drops B-frame packets before I-frame packets, so the responsive MPEG streams keep
 more decodable frames than behind DropTail while 20 unresponsive streams overload the
 link, and it holds the average queue lower than DropTail's full buffer."""
 
+import shutil
 import subprocess
 import sys
 
 import matplotlib.image as mpimg
 import numpy as np
 import polars as pl
+import pytest
 
 import aqmlab
 from aqmlab import study
@@ -22,17 +24,31 @@ QDISC = "topology.bottleneck.qdisc"
 
 def test_experiments_cover_the_studys_runs():
     d = study.study_dir("rb-rio-video")
-    assert list(study.experiments(d)) == ["T1", "T2", "T3"]
+    # the paper's three runs, and two variants: all TCP in class 3 (Section 4.1) and the
+    # responsive streams on MmApp's rate control instead of TFRC
+    assert list(study.experiments(d)) == ["T1-class3", "T1", "T2-mmapp", "T2", "T3"]
     for exp, f in study.experiments(d).items():
         sf = read_sweep_file(f)
         assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "red", "rb_rio"], exp
-        assert all(q["limit"] == "100pkt" for q in sf.grid[QDISC])
-        assert sf.zip[0] == {"warmup": ["0s", "10s", "20s"], "duration": ["10s", "20s", "30s"]}
+        # the paper's 100-packet router buffer as ns-2 counts it: DropTail's queue-limit
+        # includes the packet in transmission (drop-tail.cc:92), so pfifo holds 99
+        assert [q["limit"] for q in sf.grid[QDISC]] == ["99pkt", "100pkt", "100pkt"], exp
+        tcp = [t for t in sf.set["traffic"] if t["kind"] == "tcp-bulk"]
+        assert all(t["profile"] == "ns2" and t["agent"] == "newreno" for t in tcp), exp
+        periods = {"warmup": ["0s", "10s", "20s"], "duration": ["10s", "20s", "30s"]}
+        if exp.startswith("T2"):  # plus Table 1's 0-30 s window
+            periods = {"warmup": [*periods["warmup"], "0s"], "duration": [*periods["duration"], "30s"]}
+        assert sf.zip[0] == periods, exp
         assert sf.seeds == 10 and sf.quick["seeds"] == 3
         counts = {t["name"]: t.get("count", 1) * 20 for t in sf.set["traffic"]}
+        base = exp.split("-")[0]
         assert counts == {"T1": {"ftp": 40, "ftp-extra": 20},
                           "T2": {"mpeg-resp": 40, "mpeg-unresp": 20},
-                          "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[exp]
+                          "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[base]
+        assert all(t.get("class") == (3 if exp == "T1-class3" else {"3": 0.7, "2": 0.3} if t["kind"] == "tcp-bulk"
+                                      else {"tag": [0, 3, 2, 1]}) for t in sf.set["traffic"]), exp
+        assert all(t.get("control", "tfrc") == ("mmapp" if exp == "T2-mmapp" else "tfrc")
+                   for t in sf.set["traffic"] if t.get("responsive")), exp
     aqmlab.validate(d / "scenario.toml")
 
 
@@ -71,3 +87,20 @@ def test_quick_t2_protects_i_frames_and_the_responsive_streams(tmp_path):
     for per in F.PERIODS:
         v = {r["qdisc"]: r["mean"] for r in q.filter(pl.col("period") == per).iter_rows(named=True)}
         assert v["Rb-RIO"] < v["DropTail"], (per, v)
+
+
+@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2.35 (Debian ns2) required: tests/install-tools.sh")
+def test_quick_t1_drop_rates_within_25_percent_of_ns2(tmp_path):
+    """Issue 25's done-when: on the study's stated set-up, quick T1's DropTail and RED drop
+    rates in 10-20 s and 20-30 s are within 25 % of real ns-2.35 (ns2/t1.tcl)."""
+    out = tmp_path / "rb-rio-video"
+    p = subprocess.run([*AQMLAB, "study", "run", "rb-rio-video", "--quick", "-e", "T1", "--out", out, "--quiet"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    study.ns2("rb-rio-video", out)
+    card = study.compare("rb-rio-video", out, write=False)
+    got = {n["id"]: (n["aqmlab"]["mean"], n["ns2"]) for n in card["numbers"] if n.get("ns2") is not None}
+    for per in ("10-20", "20-30"):
+        for q in ("dt", "red"):
+            aq, ns = got[f"T1-{per}-{q}-drop"]
+            assert abs(aq / ns - 1) <= 0.25, (per, q, aq, ns)

@@ -196,3 +196,40 @@ def test_write_model_rows_exact_or_rounded(clip, tmp_path):
     assert row == t[7, 3]
     assert (np.abs(rounded["psnr_db"].to_numpy() - np.round(exact["psnr_db"].to_numpy(), 2)) < 1e-9).all()
     assert (rounded["psnr_db"].to_numpy() != exact["psnr_db"].to_numpy()).any()
+
+
+MMAPP_SCENARIO = """
+name = "mmapp"
+duration = "10s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbit"
+delay = "5ms"
+[[topology.hosts]]
+name = "h"
+count = 1
+[[traffic]]
+kind = "video"
+hosts = "h"
+"""
+
+
+def test_mmapp_control_starts_low_scales_up_and_checks_its_keys(tmp_path):
+    """`control = "mmapp"` (MmApp five-rate media scaling): on an idle 10 Mbit/s link the
+    stream starts at I frames only (some B and P frames skipped) and then sends every
+    frame; TFRC starts at the full rate and skips none. Bad input names the field."""
+    f = tmp_path / "s.toml"
+    apps = {}
+    for control in ("mmapp", "tfrc"):
+        f.write_text(MMAPP_SCENARIO + f'responsive = true\ncontrol = "{control}"\n')
+        apps[control] = aqmlab.run(f).apps.row(0, named=True)
+    assert 0 < apps["mmapp"]["frames_skipped"] < 30, apps["mmapp"]
+    assert apps["tfrc"]["frames_skipped"] == 0
+    assert apps["mmapp"]["frames_decodable"] == apps["mmapp"]["frames_sent"]
+    f.write_text(MMAPP_SCENARIO + 'control = "mmapp"\n')
+    with pytest.raises(aqmlab.ScenarioError, match=r"traffic\[0\]\.control: only with `responsive = true`"):
+        aqmlab.run(f)
+    f.write_text(MMAPP_SCENARIO + 'responsive = true\ncontrol = "aimd"\n')
+    with pytest.raises(aqmlab.ScenarioError, match=r'traffic\[0\]\.control: "aimd": expected one of tfrc, mmapp'):
+        aqmlab.run(f)

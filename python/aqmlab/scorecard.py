@@ -38,11 +38,12 @@ from .stats import mean_ci
 from .sweep.files import read_sweep_file
 
 TABLES = tuple(KEYS)
-REDUCES = ("mean", "sum", "min", "max")
+REDUCES = ("mean", "sum", "min", "max", "jain")
+APP_TABLES = ("flows", "app_flows")
 OPS = (">", "<", ">=", "<=", "~")
 TOP_KEYS = {"paper", "number", "trend"}
 PAPER_KEYS = {"cite", "simulator", "note"}
-CELL_KEYS = {"select", "experiment", "table", "entity", "metric", "reduce", "scale"}
+CELL_KEYS = {"select", "experiment", "table", "entity", "apps", "metric", "reduce", "scale"}
 NUMBER_KEYS = {"id", "where", "quote", "value", "range", "unit", "tolerance", "ns2", "note"} | CELL_KEYS
 TREND_KEYS = {"id", "where", "quote", "a", "op", "b", "note"} | (CELL_KEYS - {"select"})
 ID_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -61,10 +62,13 @@ class Cell:
     entity: str | None = None
     reduce: str | None = None
     scale: float = 1.0
+    apps: tuple[str, ...] | None = None
 
     def describe(self) -> str:
         sel = ", ".join(f"{k.removeprefix('topology.')}={v}" for k, v in self.select.items())
         ent = f"[{self.entity}]" if self.entity is not None else (f"[{self.reduce}]" if self.reduce else "")
+        if self.apps:
+            ent = f"[app in {'/'.join(self.apps)}{', ' + self.reduce if self.reduce else ''}]"
         return f"{self.experiment + ': ' if self.experiment else ''}{sel or 'all'} · {self.table}{ent}.{self.metric}"
 
 
@@ -152,8 +156,22 @@ def _cell(doc: dict, defaults: dict, where: str) -> Cell:
     if reduce is not None and reduce not in REDUCES:
         raise _err(f"{where}.reduce", f"{reduce!r}: expected one of {', '.join(REDUCES)}")
     scale = _num(merged.get("scale", 1.0), f"{where}.scale")
+    apps = merged.get("apps")
+    if apps is not None:
+        if not isinstance(apps, list) or not apps or not all(isinstance(a, str) for a in apps):
+            raise _err(f"{where}.apps", f"{apps!r}: expected a non-empty list of traffic entry names")
+        if table not in APP_TABLES:
+            raise _err(f"{where}.apps", f'only with table = {" or ".join(APP_TABLES)} (rows per flow), not "{table}"')
+        apps = tuple(apps)
     return Cell(_str(merged, "experiment", where, required=False), dict(select), table, metric,
-                None if entity is None else str(entity), reduce, scale)
+                None if entity is None else str(entity), reduce, scale, apps)
+
+
+def jain(vs: list[float]) -> float:
+    """Jain's fairness index (Σx)² / (n·Σx²) (R. Jain, *The Art of Computer Systems
+    Performance Analysis*, 1991); NaN when every value is 0."""
+    s2 = sum(v * v for v in vs)
+    return sum(vs) ** 2 / (len(vs) * s2) if s2 > 0 else float("nan")
 
 
 def _tolerance(v: Any, where: str) -> str:
@@ -372,6 +390,12 @@ class Reader:
                 if note:
                     return {**empty, "why": f"no {key} {cell.entity!r} in {cell.table}"}
                 raise _err(f"{where}.entity", f'"{cell.entity}": no such {key} in the {cell.table} table; it has: {", ".join(have)}')
+        if cell.apps:
+            have = set(df["app"].cast(pl.Utf8).to_list())
+            missing = [a for a in cell.apps if a not in have]
+            if missing:
+                raise _err(f"{where}.apps", f'"{missing[0]}": no such app in the {cell.table} table; it has: {", ".join(sorted(have))}')
+            df = df.filter(pl.col("app").is_in(list(cell.apps)))
         per_run = df.group_by("run_id", maintain_order=True).agg(pl.col(cell.metric).cast(pl.Float64).alias("v"), pl.len().alias("rows"))
         if cell.reduce is None and per_run["rows"].max() > 1:
             ents = sorted(set(df[key].cast(pl.Utf8).to_list())) if key else []
@@ -381,8 +405,10 @@ class Reader:
             vs = [v for v in vs if v is not None and math.isfinite(v)]
             if not vs:
                 continue
-            r = {"mean": sum(vs) / len(vs), "sum": sum(vs), "min": min(vs), "max": max(vs)}[cell.reduce or "mean"]
-            vals.append(r * cell.scale)
+            how = cell.reduce or "mean"
+            r = jain(vs) if how == "jain" else {"mean": sum(vs) / len(vs), "sum": sum(vs), "min": min(vs), "max": max(vs)}[how]
+            if math.isfinite(r):
+                vals.append(r * cell.scale)
         out = mean_ci(vals)
         out["runs"] = len(ids)
         if out["n"] == 0:

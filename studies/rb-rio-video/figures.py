@@ -62,6 +62,8 @@ def run_metrics(sweep_dir: Path) -> pl.DataFrame:
     flows = load_runs(sweep_dir, "flows")
     rows = []
     for r in q.iter_rows(named=True):
+        if _secs(r["duration"]) - _secs(r["warmup"]) != 10:  # T2's 0-30 s point is Table 1's, not a period
+            continue
         base = {"qdisc": qdisc_name(r[QDISC]), "period": period_of(_secs(r["warmup"])), "seed": r["seed"]}
         rows.append(base | {"group": "link", "utilization": r["utilization"], "drop_rate": r["drop_rate"],
                             "qlen_pkts_mean": r["qlen_pkts_mean"], "sojourn_ms_mean": r["sojourn_ms_mean"]})
@@ -81,7 +83,7 @@ def frame_metrics(sweep_dir: Path) -> pl.DataFrame:
     fr = load_runs(sweep_dir, "frames")
     if not fr.height:
         return pl.DataFrame()
-    fr = fr.filter(pl.col("duration") == "30s").with_columns(
+    fr = fr.filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s")).with_columns(
         pl.col(QDISC).map_elements(qdisc_name, return_dtype=pl.Utf8).alias("qdisc"),
         (pl.col("sent_at_ns") // 10_000_000_000).cast(pl.Int64).alias("p"),
     ).filter(pl.col("p") < 3)
@@ -129,6 +131,29 @@ def grouped_bars(s: pl.DataFrame, title: str, ylabel: str, scale: float = 1.0):
     return fig
 
 
+def queue_series(sweep_dir: Path) -> list[Figure]:
+    """Figure 4: the bottleneck's queue over the whole run (0-30 s, seed 1), RED and
+    Rb-RIO (the paper's top and bottom panels)."""
+    ts = load_runs(sweep_dir, "timeseries")
+    if not ts.height:
+        return []
+    ts = ts.filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s") & (pl.col("seed") == 1)
+                   & (pl.col("link") == LINK))
+    with plots._style():
+        fig, axes = plt.subplots(2, 1, sharex=True, figsize=(7, 5))
+        for ax, kind in zip(axes, ("red", "rb_rio")):
+            f = ts.filter(pl.col(QDISC).map_elements(qdisc_kind, return_dtype=pl.Utf8) == kind).sort("time_ns")
+            ax.plot((f["time_ns"] / 1e9).to_list(), f["qlen_pkts"].to_list(), lw=0.8, color=plots.OKABE_ITO[0])
+            ax.set_ylabel("queue (packets)")
+            ax.set_title(f"T1, {NAMES[kind]}: bottleneck queue")
+            ax.set_ylim(0, 100)
+        axes[-1].set_xlabel("time (s)")
+        fig.tight_layout()
+    return [Figure("T1-queue-series", "T1: bottleneck queue over time, RED and Rb-RIO (Figure 4)", fig,
+                   "Seed 1, sampled every 100 ms (instantaneous queue; the average queue of the paper's "
+                   "Figure 4 is not sampled). 40 flows, 20 more during 10-20 s.")]
+
+
 def figures(dirs: dict[str, Path]) -> list[Figure]:
     plt.rcParams["figure.max_open_warning"] = 0  # the report holds every figure until it is written
     figs = []
@@ -160,8 +185,11 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
                                    grouped_bars(summarise(gf, metric), f"{exp}: {g} {what}", "%", 100),
                                    f"1 − frames {'decodable' if 'decodable' in metric else 'received'} / frames sent "
                                    f"(frames sent in the period; frames skipped by media scaling are not sent). {ci}"))
+    if "T1" in dirs:
+        figs.extend(queue_series(dirs["T1"]))
     if "T2" in dirs:
-        fr = load_runs(dirs["T2"], "frames").filter((pl.col("duration") == "30s") & (pl.col("seed") == 1))
+        fr = load_runs(dirs["T2"], "frames").filter((pl.col("warmup") == "20s") & (pl.col("duration") == "30s")
+                                                     & (pl.col("seed") == 1))
         for kind in ("pfifo", "rb_rio"):
             f = fr.filter(pl.col(QDISC).map_elements(qdisc_kind, return_dtype=pl.Utf8) == kind)
             if not f.height:

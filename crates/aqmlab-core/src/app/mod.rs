@@ -30,6 +30,7 @@ pub mod tfrc;
 pub mod udp;
 pub mod video;
 pub mod video_decode;
+pub mod video_mmapp;
 pub mod video_psnr;
 pub mod video_scaling;
 pub mod video_source;

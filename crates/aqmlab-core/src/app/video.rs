@@ -8,7 +8,7 @@
 //! count, so `class = { tag = [0, 3, 2, 1] }` or a scheduler's `classify = "tag"`
 //! can treat frame types apart. The receiver counts the fragments that arrive within
 //! `max_delay` of their frame (later ones are useless to a player), and at the end
-//! judges each frame by `video_decode.rs` (ALGORITHMS.md §8.3) and, with a
+//! judges each frame by `video_decode.rs` (MPEG-1 dependencies as in Chung & Claypool's Section 2) and, with a
 //! `psnr_model`, scores it by `video_psnr.rs`.
 //!
 //! Unresponsive streams always send every frame. Responsive ones (`responsive = true`)
@@ -18,6 +18,10 @@
 //! both ends are one app), and the allowed rate picks the media-scaling level
 //! (`video_scaling.rs`, a reconstruction). The sender's RTT estimate, which RFC 5348
 //! carries in each data packet's header, is read directly.
+//! With `control = "mmapp"` they run Chung and Claypool's ns-2 `MmApp` five-rate
+//! media scaling instead (`video_mmapp.rs`): the receiver picks the scale once per RTT
+//! and sends it back in a 40 B ACK (contents in memory, keyed by sequence number, as for
+//! TFRC); the sender applies it from the next I frame as level `top − scale`.
 //!
 //! Frames count only if their deadline (`sent_at + max_delay`) is within the run; the
 //! rest could still be on their way when it ends. The entry's quality columns count
@@ -27,6 +31,7 @@
 
 use super::tfrc::{Feedback, TfrcReceiver, TfrcSender};
 use super::video_decode::{self, FrameRec, Order};
+use super::video_mmapp::MmReceiver;
 use super::video_psnr::{self, PsnrModel};
 use super::video_scaling::Scaling;
 use super::video_source::{self, FrameType, Frames, SizeDist};
@@ -47,7 +52,7 @@ pub const VIDEO: TrafficKind = TrafficKind {
     doc: KindDoc {
         kind: "video",
         summary: "RTP/UDP video: MPEG GOP or Evalvid/CSV trace frames in tagged packets; optional TFRC media scaling; decodable frames and PSNR",
-        source: "Evalvid (Klaue, Rathke, Wolisz 2003); MPEG-1 GOP (ISO/IEC 11172-2); TFRC RFC 5348; decodability ALGORITHMS.md §8.3",
+        source: "Evalvid (Klaue, Rathke, Wolisz 2003); MPEG-1 GOP (ISO/IEC 11172-2); TFRC RFC 5348; decodability after Chung & Claypool (Rb-RIO paper, Section 2) and myEvalvid (Ke et al. 2008); MmApp (Chung & Claypool, NS by Example)",
         params: PARAMS,
     },
     build,
@@ -119,7 +124,13 @@ const PARAMS: &[ParamDoc] = &[
         name: "responsive",
         ty: "bool",
         default: "false",
-        doc: "TFRC rate control with media scaling (drop B, then P frames)",
+        doc: "rate control with media scaling (drop B, then P frames): `control`",
+    },
+    ParamDoc {
+        name: "control",
+        ty: "string",
+        default: "tfrc",
+        doc: "responsive streams' rate control: tfrc (RFC 5348) or mmapp (Chung & Claypool's ns-2 MmApp five-rate media scaling: receiver halves the scale on loss per RTT, else +1)",
     },
     ParamDoc {
         name: "threshold",
@@ -289,6 +300,10 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let payload = (packet_size - header) as u32;
     let header = header as u32;
     let responsive = p.bool_or("responsive", false)?;
+    if !responsive && p.peek("control").is_some() {
+        return Err(p.error("control", "only with `responsive = true`"));
+    }
+    let mmapp = p.choice_or("control", "tfrc", &["tfrc", "mmapp"])? == "mmapp";
     let threshold = p.f64_or("threshold", 1.0, 1e-9, 1.0)?;
     let max_delay = p.positive_duration_or("max_delay", NS_PER_S)?;
     let model = match p.string("psnr_model")? {
@@ -340,7 +355,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         if let Frames::Gop { rng, .. } = &mut fr {
             *rng = e.rng(&format!("flow[{k}].sizes"));
         }
-        let app = VideoApp::new(flow, fr, start, cfg.clone(), scaling.clone());
+        let app = VideoApp::new(flow, fr, start, cfg.clone(), scaling.clone(), mmapp);
         let a = e.add_app(app);
         e.add_flow(src, dst, FlowKind::Udp, None, a);
         if responsive {
@@ -386,6 +401,21 @@ struct Responsive {
     rate_n: u64,
 }
 
+/// Five-rate media scaling (`control = "mmapp"`, `video_mmapp.rs`) of a responsive
+/// stream.
+struct MmState {
+    scaling: Arc<Scaling>,
+    rx: MmReceiver,
+    /// The sender's scale (from the newest ACK) and the level applied at the GOP's I.
+    scale: usize,
+    level: usize,
+    /// ACKs in flight: (sequence number, scale).
+    acks: VecDeque<(u64, usize)>,
+    ack_seq: u64,
+    /// Next once-per-RTT ACK time (None until data arrived).
+    ack_at: Option<Nanos>,
+}
+
 /// One video stream: sender and receiver.
 pub struct VideoApp {
     flow: u32,
@@ -399,6 +429,7 @@ pub struct VideoApp {
     p_index: u32,
     pub records: Vec<FrameRec>,
     tfrc: Option<Box<Responsive>>,
+    mm: Option<Box<MmState>>,
 }
 
 impl VideoApp {
@@ -408,8 +439,22 @@ impl VideoApp {
         start: Nanos,
         cfg: Arc<Config>,
         scaling: Option<Arc<Scaling>>,
+        mmapp: bool,
     ) -> Self {
-        let tfrc = scaling.map(|scaling| {
+        let mm = scaling.clone().filter(|_| mmapp).map(|scaling| {
+            let top = scaling.rates.len() - 1;
+            // The sender starts at scale 0, the lowest level (I frames only).
+            Box::new(MmState {
+                rx: MmReceiver::new(top),
+                scale: 0,
+                level: top,
+                scaling,
+                acks: VecDeque::new(),
+                ack_seq: 0,
+                ack_at: None,
+            })
+        });
+        let tfrc = scaling.filter(|_| !mmapp).map(|scaling| {
             // Start at the full media rate (a video cannot begin below its first GOP).
             let x0 = scaling.rates[0];
             let s = (cfg.payload + cfg.header) as f64;
@@ -435,6 +480,7 @@ impl VideoApp {
             p_index: 0,
             records: Vec::new(),
             tfrc,
+            mm,
         }
     }
 
@@ -454,6 +500,13 @@ impl VideoApp {
             FrameType::B => {}
         }
         let keep = match &mut self.tfrc {
+            None if self.mm.is_some() => {
+                let m = self.mm.as_mut().expect("mmapp");
+                if ty == FrameType::I {
+                    m.level = m.rx.top - m.scale;
+                }
+                m.scaling.keeps(m.level, ty, self.p_index)
+            }
             None => true,
             Some(r) => {
                 if ty == FrameType::I {
@@ -497,6 +550,38 @@ impl VideoApp {
             r.reports.push_back((r.report_seq, fb));
             io.send_tagged(flow, true, FEEDBACK_BYTES, r.report_seq, AppTag::default());
             r.report_seq += 1;
+        }
+    }
+
+    /// MmApp's `send_ack_pkt`: adjust the scale and send it back in a 40 B ACK.
+    fn send_ack(&mut self, io: &mut AppIo) {
+        let flow = self.flow;
+        if let Some(m) = &mut self.mm {
+            let scale = m.rx.adjust();
+            m.acks.push_back((m.ack_seq, scale));
+            io.send_tagged(flow, true, FEEDBACK_BYTES, m.ack_seq, AppTag::default());
+            m.ack_seq += 1;
+        }
+    }
+
+    /// MmApp's ACK timer: every RTT estimate until the stream's last frame is due.
+    fn ack_timer(&mut self, now: Nanos, io: &mut AppIo) {
+        let active = now < self.cfg.stop + self.cfg.max_delay;
+        let Some(m) = &mut self.mm else { return };
+        if m.ack_at.is_some_and(|t| t <= now) {
+            m.ack_at = None;
+            self.send_ack(io);
+            self.rearm_ack(now, active, io);
+        }
+    }
+
+    fn rearm_ack(&mut self, now: Nanos, active: bool, io: &mut AppIo) {
+        let m = self.mm.as_mut().expect("mmapp");
+        if active {
+            let rtt = m.rx.rtt.unwrap_or(0.0).round() as Nanos;
+            let t = now + rtt.max(NS_PER_MS);
+            m.ack_at = Some(t);
+            io.wake_at(t);
         }
     }
 
@@ -552,6 +637,7 @@ impl Application for VideoApp {
                 io.wake_at(t);
             }
         }
+        self.ack_timer(now, io);
         let interval = self.report_interval();
         let active = now < self.cfg.stop + self.cfg.max_delay;
         let Some(r) = &mut self.tfrc else { return };
@@ -578,6 +664,20 @@ impl Application for VideoApp {
     }
 
     fn on_datagram(&mut self, now: Nanos, d: &Arrival, io: &mut AppIo) {
+        if d.reverse && self.mm.is_some() {
+            let m = self.mm.as_mut().expect("mmapp");
+            // ACKs before this one were lost; this one is the newest.
+            while let Some(&(seq, scale)) = m.acks.front() {
+                if seq > d.seq {
+                    break;
+                }
+                m.acks.pop_front();
+                if seq == d.seq {
+                    m.scale = scale;
+                }
+            }
+            return;
+        }
         if d.reverse {
             let Some(r) = &mut self.tfrc else { return };
             // Reports before this one were lost; this one is the newest.
@@ -597,6 +697,14 @@ impl Application for VideoApp {
             if now - f.sent_at <= self.cfg.max_delay {
                 f.got += 1;
             }
+        }
+        if let Some(m) = &mut self.mm {
+            if m.rx.on_data(now, d.seq, d.sent_at) {
+                self.send_ack(io);
+                let active = now < self.cfg.stop + self.cfg.max_delay;
+                self.rearm_ack(now, active, io);
+            }
+            return;
         }
         let interval = self.report_interval();
         let Some(r) = &mut self.tfrc else { return };
@@ -712,6 +820,10 @@ mod tests {
     use crate::sim::rng::Rng;
 
     fn app(responsive: bool) -> VideoApp {
+        app_with(responsive, false)
+    }
+
+    fn app_with(responsive: bool, mmapp: bool) -> VideoApp {
         let frames = Frames::Gop {
             pattern: video_source::parse_pattern("IBBP").unwrap().into(),
             sizes: [0, 2000, 1000, 500],
@@ -733,7 +845,7 @@ mod tests {
         });
         let scaling =
             responsive.then(|| Arc::new(Scaling::new(&frames.mean_sizes(), 25.0, 960, 40)));
-        VideoApp::new(3, frames, NS_PER_S, cfg, scaling)
+        VideoApp::new(3, frames, NS_PER_S, cfg, scaling, mmapp)
     }
 
     /// Frame 0 (I, 2000 B) at 1 s: 3 packets of 1000, 1000 and 80 + 40 = 120 B, tagged
@@ -825,5 +937,63 @@ mod tests {
         let r = a.tfrc.as_ref().unwrap();
         assert_eq!(r.tx.rtt, Some(40 * NS_PER_MS)); // sent at 1 s, report back at 1.04 s
         assert!(r.reports.is_empty());
+    }
+
+    /// `control = "mmapp"`, GOP IBBP: the sender starts at scale 0 = I frames only, so
+    /// frame 0 (I) goes out and frame 1 (B) is skipped. The first data packet (one-way
+    /// 20 ms) makes the receiver adjust (0 → 1), send a 40 B ACK at once and arm its
+    /// timer one RTT estimate (40 ms) later; the ACK sets the sender's scale to 1, the
+    /// level that keeps P frames (top 2 − 1), applied from the next I frame.
+    #[test]
+    fn mmapp_starts_at_i_frames_and_scales_up_on_a_lossless_ack() {
+        let mut a = app_with(true, true);
+        let mut io = AppIo::new(0);
+        a.start(&mut io);
+        a.on_wake(NS_PER_S, &mut io);
+        a.on_wake(NS_PER_S + 40 * NS_PER_MS, &mut io);
+        assert!(a.records[0].sent && !a.records[1].sent);
+        io.reset(0);
+        let d = Arrival {
+            flow: 3,
+            reverse: false,
+            seq: 0,
+            size: 1000,
+            sent_at: NS_PER_S,
+            tag: AppTag {
+                unit: 0,
+                unit_type: 1,
+                fragment: 0,
+                fragments: 3,
+            },
+            ecn: crate::net::packet::Ecn::default(),
+        };
+        let t = NS_PER_S + 20 * NS_PER_MS;
+        a.on_datagram(t, &d, &mut io);
+        let acks: Vec<&Action> = io
+            .actions()
+            .iter()
+            .filter(|x| matches!(x, Action::Send { reverse: true, .. }))
+            .collect();
+        assert_eq!(acks.len(), 1);
+        assert!(matches!(
+            acks[0],
+            Action::Send {
+                size: FEEDBACK_BYTES,
+                seq: 0,
+                ..
+            }
+        ));
+        assert!(io.actions().contains(&Action::WakeAt(t + 40 * NS_PER_MS)));
+        let back = Arrival {
+            reverse: true,
+            seq: 0,
+            size: FEEDBACK_BYTES,
+            tag: AppTag::default(),
+            ..d
+        };
+        a.on_datagram(t + 20 * NS_PER_MS, &back, &mut io);
+        let m = a.mm.as_ref().unwrap();
+        assert_eq!((m.scale, m.rx.top, m.level), (1, 2, 2));
+        assert!(m.acks.is_empty());
     }
 }

@@ -1,4 +1,5 @@
-//! Frame reassembly and decodability (ALGORITHMS.md §8.3, after the decodable-frame
+//! Frame reassembly and decodability (the MPEG-1 dependencies of Chung & Claypool's
+//! Rb-RIO paper, Section 2, and the decodable-frame
 //! rate of myEvalvid: Ke, Shieh, Hwang, Ziviani, JISE 24(2), 2008).
 //!
 //! A frame is **received** when at least `ceil(threshold · fragments)` of its packets

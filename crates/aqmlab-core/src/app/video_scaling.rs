@@ -1,6 +1,6 @@
 //! Media scaling for responsive video: which frames to send at a given allowed rate.
 //!
-//! **Reconstruction.** The RIO video study (STUDIES.md §3) used "responsive MPEG-1
+//! **Reconstruction.** The Rb-RIO video study (Chung & Claypool) used "responsive MPEG-1
 //! flows" whose exact adaptation is not available here; this is the classic temporal
 //! scaling of MPEG streams (drop B pictures first, then P pictures from the end of the
 //! GOP, never I), driven by the TFRC rate (`tfrc.rs`).

@@ -1,9 +1,10 @@
 //! Rate-Based RED, kind `rb_red` (after S. De Cnodder, K. Pauwels, O. Elloumi, "A rate
 //! based RED mechanism", NOSSDAV 2000), and the machinery Rb-RIO (`rb_rio.rs`, three
 //! priority classes) shares. **Reconstruction**: the paper is not available here; this
-//! follows the definition in /work/shared/ALGORITHMS.md §10.1 (study 3's Rb-RIO, of
-//! which plain Rb-RED is the one-class case), with the parts the study left out
-//! reconstructed as written there. Parameter names are ours.
+//! follows Chung and Claypool's description of it (*Rate-Based Active Queue Management
+//! with Priority Classes for Better Video Transmission*, WPI, Section 2 and Figure 2;
+//! plain Rb-RED is the one-class case), with the parts that text leaves open
+//! reconstructed (docs/qdiscs/rb_red.md). Parameter names are ours.
 //!
 //! Per class `c` the arrival rate `EAR(c)` (bit/s) is a time-sliding-window estimate
 //! (`TswRate`): on an arrival of `b` bits `Δ` after the class's previous one,
@@ -96,7 +97,7 @@ pub(super) const COMMON_DOCS: [ParamDoc; 6] = [
 pub const DOC: KindDoc = KindDoc {
     kind: "rb_red",
     summary: "Rate-Based RED (reconstruction): drop the fraction of the arrival rate above the link rate, scaled by (avg/target)^AP",
-    source: "De Cnodder, Pauwels & Elloumi, NOSSDAV 2000 — reconstruction per ALGORITHMS.md §10.1",
+    source: "De Cnodder, Pauwels & Elloumi, NOSSDAV 2000 — reconstruction after Chung & Claypool (Rb-RIO paper, Section 2, Figure 2)",
     params: &[
         COMMON_DOCS[0],
         COMMON_DOCS[1],

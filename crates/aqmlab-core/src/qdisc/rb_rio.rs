@@ -1,5 +1,5 @@
 //! Rb-RIO, rate-based RED with three priority classes, kind `rb_rio` (study 3's
-//! mechanism; **reconstruction** per /work/shared/ALGORITHMS.md §10.1, see `rb_red.rs`
+//! mechanism; **reconstruction** after Chung & Claypool's Section 2 and Figure 2, see `rb_red.rs`
 //! for the rules and the reconstructed parts).
 //!
 //! Classes come from `Packet::class`: 3 and above → class 3 (highest), 2 → class 2,
@@ -16,7 +16,7 @@ use crate::scenario::params::KindDoc;
 pub const DOC: KindDoc = KindDoc {
     kind: "rb_rio",
     summary: "Rate-based RIO (reconstruction): three priority classes by packet class; class 1 dropped first, then 2, then 3",
-    source: "study 3 Rb-RIO after De Cnodder et al., NOSSDAV 2000 — reconstruction per ALGORITHMS.md §10.1",
+    source: "study 3 Rb-RIO after De Cnodder et al., NOSSDAV 2000 — reconstruction after Chung & Claypool (Section 2, Figure 2)",
     params: &[
         COMMON_DOCS[0],
         COMMON_DOCS[1],
