@@ -32,6 +32,7 @@
 //! quick-start, F-RTO, `overhead_`, DSACK), and the classes `Agent/TCP` (Tahoe),
 //! `Agent/TCP/Linux` and `Agent/TCP/FullTcp`: naming one is an error.
 
+pub mod cubic;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
