@@ -35,6 +35,7 @@
 pub mod cubic;
 pub mod rtt;
 pub mod scoreboard;
+pub mod scoreboard1;
 pub mod sender;
 pub mod sink;
 #[cfg(test)]
