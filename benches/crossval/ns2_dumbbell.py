@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import aqmlab
 
-AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno", "sack1": "Agent/TCP/Sack1"}
+AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno", "sack1": "Agent/TCP/Sack1",
+               "linux": "Agent/TCP/Linux"}
 SINK_CLASS = {"tcpsink": "Agent/TCPSink", "delack": "Agent/TCPSink/DelAck",
               "sack1": "Agent/TCPSink/Sack1", "sack1-delack": "Agent/TCPSink/Sack1/DelAck"}
 
@@ -56,6 +57,7 @@ def tcl(d: Dumbbell, trace: str) -> str:
             f"$ns duplex-link $r1 $d{i} 100Mb 1ms DropTail",
             f"set tcp{i} [new {AGENT_CLASS[d.agent]}]",
             f"$tcp{i} set fid_ {i}",
+            *([f"$tcp{i} select_ca cubic"] if d.agent == "linux" else []),
             f"set sink{i} [new {SINK_CLASS[d.sink]}]",
             f"$ns attach-agent $s{i} $tcp{i}",
             f"$ns attach-agent $d{i} $sink{i}",

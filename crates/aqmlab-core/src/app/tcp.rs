@@ -659,18 +659,23 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         }
     }
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
-    if !matches!(cc, "reno" | "newreno") {
+    if !matches!(cc, "reno" | "newreno" | "cubic") {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" with profile = \"ns2\" would be ns-2's Agent/TCP/Linux, which aqmlab does not model; expected reno or newreno (the agent's own window rules)"
+                "\"{cc}\" with profile = \"ns2\": expected reno or newreno (the agents' own window rules) or cubic (Agent/TCP/Linux with select_ca cubic, the only Linux module modelled)"
             ),
         ));
     }
     let sack = p.bool_or("sack", d.sack)?;
-    let agent_name = p
-        .string("agent")?
-        .unwrap_or(if sack { "sack1" } else { cc });
+    // cc = "cubic" names ns-2's Agent/TCP/Linux + `select_ca cubic`.
+    let agent_name = p.string("agent")?.unwrap_or(if cc == "cubic" {
+        "linux"
+    } else if sack {
+        "sack1"
+    } else {
+        cc
+    });
     if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == agent_name) {
         return Err(p.error(
             "agent",
@@ -689,20 +694,31 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             ),
         )
     })?;
-    if p.peek("cc").is_some()
-        && p.peek("agent").is_some()
-        && agent != Ns2Agent::from_name(cc).unwrap_or(agent)
-    {
+    let cc_agent = if cc == "cubic" {
+        Ns2Agent::Linux
+    } else {
+        Ns2Agent::from_name(cc).unwrap_or(agent)
+    };
+    let linux = agent == Ns2Agent::Linux;
+    if p.peek("cc").is_some() && p.peek("agent").is_some() && agent != cc_agent {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them",
+                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them (Agent/TCP/Linux runs cubic only)",
                 AGENT_NAMES[agent as usize],
                 agent.ns2_class()
             ),
         ));
     }
-    let default_sink = if agent == Ns2Agent::Sack1 {
+    if linux && p.peek("tcp_tick").is_some() {
+        return Err(p.error(
+            "tcp_tick",
+            "Agent/TCP/Linux's select_ca sets tcp_tick_ to 1ms (tcp-linux.cc:747); not settable with agent = \"linux\"",
+        ));
+    }
+    // Agent/TCP/Linux: ns-2's own example pairs it with Agent/TCPSink/Sack1
+    // (tcl/ex/tcp-linux/simple.tcl:48); without SACK blocks it only has the RTO.
+    let default_sink = if agent == Ns2Agent::Sack1 || linux {
         "sack1"
     } else {
         "tcpsink"
@@ -741,6 +757,8 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
     let cfg = TcpConfig {
         cc: if agent == Ns2Agent::Reno {
             CcKind::Reno
+        } else if linux {
+            CcKind::Cubic { hystart: false }
         } else {
             CcKind::NewReno
         },
@@ -749,7 +767,15 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         sack: agent == Ns2Agent::Sack1,
         min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
-        max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
+        // Agent/TCP/Linux set maxrto_ 120 (ns-default.tcl:1626).
+        max_rto: p.positive_duration_or(
+            "max_rto",
+            if linux {
+                crate::transport::tcp::ns2::LINUX_MAXRTO
+            } else {
+                d.max_rto
+            },
+        )?,
         delack: p.positive_duration_or("delack", d.delack)?,
         rwnd: opt.window as u64 * mss,
         header_bytes: header_bytes as u32,

@@ -52,17 +52,18 @@ pub enum Ns2Agent {
     NewReno,
     /// `Agent/TCP/Sack1` (tcp/tcp-sack1.cc).
     Sack1,
+    /// `Agent/TCP/Linux` with `select_ca cubic` (tcp/tcp-linux.cc, sender/linux.rs).
+    Linux,
 }
 
 /// Names accepted by `agent = "..."` (in `Ns2Agent` order).
-pub const AGENT_NAMES: &[&str] = &["reno", "newreno", "sack1"];
+pub const AGENT_NAMES: &[&str] = &["reno", "newreno", "sack1", "linux"];
 
 /// ns-2 agent classes aqmlab knows of but does not model (a clear error names them).
 pub const UNMODELLED_AGENTS: &[(&str, &str)] = &[
     ("tahoe", "Agent/TCP"),
     ("vegas", "Agent/TCP/Vegas"),
     ("fack", "Agent/TCP/Fack"),
-    ("linux", "Agent/TCP/Linux"),
     ("fulltcp", "Agent/TCP/FullTcp"),
 ];
 
@@ -72,6 +73,7 @@ impl Ns2Agent {
             "reno" => Some(Ns2Agent::Reno),
             "newreno" => Some(Ns2Agent::NewReno),
             "sack1" => Some(Ns2Agent::Sack1),
+            "linux" => Some(Ns2Agent::Linux),
             _ => None,
         }
     }
@@ -80,6 +82,7 @@ impl Ns2Agent {
             Ns2Agent::Reno => "Agent/TCP/Reno",
             Ns2Agent::NewReno => "Agent/TCP/Newreno",
             Ns2Agent::Sack1 => "Agent/TCP/Sack1",
+            Ns2Agent::Linux => "Agent/TCP/Linux",
         }
     }
 }
@@ -138,6 +141,10 @@ pub const MINRTO: Nanos = 200 * NS_PER_MS;
 pub const MAXRTO: Nanos = 60_000 * NS_PER_MS;
 /// `Agent/TCP set windowInit_ 2` (ns-default.tcl:920).
 pub const WINDOW_INIT: u32 = 2;
+/// `Agent/TCP/Linux set maxrto_ 120` (ns-default.tcl:1626).
+pub const LINUX_MAXRTO: Nanos = 120_000 * NS_PER_MS;
+/// `tcp_tick_` after `select_ca` (tcp/tcp-linux.cc:747): 1/JIFFY_RATIO s.
+pub const LINUX_TICK: Nanos = NS_PER_MS;
 /// `Agent/TCP set numdupacks_ 3` (ns-default.tcl:909).
 pub const NUMDUPACKS: u32 = 3;
 
