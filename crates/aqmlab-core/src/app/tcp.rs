@@ -87,13 +87,13 @@ macro_rules! tcp_params {
                 "agent",
                 "string",
                 "newreno (ns2)",
-                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1 (default: sack1 if sack, else cc); Tahoe, Vegas, Fack, Linux, FullTcp are not modelled",
+                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1, linux = Agent/TCP/Linux with select_ca cubic (default: linux if cc = cubic, sack1 if sack, else cc); Tahoe, Vegas, Fack, FullTcp are not modelled",
             ),
             p(
                 "sink",
                 "string",
                 "tcpsink (ns2)",
-                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1 = Agent/TCPSink/Sack1 and sack1-delack = Agent/TCPSink/Sack1/DelAck (default for agent sack1)",
+                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1 = Agent/TCPSink/Sack1 and sack1-delack = Agent/TCPSink/Sack1/DelAck (default for agents sack1 and linux)",
             ),
             p(
                 "window",
@@ -939,6 +939,24 @@ mod tests {
             .ns2
             .unwrap();
         assert_eq!((o.agent, o.sink), (Ns2Agent::Sack1, Ns2SinkKind::Sack1));
+        // cc = "cubic" is Agent/TCP/Linux + select_ca cubic, with a Sack1 sink and
+        // maxrto_ 120 s; agent = "linux" alone means the same.
+        for v in [
+            json!({"profile": "ns2", "cc": "cubic"}),
+            json!({"profile": "ns2", "agent": "linux"}),
+            json!({"profile": "ns2", "agent": "linux", "cc": "cubic"}),
+        ] {
+            let c = parse(v).unwrap();
+            let o = c.ns2.unwrap();
+            assert_eq!((o.agent, o.sink), (Ns2Agent::Linux, Ns2SinkKind::Sack1));
+            assert_eq!(c.cc, CcKind::Cubic { hystart: false });
+            assert_eq!(c.max_rto, 120 * NS_PER_S);
+        }
+        let o = parse(json!({"profile": "ns2", "cc": "cubic", "sink": "tcpsink"}))
+            .unwrap()
+            .ns2
+            .unwrap();
+        assert_eq!(o.sink, Ns2SinkKind::TcpSink);
     }
 
     #[test]
@@ -958,9 +976,14 @@ mod tests {
             e.message.contains("tcpsink, delack, sack1, sack1-delack"),
             "{e}"
         );
-        let e = parse(json!({"profile": "ns2", "cc": "cubic"})).unwrap_err();
+        let e = parse(json!({"profile": "ns2", "cc": "bbr"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
         assert!(e.message.contains("Agent/TCP/Linux"), "{e}");
+        let e = parse(json!({"profile": "ns2", "cc": "reno", "agent": "linux"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].cc");
+        assert!(e.message.contains("cubic only"), "{e}");
+        let e = parse(json!({"profile": "ns2", "agent": "linux", "tcp_tick": "10ms"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].tcp_tick");
         let e = parse(json!({"profile": "ns2", "prr": false})).unwrap_err();
         assert_eq!(e.path, "traffic[0].prr");
         let e = parse(json!({"profile": "ns2", "delack": "50ms"})).unwrap_err();

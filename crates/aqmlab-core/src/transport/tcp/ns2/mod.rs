@@ -28,9 +28,14 @@
 //! - RTO: `ssthresh_` = window/2, `cwnd_` = 1, go back to the first unacknowledged
 //!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:220).
 //!
+//! - `Agent/TCP/Linux` with `select_ca cubic` (tcp/tcp-linux.cc; `sender/linux.rs`):
+//!   ns-2's sender with Linux 2.6.22's CUBIC (`cubic.rs`, tcp/linux/src/tcp_cubic.c)
+//!   and FACK loss detection over `ScoreBoard1` (`scoreboard1.rs`).
+//!
 //! Not modelled: the ns-2 options that are off by default (ECN, timestamps,
-//! quick-start, F-RTO, `overhead_`, DSACK), and the classes `Agent/TCP` (Tahoe),
-//! `Agent/TCP/Linux` and `Agent/TCP/FullTcp`: naming one is an error.
+//! quick-start, F-RTO, `overhead_`, DSACK), the other TCP-Linux modules (`select_ca`
+//! reno, compound, lp, ...), and the classes `Agent/TCP` (Tahoe), `Agent/TCP/Vegas`,
+//! `Agent/TCP/Fack` and `Agent/TCP/FullTcp`: naming one is an error.
 
 pub mod cubic;
 pub mod rtt;

@@ -5,7 +5,7 @@
 //! (`syn_`). Variable names follow ns-2's, without the trailing underscore; every
 //! function cites the ns-2 function it transcribes. Only the code paths of ns-2's
 //! defaults are kept (see `mod.rs`).
-mod linux;
+pub mod linux;
 
 use super::rtt::Ns2Rtt;
 use super::scoreboard::ScoreBoard;
