@@ -33,6 +33,9 @@ CASES = [
     nd.Dumbbell("linux-sack1-2M-20ms-q10", "linux", "sack1", delay_ms=20.0, limit=10, duration=30.0),
     nd.Dumbbell("linux-sack1-2M-40ms-q30", "linux", "sack1", duration=30.0),
     nd.Dumbbell("linux-sack1delack-2M-40ms-q30", "linux", "sack1-delack", duration=30.0),
+    # window_ 200: CUBIC's own growth (not the 20-packet window_) sets the pace.
+    nd.Dumbbell("linux-sack1delack-10M-20ms-q30-w200", "linux", "sack1-delack", rate_mbit=10.0,
+                delay_ms=20.0, limit=30, window=200, duration=30.0),
     # Without SACK blocks the Linux agent recovers only by RTO; the counts agree exactly
     # for the first 8 s, after which backed-off RTOs (1 ms ticks times the backoff) carry
     # the boot_time_ phase difference: at 30 s aqmlab drops 73 packets against ns-2's 80

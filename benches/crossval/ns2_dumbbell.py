@@ -36,6 +36,7 @@ class Dumbbell:
     delay_ms: float = 40.0
     limit: int = 30  # ns-2 DropTail limit_, packets
     duration: float = 60.0
+    window: int | None = None  # the agents' window_ (None: ns-2's default, 20)
 
 
 def tcl(d: Dumbbell, trace: str) -> str:
@@ -57,6 +58,7 @@ def tcl(d: Dumbbell, trace: str) -> str:
             f"$ns duplex-link $r1 $d{i} 100Mb 1ms DropTail",
             f"set tcp{i} [new {AGENT_CLASS[d.agent]}]",
             f"$tcp{i} set fid_ {i}",
+            *([f"$tcp{i} set window_ {d.window}"] if d.window is not None else []),
             *([f"$tcp{i} select_ca cubic"] if d.agent == "linux" else []),
             f"set sink{i} [new {SINK_CLASS[d.sink]}]",
             f"$ns attach-agent $s{i} $tcp{i}",
@@ -117,7 +119,8 @@ def scenario(d: Dumbbell) -> dict:
         },
         "traffic": [
             {"kind": "tcp-bulk", "name": f"f{i}", "src": f"h_l{i}", "dst": f"h_r{i}",
-             "start": f"{d.starts[i]}s", "profile": "ns2", "agent": d.agent, "sink": d.sink}
+             "start": f"{d.starts[i]}s", "profile": "ns2", "agent": d.agent, "sink": d.sink,
+             **({"window": d.window} if d.window is not None else {})}
             for i in range(n)
         ],
     }
