@@ -41,6 +41,10 @@ CASES = [
     # the boot_time_ phase difference: at 30 s aqmlab drops 73 packets against ns-2's 80
     # (seeds 1-8 give 64-79), outside the bound, so this case stops at 10 s.
     nd.Dumbbell("linux-tcpsink-2M-40ms-q30-10s", "linux", "tcpsink", duration=10.0),
+    # select_ca reno, TCP-Linux's own Reno (tcp_cong.c: ABC, Recovery window ssthresh/2).
+    nd.Dumbbell("linuxreno-sack1-2M-40ms-q30", "linux", "sack1", duration=30.0, linux_ca="reno"),
+    nd.Dumbbell("linuxreno-sack1delack-10M-20ms-q30-w200", "linux", "sack1-delack", rate_mbit=10.0,
+                delay_ms=20.0, limit=30, window=200, duration=30.0, linux_ca="reno"),
 ]
 
 

@@ -24,7 +24,7 @@ use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
 use crate::transport::tcp::ns2::{
-    Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
+    LinuxCaKind, Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
 };
 use crate::transport::tcp::rtt::RtoStyle;
 use crate::transport::tcp::{
@@ -87,7 +87,7 @@ macro_rules! tcp_params {
                 "agent",
                 "string",
                 "newreno (ns2)",
-                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1, linux = Agent/TCP/Linux with select_ca cubic (default: linux if cc = cubic, sack1 if sack, else cc); Tahoe, Vegas, Fack, FullTcp are not modelled",
+                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1, linux = Agent/TCP/Linux with select_ca cc (cubic, default, or reno) (default agent: linux if cc = cubic, sack1 if sack, else cc); Tahoe, Vegas, Fack, FullTcp are not modelled",
             ),
             p(
                 "sink",
@@ -177,7 +177,7 @@ macro_rules! tcp_params {
                 "max_rto",
                 "duration",
                 "60s",
-                "RTO backoff cap; ns2: maxrto_ 60s (ns-default.tcl:954)",
+                "RTO backoff cap; ns2: maxrto_ 60s (ns-default.tcl:954), agent linux 120s (ns-default.tcl:1626)",
             ),
             p(
                 "delack",
@@ -694,22 +694,29 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             ),
         )
     })?;
-    let cc_agent = if cc == "cubic" {
-        Ns2Agent::Linux
-    } else {
-        Ns2Agent::from_name(cc).unwrap_or(agent)
-    };
     let linux = agent == Ns2Agent::Linux;
-    if p.peek("cc").is_some() && p.peek("agent").is_some() && agent != cc_agent {
+    // With agent = "linux", cc is the `select_ca` module (cubic, or TCP-Linux's reno);
+    // otherwise cc names the agent (reno, newreno) or, cubic, Agent/TCP/Linux.
+    let cc_fits = if linux {
+        matches!(cc, "cubic" | "reno")
+    } else {
+        cc != "cubic" && Ns2Agent::from_name(cc) == Some(agent)
+    };
+    if p.peek("cc").is_some() && p.peek("agent").is_some() && !cc_fits {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them (Agent/TCP/Linux runs cubic only)",
+                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them (Agent/TCP/Linux runs cubic or reno, its select_ca modules modelled)",
                 AGENT_NAMES[agent as usize],
                 agent.ns2_class()
             ),
         ));
     }
+    let linux_ca = if linux && p.peek("cc").is_some() && cc == "reno" {
+        LinuxCaKind::Reno
+    } else {
+        LinuxCaKind::Cubic
+    };
     if linux && p.peek("tcp_tick").is_some() {
         return Err(p.error(
             "tcp_tick",
@@ -753,9 +760,12 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         )? as u32,
         tick: p.positive_duration_or("tcp_tick", d.ns2.map_or(0, |o| o.tick))?,
         maxburst: p.u64_or("maxburst", 0, 0, 1_000_000)? as u32,
+        linux_ca,
     };
     let cfg = TcpConfig {
         cc: if agent == Ns2Agent::Reno {
+            CcKind::Reno
+        } else if linux_ca == LinuxCaKind::Reno && linux {
             CcKind::Reno
         } else if linux {
             CcKind::Cubic { hystart: false }
@@ -957,6 +967,16 @@ mod tests {
             .ns2
             .unwrap();
         assert_eq!(o.sink, Ns2SinkKind::TcpSink);
+        // agent = "linux", cc = "reno": TCP-Linux's reno module.
+        let c = parse(json!({"profile": "ns2", "agent": "linux", "cc": "reno"})).unwrap();
+        let o = c.ns2.unwrap();
+        assert_eq!((o.agent, o.linux_ca), (Ns2Agent::Linux, LinuxCaKind::Reno));
+        assert_eq!(c.cc, CcKind::Reno);
+        let o = parse(json!({"profile": "ns2", "cc": "reno"}))
+            .unwrap()
+            .ns2
+            .unwrap();
+        assert_eq!(o.agent, Ns2Agent::Reno);
     }
 
     #[test]
@@ -979,9 +999,11 @@ mod tests {
         let e = parse(json!({"profile": "ns2", "cc": "bbr"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
         assert!(e.message.contains("Agent/TCP/Linux"), "{e}");
-        let e = parse(json!({"profile": "ns2", "cc": "reno", "agent": "linux"})).unwrap_err();
+        let e = parse(json!({"profile": "ns2", "cc": "newreno", "agent": "linux"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
-        assert!(e.message.contains("cubic only"), "{e}");
+        assert!(e.message.contains("cubic or reno"), "{e}");
+        let e = parse(json!({"profile": "ns2", "cc": "cubic", "agent": "sack1"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].cc");
         let e = parse(json!({"profile": "ns2", "agent": "linux", "tcp_tick": "10ms"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].tcp_tick");
         let e = parse(json!({"profile": "ns2", "prr": false})).unwrap_err();

@@ -28,16 +28,19 @@
 //! - RTO: `ssthresh_` = window/2, `cwnd_` = 1, go back to the first unacknowledged
 //!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:220).
 //!
-//! - `Agent/TCP/Linux` with `select_ca cubic` (tcp/tcp-linux.cc; `sender/linux.rs`):
-//!   ns-2's sender with Linux 2.6.22's CUBIC (`cubic.rs`, tcp/linux/src/tcp_cubic.c)
-//!   and FACK loss detection over `ScoreBoard1` (`scoreboard1.rs`).
+//! - `Agent/TCP/Linux` with `select_ca cubic` or `reno` (tcp/tcp-linux.cc;
+//!   `sender/linux.rs`): ns-2's sender with Linux 2.6.22's CUBIC (`cubic.rs`,
+//!   tcp/linux/src/tcp_cubic.c) or TCP-Linux's Reno (`linux_reno.rs`,
+//!   tcp/linux/src/tcp_cong.c) and FACK loss detection over `ScoreBoard1`
+//!   (`scoreboard1.rs`).
 //!
 //! Not modelled: the ns-2 options that are off by default (ECN, timestamps,
 //! quick-start, F-RTO, `overhead_`, DSACK), the other TCP-Linux modules (`select_ca`
-//! reno, compound, lp, ...), and the classes `Agent/TCP` (Tahoe), `Agent/TCP/Vegas`,
+//! compound, lp, ...), and the classes `Agent/TCP` (Tahoe), `Agent/TCP/Vegas`,
 //! `Agent/TCP/Fack` and `Agent/TCP/FullTcp`: naming one is an error.
 
 pub mod cubic;
+pub mod linux_reno;
 pub mod rtt;
 pub mod scoreboard;
 pub mod scoreboard1;
@@ -59,6 +62,15 @@ pub enum Ns2Agent {
     Sack1,
     /// `Agent/TCP/Linux` with `select_ca cubic` (tcp/tcp-linux.cc, sender/linux.rs).
     Linux,
+}
+
+/// The TCP-Linux congestion module of `Agent/TCP/Linux` (`$tcp select_ca NAME`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxCaKind {
+    /// tcp/linux/src/tcp_cubic.c (`cubic.rs`).
+    Cubic,
+    /// TCP-Linux's built-in `reno` (tcp/linux/src/tcp_cong.c:382, `linux_reno.rs`).
+    Reno,
 }
 
 /// Names accepted by `agent = "..."` (in `Ns2Agent` order).
@@ -167,6 +179,8 @@ pub struct Ns2Options {
     pub tick: Nanos,
     /// `maxburst_`: packets sent per ACK at most (0: no limit).
     pub maxburst: u32,
+    /// `Agent/TCP/Linux`'s `select_ca` module.
+    pub linux_ca: LinuxCaKind,
 }
 
 impl Default for Ns2Options {
@@ -177,6 +191,7 @@ impl Default for Ns2Options {
             window: WINDOW,
             tick: TCP_TICK,
             maxburst: 0,
+            linux_ca: LinuxCaKind::Cubic,
         }
     }
 }

@@ -140,8 +140,14 @@ impl Ns2Sender {
             app_fin: false,
             just_completed: false,
             released: false,
-            linux: is_linux
-                .then(|| LinuxAgent::new(cfg.iw as u64, opt.window as u64, cfg.mss as u64)),
+            linux: is_linux.then(|| {
+                LinuxAgent::new(
+                    opt.linux_ca,
+                    cfg.iw as u64,
+                    opt.window as u64,
+                    cfg.mss as u64,
+                )
+            }),
         }
     }
 

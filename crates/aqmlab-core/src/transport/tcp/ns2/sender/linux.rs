@@ -1,6 +1,7 @@
 //! ns-2.35's `Agent/TCP/Linux` (tcp/tcp-linux.cc, David Wei's TCP-Linux) with
-//! `select_ca cubic`: ns-2's packet-based sender driving Linux 2.6.22's congestion
-//! module through `struct tcp_sock` (`cubic.rs`), with its own loss detection over
+//! `select_ca cubic` or `reno`: ns-2's packet-based sender driving Linux 2.6.22's
+//! congestion module through `struct tcp_sock` (`cubic.rs`, `linux_reno.rs`; the
+//! enum `LinuxCa` stands for `tcp_congestion_ops`), with its own loss detection over
 //! `ScoreBoard1` (`scoreboard1.rs`). Line numbers are tcp/tcp-linux.cc's.
 //!
 //! - `recv` (307): an ACK below `snd_una` or above `t_seqno_` is ignored; a new ACK
@@ -16,7 +17,8 @@
 //!   RTO; with a SACK sink a packet is lost once more than 3 packets above it are
 //!   SACKed (FACK). Recovery (483–507): `recover_ = maxseq_`, `snd_ssthresh =
 //!   ssthresh()`, `snd_cwnd = snd_ssthresh` (CUBIC has no `min_cwnd`), and ns-2's rate
-//!   halving through `next_pkts_in_flight_` (487, 629, 653). It ends when
+//!   halving through `next_pkts_in_flight_` (487, 629, 653); a module with `min_cwnd`
+//!   (reno: ssthresh / 2) sets the Recovery window instead (498). It ends when
 //!   `highest_ack_ >= recover_` (460): the scoreboard is cleared, `snd_cwnd` raised
 //!   to `snd_ssthresh` but at most `packets_in_flight + tcp_max_burst` (3; 444).
 //! - RTO (`timeout`, 557; `enter_loss`, 512): `snd_ssthresh = ssthresh()`,
@@ -31,7 +33,9 @@
 //!   from the start, the SYN and packet 1 leave together); `select_ca` sets
 //!   `tcp_tick_` to 1 ms (747) and `snd_ssthresh` to `window_` (730).
 use super::super::cubic::{LinuxWindow, NsCubic};
+use super::super::linux_reno;
 use super::super::scoreboard1::{ScoreBoard1, FLAG_DATA_LOST, FLAG_DATA_SACKED};
+use super::super::LinuxCaKind;
 use super::{CwndAction, Ns2Sender};
 use crate::measure::flow_stats::FlowStats;
 use crate::sim::time::{Nanos, NS_PER_MS};
@@ -50,11 +54,63 @@ pub enum CaState {
     Loss,
 }
 
+/// The `select_ca` module: `struct tcp_congestion_ops` as an enum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxCa {
+    Cubic(NsCubic),
+    Reno,
+}
+
+impl LinuxCa {
+    fn new(kind: LinuxCaKind) -> LinuxCa {
+        match kind {
+            LinuxCaKind::Cubic => LinuxCa::Cubic(NsCubic::default()),
+            LinuxCaKind::Reno => LinuxCa::Reno,
+        }
+    }
+    /// `init` (bictcp_init: a reset; reno has none).
+    fn init(&mut self) {
+        if let LinuxCa::Cubic(c) = self {
+            *c = NsCubic::default();
+        }
+    }
+    fn pkts_acked(&mut self, cnt: u64, open: bool) {
+        if let LinuxCa::Cubic(c) = self {
+            c.pkts_acked(cnt, open);
+        }
+    }
+    fn cong_avoid(&mut self, w: &mut LinuxWindow, in_flight: u64, now: u64) {
+        match self {
+            LinuxCa::Cubic(c) => c.cong_avoid(w, in_flight, now),
+            LinuxCa::Reno => linux_reno::cong_avoid(w, in_flight),
+        }
+    }
+    fn ssthresh(&mut self, w: &LinuxWindow) -> u64 {
+        match self {
+            LinuxCa::Cubic(c) => c.ssthresh(w),
+            LinuxCa::Reno => linux_reno::ssthresh(w),
+        }
+    }
+    /// The window in Recovery: `min_cwnd` if the module has one, else ssthresh (498).
+    fn recovery_cwnd(&self, w: &LinuxWindow) -> u64 {
+        match self {
+            LinuxCa::Cubic(_) => w.snd_ssthresh,
+            LinuxCa::Reno => linux_reno::min_cwnd(w),
+        }
+    }
+    /// `set_state(TCP_CA_Loss)`: CUBIC resets (tcp_cubic.c:331).
+    fn enter_loss_state(&mut self) {
+        if let LinuxCa::Cubic(c) = self {
+            c.enter_loss_state();
+        }
+    }
+}
+
 /// The Linux half of the agent: `linux_` (`struct tcp_sock`) and the scoreboard.
 #[derive(Clone, Debug)]
 pub struct LinuxAgent {
     pub w: LinuxWindow,
-    pub ca: NsCubic,
+    pub ca: LinuxCa,
     pub state: CaState,
     /// `next_pkts_in_flight_`: the rate-halving allowance (0: none).
     pub next_pkts_in_flight: i64,
@@ -65,7 +121,7 @@ pub struct LinuxAgent {
 impl LinuxAgent {
     /// `reset` + `install_congestion_control` (tcp-linux.cc:131, 734): `snd_cwnd` =
     /// int(`cwnd_`) = `windowInit_`, `snd_ssthresh` = `snd_cwnd_clamp` = `window_`.
-    pub fn new(iw: u64, window: u64, mss: u64) -> LinuxAgent {
+    pub fn new(kind: LinuxCaKind, iw: u64, window: u64, mss: u64) -> LinuxAgent {
         LinuxAgent {
             w: LinuxWindow {
                 snd_cwnd: iw,
@@ -75,7 +131,7 @@ impl LinuxAgent {
                 bytes_acked: 0,
                 mss,
             },
-            ca: NsCubic::default(),
+            ca: LinuxCa::new(kind),
             state: CaState::Open,
             next_pkts_in_flight: 0,
             initialized: false,
@@ -173,7 +229,7 @@ impl Ns2Sender {
         let in_flight = prior_in_flight.max(0) as u64;
         let lx = self.lx();
         if !lx.initialized {
-            lx.ca = NsCubic::default(); // bictcp_init, initial_ssthresh 0
+            lx.ca.init();
             lx.initialized = true;
         }
         let acked = flag & FLAG_DATA_ACKED != 0;
@@ -215,7 +271,7 @@ impl Ns2Sender {
             lx.w.snd_ssthresh = lx.ca.ssthresh(&lx.w);
             lx.w.snd_cwnd_cnt = 0;
             lx.w.bytes_acked = 0;
-            lx.w.snd_cwnd = lx.w.snd_ssthresh;
+            lx.w.snd_cwnd = lx.ca.recovery_cwnd(&lx.w);
             lx.set_state(CaState::Recovery);
             self.recover = maxseq;
             self.last_cwnd_action = CwndAction::Dupack;
