@@ -399,7 +399,21 @@ fn linux_window(s: &Ns2Sender) -> (u64, u64) {
 
 /// Opened, SYN and packet 1 acknowledged at 100 ms: t_seqno_ 6, cwnd 4, 2..5 out.
 fn linux_at_cwnd_4() -> (Ns2Sender, FlowStats, Vec<Segment>) {
-    let (mut s, mut st, mut out) = sender(Ns2Agent::Linux);
+    linux_with_at_cwnd_4(LinuxCaKind::Cubic)
+}
+
+fn linux_with_at_cwnd_4(ca: LinuxCaKind) -> (Ns2Sender, FlowStats, Vec<Segment>) {
+    let cfg = TcpProfile::Ns2.config();
+    let opt = Ns2Options {
+        agent: Ns2Agent::Linux,
+        linux_ca: ca,
+        ..Ns2Options::default()
+    };
+    let (mut s, mut st, mut out) = (
+        Ns2Sender::new(&cfg, &opt, 0),
+        FlowStats::default(),
+        Vec::new(),
+    );
     s.write(0, u64::MAX, false, &mut out, &mut st);
     // delay_growth_ false: snd_cwnd = windowInit_ 2 at once, the SYN and packet 1.
     s.open(0, &mut out, &mut st);
@@ -488,6 +502,24 @@ fn linux_sack_fack_loss_enters_recovery_with_cubic_ssthresh() {
     assert_eq!(lx.state, sender::linux::CaState::Recovery);
     assert_eq!((lx.next_pkts_in_flight, s.recover), (3, 10));
     assert_eq!(cubic_of(&s).last_max_cwnd, 5);
+}
+
+#[test]
+fn linux_reno_recovery_window_is_half_of_ssthresh() {
+    // The same trace as above with select_ca reno: slow start is the same (ABC), the
+    // FACK loss at cwnd 5 gives ssthresh max(5/2, 2) = 2 and, through min_cwnd
+    // (tcp-linux.cc:498), snd_cwnd = 2/2 = 1; the rate halving still lets packet 3 go.
+    let (mut s, mut st, mut out) = linux_with_at_cwnd_4(LinuxCaKind::Reno);
+    s.on_segment(150 * MS, &ack(2), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![6, 7]);
+    for r in 5..=8u64 {
+        let mut a = ack(2);
+        a.tcp.sack[0] = (4, r);
+        a.tcp.sack_len = 1;
+        s.on_segment(200 * MS, &a, &mut out, &mut st);
+    }
+    assert_eq!(seqs(&mut out), vec![8, 9, 10, 3]);
+    assert_eq!(linux_window(&s), (1, 2));
 }
 
 #[test]
