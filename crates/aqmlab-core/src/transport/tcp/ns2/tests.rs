@@ -502,6 +502,25 @@ fn linux_sack_fack_loss_enters_recovery_with_cubic_ssthresh() {
     assert_eq!(lx.state, sender::linux::CaState::Recovery);
     assert_eq!((lx.next_pkts_in_flight, s.recover), (3, 10));
     assert_eq!(cubic_of(&s).last_max_cwnd, 5);
+    // Rate halving: SACK [4,9) frees one packet of flight (4 -> 3), but the allowance
+    // is min(3, 3 + 1) = 3 and snd_cwnd 3: nothing; the next, [4,10), sends 11
+    // (flight 2 < 3), and the allowance falls to max(3 - 1, 1) = 2.
+    s.on_segment(210 * MS, &dup(9), &mut out, &mut st);
+    assert!(out.is_empty());
+    s.on_segment(210 * MS, &dup(10), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![11]);
+    assert_eq!(s.linux.as_ref().unwrap().next_pkts_in_flight, 2);
+    // ACK 10 >= recover_ 10: Recovery ends (no cong_avoid in Recovery), the
+    // scoreboard is cleared, cwnd 3 = ssthresh stays; flight 1 (packet 11): 12, 13.
+    s.on_segment(250 * MS, &ack(10), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![12, 13]);
+    assert_eq!(linux_window(&s), (3, 3));
+    let lx = s.linux.as_ref().unwrap();
+    assert_eq!(
+        (lx.state, lx.next_pkts_in_flight),
+        (sender::linux::CaState::Open, 0)
+    );
+    assert!(lx.sb.is_empty());
 }
 
 #[test]
