@@ -45,6 +45,9 @@ CASES = [
     nd.Dumbbell("linuxreno-sack1-2M-40ms-q30", "linux", "sack1", duration=30.0, linux_ca="reno"),
     nd.Dumbbell("linuxreno-sack1delack-10M-20ms-q30-w200", "linux", "sack1-delack", rate_mbit=10.0,
                 delay_ms=20.0, limit=30, window=200, duration=30.0, linux_ca="reno"),
+    # select_ca compound (tcp_compound.c).
+    nd.Dumbbell("compound-sack1delack-10M-20ms-q30-w200", "linux", "sack1-delack", rate_mbit=10.0,
+                delay_ms=20.0, limit=30, window=200, duration=30.0, linux_ca="compound"),
 ]
 
 

@@ -87,7 +87,7 @@ macro_rules! tcp_params {
                 "agent",
                 "string",
                 "newreno (ns2)",
-                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1, linux = Agent/TCP/Linux with select_ca cc (cubic, default, or reno) (default agent: linux if cc = cubic, sack1 if sack, else cc); Tahoe, Vegas, Fack, FullTcp are not modelled",
+                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1, linux = Agent/TCP/Linux with select_ca cc (cubic, default, reno or compound) (default agent: linux if cc = cubic or compound, sack1 if sack, else cc); Tahoe, Vegas, Fack, FullTcp are not modelled",
             ),
             p(
                 "sink",
@@ -659,23 +659,25 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         }
     }
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
-    if !matches!(cc, "reno" | "newreno" | "cubic") {
+    if !matches!(cc, "reno" | "newreno" | "cubic" | "compound") {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" with profile = \"ns2\": expected reno or newreno (the agents' own window rules) or cubic (Agent/TCP/Linux with select_ca cubic, the only Linux module modelled)"
+                "\"{cc}\" with profile = \"ns2\": expected reno or newreno (the agents' own window rules), cubic or compound (Agent/TCP/Linux with that select_ca module; ns-2.35 has no LEDBAT)"
             ),
         ));
     }
     let sack = p.bool_or("sack", d.sack)?;
     // cc = "cubic" names ns-2's Agent/TCP/Linux + `select_ca cubic`.
-    let agent_name = p.string("agent")?.unwrap_or(if cc == "cubic" {
-        "linux"
-    } else if sack {
-        "sack1"
-    } else {
-        cc
-    });
+    let agent_name = p
+        .string("agent")?
+        .unwrap_or(if matches!(cc, "cubic" | "compound") {
+            "linux"
+        } else if sack {
+            "sack1"
+        } else {
+            cc
+        });
     if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == agent_name) {
         return Err(p.error(
             "agent",
@@ -698,24 +700,24 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
     // With agent = "linux", cc is the `select_ca` module (cubic, or TCP-Linux's reno);
     // otherwise cc names the agent (reno, newreno) or, cubic, Agent/TCP/Linux.
     let cc_fits = if linux {
-        matches!(cc, "cubic" | "reno")
+        matches!(cc, "cubic" | "reno" | "compound")
     } else {
-        cc != "cubic" && Ns2Agent::from_name(cc) == Some(agent)
+        Ns2Agent::from_name(cc) == Some(agent)
     };
     if p.peek("cc").is_some() && p.peek("agent").is_some() && !cc_fits {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them (Agent/TCP/Linux runs cubic or reno, its select_ca modules modelled)",
+                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them (Agent/TCP/Linux runs cubic, reno or compound, its select_ca modules modelled)",
                 AGENT_NAMES[agent as usize],
                 agent.ns2_class()
             ),
         ));
     }
-    let linux_ca = if linux && p.peek("cc").is_some() && cc == "reno" {
-        LinuxCaKind::Reno
-    } else {
-        LinuxCaKind::Cubic
+    let linux_ca = match cc {
+        "reno" if linux && p.peek("cc").is_some() => LinuxCaKind::Reno,
+        "compound" => LinuxCaKind::Compound,
+        _ => LinuxCaKind::Cubic,
     };
     if linux && p.peek("tcp_tick").is_some() {
         return Err(p.error(
@@ -767,6 +769,8 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             CcKind::Reno
         } else if linux_ca == LinuxCaKind::Reno && linux {
             CcKind::Reno
+        } else if linux_ca == LinuxCaKind::Compound {
+            CcKind::Compound
         } else if linux {
             CcKind::Cubic { hystart: false }
         } else {
@@ -1001,7 +1005,7 @@ mod tests {
         assert!(e.message.contains("Agent/TCP/Linux"), "{e}");
         let e = parse(json!({"profile": "ns2", "cc": "newreno", "agent": "linux"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
-        assert!(e.message.contains("cubic or reno"), "{e}");
+        assert!(e.message.contains("cubic, reno or compound"), "{e}");
         let e = parse(json!({"profile": "ns2", "cc": "cubic", "agent": "sack1"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
         let e = parse(json!({"profile": "ns2", "agent": "linux", "tcp_tick": "10ms"})).unwrap_err();

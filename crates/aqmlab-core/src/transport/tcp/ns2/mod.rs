@@ -28,17 +28,19 @@
 //! - RTO: `ssthresh_` = window/2, `cwnd_` = 1, go back to the first unacknowledged
 //!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:220).
 //!
-//! - `Agent/TCP/Linux` with `select_ca cubic` or `reno` (tcp/tcp-linux.cc;
+//! - `Agent/TCP/Linux` with `select_ca cubic`, `reno` or `compound` (tcp/tcp-linux.cc;
 //!   `sender/linux.rs`): ns-2's sender with Linux 2.6.22's CUBIC (`cubic.rs`,
-//!   tcp/linux/src/tcp_cubic.c) or TCP-Linux's Reno (`linux_reno.rs`,
-//!   tcp/linux/src/tcp_cong.c) and FACK loss detection over `ScoreBoard1`
+//!   tcp/linux/src/tcp_cubic.c), TCP-Linux's Reno (`linux_reno.rs`,
+//!   tcp/linux/src/tcp_cong.c) or Compound (`compound.rs`,
+//!   tcp/linux/src/tcp_compound.c) and FACK loss detection over `ScoreBoard1`
 //!   (`scoreboard1.rs`).
 //!
 //! Not modelled: the ns-2 options that are off by default (ECN, timestamps,
 //! quick-start, F-RTO, `overhead_`, DSACK), the other TCP-Linux modules (`select_ca`
-//! compound, lp, ...), and the classes `Agent/TCP` (Tahoe), `Agent/TCP/Vegas`,
+//! lp, vegas, highspeed, ...), and the classes `Agent/TCP` (Tahoe), `Agent/TCP/Vegas`,
 //! `Agent/TCP/Fack` and `Agent/TCP/FullTcp`: naming one is an error.
 
+pub mod compound;
 pub mod cubic;
 pub mod linux_reno;
 pub mod rtt;
@@ -71,6 +73,8 @@ pub enum LinuxCaKind {
     Cubic,
     /// TCP-Linux's built-in `reno` (tcp/linux/src/tcp_cong.c:382, `linux_reno.rs`).
     Reno,
+    /// tcp/linux/src/tcp_compound.c (`compound.rs`).
+    Compound,
 }
 
 /// Names accepted by `agent = "..."` (in `Ns2Agent` order).

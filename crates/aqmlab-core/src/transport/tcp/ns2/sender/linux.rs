@@ -1,6 +1,7 @@
 //! ns-2.35's `Agent/TCP/Linux` (tcp/tcp-linux.cc, David Wei's TCP-Linux) with
-//! `select_ca cubic` or `reno`: ns-2's packet-based sender driving Linux 2.6.22's
-//! congestion module through `struct tcp_sock` (`cubic.rs`, `linux_reno.rs`; the
+//! `select_ca cubic`, `reno` or `compound`: ns-2's packet-based sender driving Linux
+//! 2.6.22's congestion module through `struct tcp_sock` (`cubic.rs`, `linux_reno.rs`,
+//! `compound.rs`; the
 //! enum `LinuxCa` stands for `tcp_congestion_ops`), with its own loss detection over
 //! `ScoreBoard1` (`scoreboard1.rs`). Line numbers are tcp/tcp-linux.cc's.
 //!
@@ -32,6 +33,7 @@
 //!   `rtxcur_init_` 3 s, `delay_growth_` false (so `cwnd_` = `windowInit_` = 2
 //!   from the start, the SYN and packet 1 leave together); `select_ca` sets
 //!   `tcp_tick_` to 1 ms (747) and `snd_ssthresh` to `window_` (730).
+use super::super::compound::NsCompound;
 use super::super::cubic::{LinuxWindow, NsCubic};
 use super::super::linux_reno;
 use super::super::scoreboard1::{ScoreBoard1, FLAG_DATA_LOST, FLAG_DATA_SACKED};
@@ -59,6 +61,7 @@ pub enum CaState {
 pub enum LinuxCa {
     Cubic(NsCubic),
     Reno,
+    Compound(NsCompound),
 }
 
 impl LinuxCa {
@@ -66,12 +69,21 @@ impl LinuxCa {
         match kind {
             LinuxCaKind::Cubic => LinuxCa::Cubic(NsCubic::default()),
             LinuxCaKind::Reno => LinuxCa::Reno,
+            LinuxCaKind::Compound => LinuxCa::Compound(NsCompound::default()),
         }
     }
-    /// `init` (bictcp_init: a reset; reno has none).
-    fn init(&mut self) {
-        if let LinuxCa::Cubic(c) = self {
-            *c = NsCubic::default();
+    /// `init` at the first ACK (bictcp_init: a reset; reno has none).
+    fn init(&mut self, w: &LinuxWindow, snd_nxt: u64) {
+        match self {
+            LinuxCa::Cubic(c) => *c = NsCubic::default(),
+            LinuxCa::Reno => {}
+            LinuxCa::Compound(c) => c.init(w.snd_cwnd, snd_nxt),
+        }
+    }
+    /// `rtt_sample` (µs), from `rtt_update` (tcp-linux.cc:251).
+    fn rtt_sample(&mut self, usrtt: u64) {
+        if let LinuxCa::Compound(c) = self {
+            c.rtt_sample(usrtt);
         }
     }
     fn pkts_acked(&mut self, cnt: u64, open: bool) {
@@ -79,29 +91,42 @@ impl LinuxCa {
             c.pkts_acked(cnt, open);
         }
     }
-    fn cong_avoid(&mut self, w: &mut LinuxWindow, in_flight: u64, now: u64) {
+    /// `cong_avoid(sk, ack·mss, rtt, in_flight, good)` (tcp-linux.cc:403); `ack` and
+    /// `snd_nxt` in bytes, `now` in ms.
+    fn cong_avoid(
+        &mut self,
+        w: &mut LinuxWindow,
+        ack: u64,
+        in_flight: u64,
+        snd_nxt: u64,
+        now: u64,
+    ) {
         match self {
             LinuxCa::Cubic(c) => c.cong_avoid(w, in_flight, now),
             LinuxCa::Reno => linux_reno::cong_avoid(w, in_flight),
+            LinuxCa::Compound(c) => c.cong_avoid(w, ack, in_flight, snd_nxt),
         }
     }
     fn ssthresh(&mut self, w: &LinuxWindow) -> u64 {
         match self {
             LinuxCa::Cubic(c) => c.ssthresh(w),
-            LinuxCa::Reno => linux_reno::ssthresh(w),
+            LinuxCa::Reno | LinuxCa::Compound(_) => linux_reno::ssthresh(w),
         }
     }
     /// The window in Recovery: `min_cwnd` if the module has one, else ssthresh (498).
     fn recovery_cwnd(&self, w: &LinuxWindow) -> u64 {
         match self {
             LinuxCa::Cubic(_) => w.snd_ssthresh,
-            LinuxCa::Reno => linux_reno::min_cwnd(w),
+            LinuxCa::Reno | LinuxCa::Compound(_) => linux_reno::min_cwnd(w),
         }
     }
-    /// `set_state(TCP_CA_Loss)`: CUBIC resets (tcp_cubic.c:331).
-    fn enter_loss_state(&mut self) {
-        if let LinuxCa::Cubic(c) = self {
-            c.enter_loss_state();
+    /// `set_state`: CUBIC resets on Loss (tcp_cubic.c:331), Compound starts a new
+    /// Vegas window on Open (tcp_compound.c:153).
+    fn set_state(&mut self, s: CaState, snd_nxt: u64) {
+        match (self, s) {
+            (LinuxCa::Cubic(c), CaState::Loss) => c.enter_loss_state(),
+            (LinuxCa::Compound(c), CaState::Open) => c.set_state_open(snd_nxt),
+            _ => {}
         }
     }
 }
@@ -139,11 +164,9 @@ impl LinuxAgent {
         }
     }
 
-    /// `tcp_set_ca_state` (tcp-linux.h): CUBIC resets on entering Loss.
-    fn set_state(&mut self, s: CaState) {
-        if s == CaState::Loss {
-            self.ca.enter_loss_state();
-        }
+    /// `tcp_set_ca_state` (tcp-linux.h); `snd_nxt` in bytes.
+    fn set_state(&mut self, s: CaState, snd_nxt: u64) {
+        self.ca.set_state(s, snd_nxt);
         self.state = s;
     }
 }
@@ -215,6 +238,8 @@ impl Ns2Sender {
             self.rtt.t_backoff = 1;
             self.rtt_active = false;
             self.rtt.update_linux(now, now - self.rtt_ts);
+            let usrtt = (now - self.rtt_ts + 500) / 1000; // round(tao · 1e6)
+            self.lx().ca.rtt_sample(usrtt as u64);
             st.rtt.record(self.rtt.t_rtt as Nanos * self.rtt.tick);
         }
         let cwnd0 = self.lx().w.snd_cwnd;
@@ -227,9 +252,12 @@ impl Ns2Sender {
         // The congestion module (368-421).
         let jif = jiffies(now);
         let in_flight = prior_in_flight.max(0) as u64;
+        let mss = self.size as u64;
+        let snd_nxt = self.t_seqno as u64 * mss;
         let lx = self.lx();
         if !lx.initialized {
-            lx.ca.init();
+            let w = lx.w;
+            lx.ca.init(&w, snd_nxt);
             lx.initialized = true;
         }
         let acked = flag & FLAG_DATA_ACKED != 0;
@@ -240,7 +268,8 @@ impl Ns2Sender {
         let dubious = !acked || flag & FLAG_DATA_SACKED != 0 || lx.state != CaState::Open;
         // tcp_may_raise_cwnd (397): not in Recovery (no ECN, no CWR).
         if acked && lx.state != CaState::Recovery {
-            lx.ca.cong_avoid(&mut lx.w, in_flight, jif);
+            lx.ca
+                .cong_avoid(&mut lx.w, ack as u64 * mss, in_flight, snd_nxt, jif);
         }
         if dubious {
             self.fastretrans_alert(flag);
@@ -253,6 +282,7 @@ impl Ns2Sender {
     fn fastretrans_alert(&mut self, flag: u8) {
         let (ha, recover, maxseq) = (self.highest_ack, self.recover, self.maxseq);
         let pif_after_clear = self.t_seqno - (ha + 1);
+        let snd_nxt = self.t_seqno as u64 * self.size as u64;
         let lx = self.lx();
         if lx.state != CaState::Open && ha >= recover {
             lx.sb.clear();
@@ -262,7 +292,7 @@ impl Ns2Sender {
                 let cap = (pif_after_clear + TCP_MAX_BURST).max(0) as u64;
                 lx.w.snd_cwnd = lx.w.snd_cwnd.min(cap);
             }
-            lx.set_state(CaState::Open);
+            lx.set_state(CaState::Open, snd_nxt);
             lx.next_pkts_in_flight = 0;
             return;
         }
@@ -272,7 +302,7 @@ impl Ns2Sender {
             lx.w.snd_cwnd_cnt = 0;
             lx.w.bytes_acked = 0;
             lx.w.snd_cwnd = lx.ca.recovery_cwnd(&lx.w);
-            lx.set_state(CaState::Recovery);
+            lx.set_state(CaState::Recovery, snd_nxt);
             self.recover = maxseq;
             self.last_cwnd_action = CwndAction::Dupack;
         }
@@ -329,6 +359,7 @@ impl Ns2Sender {
         let idle = self.highest_ack == self.maxseq;
         let (ha, t_seqno, maxseq) = (self.highest_ack, self.t_seqno, self.maxseq);
         let iw = self.wnd_init as u64;
+        let snd_nxt = self.t_seqno as u64 * self.size as u64;
         let lx = self.lx();
         if idle {
             // slowdown(CLOSE_CWND_INIT) then load_to_linux: cwnd_ = windowInit_.
@@ -339,7 +370,7 @@ impl Ns2Sender {
             lx.w.snd_cwnd = 1;
             lx.w.snd_cwnd_cnt = 0;
             lx.w.bytes_acked = 0;
-            lx.set_state(CaState::Loss);
+            lx.set_state(CaState::Loss, snd_nxt);
             lx.sb.mark_loss(ha + 1, t_seqno);
             self.recover = maxseq;
             st.timeouts += 1;
