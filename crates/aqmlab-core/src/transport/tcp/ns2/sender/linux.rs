@@ -1,9 +1,8 @@
 //! ns-2.35's `Agent/TCP/Linux` (tcp/tcp-linux.cc, David Wei's TCP-Linux) with
 //! `select_ca cubic`, `reno` or `compound`: ns-2's packet-based sender driving Linux
 //! 2.6.22's congestion module through `struct tcp_sock` (`cubic.rs`, `linux_reno.rs`,
-//! `compound.rs`; the
-//! enum `LinuxCa` stands for `tcp_congestion_ops`), with its own loss detection over
-//! `ScoreBoard1` (`scoreboard1.rs`). Line numbers are tcp/tcp-linux.cc's.
+//! `compound.rs`; the enum `LinuxCa` stands for `tcp_congestion_ops`), with its own
+//! loss detection over `ScoreBoard1` (`scoreboard1.rs`). Line numbers are tcp/tcp-linux.cc's.
 //!
 //! - `recv` (307): an ACK below `snd_una` or above `t_seqno_` is ignored; a new ACK
 //!   adds to `bytes_acked` and sets `FLAG_DATA_ACKED`; the scoreboard is updated when
