@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 
 import aqmlab
 
-AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno", "sack1": "Agent/TCP/Sack1"}
+AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno", "sack1": "Agent/TCP/Sack1",
+               "linux": "Agent/TCP/Linux"}
 SINK_CLASS = {"tcpsink": "Agent/TCPSink", "delack": "Agent/TCPSink/DelAck",
               "sack1": "Agent/TCPSink/Sack1", "sack1-delack": "Agent/TCPSink/Sack1/DelAck"}
 
@@ -35,6 +36,8 @@ class Dumbbell:
     delay_ms: float = 40.0
     limit: int = 30  # ns-2 DropTail limit_, packets
     duration: float = 60.0
+    window: int | None = None  # the agents' window_ (None: ns-2's default, 20)
+    linux_ca: str = "cubic"  # Agent/TCP/Linux's `select_ca` module (aqmlab's cc)
 
 
 def tcl(d: Dumbbell, trace: str) -> str:
@@ -56,6 +59,8 @@ def tcl(d: Dumbbell, trace: str) -> str:
             f"$ns duplex-link $r1 $d{i} 100Mb 1ms DropTail",
             f"set tcp{i} [new {AGENT_CLASS[d.agent]}]",
             f"$tcp{i} set fid_ {i}",
+            *([f"$tcp{i} set window_ {d.window}"] if d.window is not None else []),
+            *([f"$tcp{i} select_ca {d.linux_ca}"] if d.agent == "linux" else []),
             f"set sink{i} [new {SINK_CLASS[d.sink]}]",
             f"$ns attach-agent $s{i} $tcp{i}",
             f"$ns attach-agent $d{i} $sink{i}",
@@ -115,7 +120,9 @@ def scenario(d: Dumbbell) -> dict:
         },
         "traffic": [
             {"kind": "tcp-bulk", "name": f"f{i}", "src": f"h_l{i}", "dst": f"h_r{i}",
-             "start": f"{d.starts[i]}s", "profile": "ns2", "agent": d.agent, "sink": d.sink}
+             "start": f"{d.starts[i]}s", "profile": "ns2", "agent": d.agent, "sink": d.sink,
+             **({"window": d.window} if d.window is not None else {}),
+             **({"cc": d.linux_ca} if d.agent == "linux" else {})}
             for i in range(n)
         ],
     }

@@ -24,7 +24,7 @@ use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use crate::transport::tcp::cc::{CcKind, CC_NAMES};
 use crate::transport::tcp::ns2::{
-    Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
+    LinuxCaKind, Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
 };
 use crate::transport::tcp::rtt::RtoStyle;
 use crate::transport::tcp::{
@@ -87,13 +87,13 @@ macro_rules! tcp_params {
                 "agent",
                 "string",
                 "newreno (ns2)",
-                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1 (default: sack1 if sack, else cc); Tahoe, Vegas, Fack, Linux, FullTcp are not modelled",
+                "ns2: the sender, reno = Agent/TCP/Reno, newreno = Agent/TCP/Newreno, sack1 = Agent/TCP/Sack1, linux = Agent/TCP/Linux with select_ca cc (cubic, default, reno or compound) (default agent: linux if cc = cubic or compound, sack1 if sack, else cc); Tahoe, Vegas, Fack, FullTcp are not modelled",
             ),
             p(
                 "sink",
                 "string",
                 "tcpsink (ns2)",
-                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1 = Agent/TCPSink/Sack1 and sack1-delack = Agent/TCPSink/Sack1/DelAck (default for agent sack1)",
+                "ns2: the receiver, tcpsink = Agent/TCPSink (ACK every packet), delack = Agent/TCPSink/DelAck (every 2nd packet or interval_ = delack), sack1 = Agent/TCPSink/Sack1 and sack1-delack = Agent/TCPSink/Sack1/DelAck (default for agents sack1 and linux)",
             ),
             p(
                 "window",
@@ -177,7 +177,7 @@ macro_rules! tcp_params {
                 "max_rto",
                 "duration",
                 "60s",
-                "RTO backoff cap; ns2: maxrto_ 60s (ns-default.tcl:954)",
+                "RTO backoff cap; ns2: maxrto_ 60s (ns-default.tcl:954), agent linux 120s (ns-default.tcl:1626)",
             ),
             p(
                 "delack",
@@ -659,18 +659,25 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         }
     }
     let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
-    if !matches!(cc, "reno" | "newreno") {
+    if !matches!(cc, "reno" | "newreno" | "cubic" | "compound") {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" with profile = \"ns2\" would be ns-2's Agent/TCP/Linux, which aqmlab does not model; expected reno or newreno (the agent's own window rules)"
+                "\"{cc}\" with profile = \"ns2\": expected reno or newreno (the agents' own window rules), cubic or compound (Agent/TCP/Linux with that select_ca module; ns-2.35 has no LEDBAT)"
             ),
         ));
     }
     let sack = p.bool_or("sack", d.sack)?;
+    // cc = "cubic" names ns-2's Agent/TCP/Linux + `select_ca cubic`.
     let agent_name = p
         .string("agent")?
-        .unwrap_or(if sack { "sack1" } else { cc });
+        .unwrap_or(if matches!(cc, "cubic" | "compound") {
+            "linux"
+        } else if sack {
+            "sack1"
+        } else {
+            cc
+        });
     if let Some((_, class)) = UNMODELLED_AGENTS.iter().find(|(n, _)| *n == agent_name) {
         return Err(p.error(
             "agent",
@@ -689,20 +696,38 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             ),
         )
     })?;
-    if p.peek("cc").is_some()
-        && p.peek("agent").is_some()
-        && agent != Ns2Agent::from_name(cc).unwrap_or(agent)
-    {
+    let linux = agent == Ns2Agent::Linux;
+    // With agent = "linux", cc is the `select_ca` module (cubic, or TCP-Linux's reno);
+    // otherwise cc names the agent (reno, newreno) or, cubic, Agent/TCP/Linux.
+    let cc_fits = if linux {
+        matches!(cc, "cubic" | "reno" | "compound")
+    } else {
+        Ns2Agent::from_name(cc) == Some(agent)
+    };
+    if p.peek("cc").is_some() && p.peek("agent").is_some() && !cc_fits {
         return Err(p.error(
             "cc",
             format!(
-                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them",
+                "\"{cc}\" contradicts agent = \"{}\" ({}); give one of them (Agent/TCP/Linux runs cubic, reno or compound, its select_ca modules modelled)",
                 AGENT_NAMES[agent as usize],
                 agent.ns2_class()
             ),
         ));
     }
-    let default_sink = if agent == Ns2Agent::Sack1 {
+    let linux_ca = match cc {
+        "reno" if linux && p.peek("cc").is_some() => LinuxCaKind::Reno,
+        "compound" => LinuxCaKind::Compound,
+        _ => LinuxCaKind::Cubic,
+    };
+    if linux && p.peek("tcp_tick").is_some() {
+        return Err(p.error(
+            "tcp_tick",
+            "Agent/TCP/Linux's select_ca sets tcp_tick_ to 1ms (tcp-linux.cc:747); not settable with agent = \"linux\"",
+        ));
+    }
+    // Agent/TCP/Linux: ns-2's own example pairs it with Agent/TCPSink/Sack1
+    // (tcl/ex/tcp-linux/simple.tcl:48); without SACK blocks it only has the RTO.
+    let default_sink = if agent == Ns2Agent::Sack1 || linux {
         "sack1"
     } else {
         "tcpsink"
@@ -737,10 +762,17 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         )? as u32,
         tick: p.positive_duration_or("tcp_tick", d.ns2.map_or(0, |o| o.tick))?,
         maxburst: p.u64_or("maxburst", 0, 0, 1_000_000)? as u32,
+        linux_ca,
     };
     let cfg = TcpConfig {
         cc: if agent == Ns2Agent::Reno {
             CcKind::Reno
+        } else if linux_ca == LinuxCaKind::Reno && linux {
+            CcKind::Reno
+        } else if linux_ca == LinuxCaKind::Compound {
+            CcKind::Compound
+        } else if linux {
+            CcKind::Cubic { hystart: false }
         } else {
             CcKind::NewReno
         },
@@ -749,7 +781,15 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         sack: agent == Ns2Agent::Sack1,
         min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
-        max_rto: p.positive_duration_or("max_rto", d.max_rto)?,
+        // Agent/TCP/Linux set maxrto_ 120 (ns-default.tcl:1626).
+        max_rto: p.positive_duration_or(
+            "max_rto",
+            if linux {
+                crate::transport::tcp::ns2::LINUX_MAXRTO
+            } else {
+                d.max_rto
+            },
+        )?,
         delack: p.positive_duration_or("delack", d.delack)?,
         rwnd: opt.window as u64 * mss,
         header_bytes: header_bytes as u32,
@@ -913,6 +953,34 @@ mod tests {
             .ns2
             .unwrap();
         assert_eq!((o.agent, o.sink), (Ns2Agent::Sack1, Ns2SinkKind::Sack1));
+        // cc = "cubic" is Agent/TCP/Linux + select_ca cubic, with a Sack1 sink and
+        // maxrto_ 120 s; agent = "linux" alone means the same.
+        for v in [
+            json!({"profile": "ns2", "cc": "cubic"}),
+            json!({"profile": "ns2", "agent": "linux"}),
+            json!({"profile": "ns2", "agent": "linux", "cc": "cubic"}),
+        ] {
+            let c = parse(v).unwrap();
+            let o = c.ns2.unwrap();
+            assert_eq!((o.agent, o.sink), (Ns2Agent::Linux, Ns2SinkKind::Sack1));
+            assert_eq!(c.cc, CcKind::Cubic { hystart: false });
+            assert_eq!(c.max_rto, 120 * NS_PER_S);
+        }
+        let o = parse(json!({"profile": "ns2", "cc": "cubic", "sink": "tcpsink"}))
+            .unwrap()
+            .ns2
+            .unwrap();
+        assert_eq!(o.sink, Ns2SinkKind::TcpSink);
+        // agent = "linux", cc = "reno": TCP-Linux's reno module.
+        let c = parse(json!({"profile": "ns2", "agent": "linux", "cc": "reno"})).unwrap();
+        let o = c.ns2.unwrap();
+        assert_eq!((o.agent, o.linux_ca), (Ns2Agent::Linux, LinuxCaKind::Reno));
+        assert_eq!(c.cc, CcKind::Reno);
+        let o = parse(json!({"profile": "ns2", "cc": "reno"}))
+            .unwrap()
+            .ns2
+            .unwrap();
+        assert_eq!(o.agent, Ns2Agent::Reno);
     }
 
     #[test]
@@ -932,9 +1000,16 @@ mod tests {
             e.message.contains("tcpsink, delack, sack1, sack1-delack"),
             "{e}"
         );
-        let e = parse(json!({"profile": "ns2", "cc": "cubic"})).unwrap_err();
+        let e = parse(json!({"profile": "ns2", "cc": "bbr"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].cc");
         assert!(e.message.contains("Agent/TCP/Linux"), "{e}");
+        let e = parse(json!({"profile": "ns2", "cc": "newreno", "agent": "linux"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].cc");
+        assert!(e.message.contains("cubic, reno or compound"), "{e}");
+        let e = parse(json!({"profile": "ns2", "cc": "cubic", "agent": "sack1"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].cc");
+        let e = parse(json!({"profile": "ns2", "agent": "linux", "tcp_tick": "10ms"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].tcp_tick");
         let e = parse(json!({"profile": "ns2", "prr": false})).unwrap_err();
         assert_eq!(e.path, "traffic[0].prr");
         let e = parse(json!({"profile": "ns2", "delack": "50ms"})).unwrap_err();

@@ -28,12 +28,24 @@
 //! - RTO: `ssthresh_` = window/2, `cwnd_` = 1, go back to the first unacknowledged
 //!   packet, back off the timer (tcp.cc:1854, tcp-reno.cc:220).
 //!
+//! - `Agent/TCP/Linux` with `select_ca cubic`, `reno` or `compound` (tcp/tcp-linux.cc;
+//!   `sender/linux.rs`): ns-2's sender with Linux 2.6.22's CUBIC (`cubic.rs`,
+//!   tcp/linux/src/tcp_cubic.c), TCP-Linux's Reno (`linux_reno.rs`,
+//!   tcp/linux/src/tcp_cong.c) or Compound (`compound.rs`,
+//!   tcp/linux/src/tcp_compound.c) and FACK loss detection over `ScoreBoard1`
+//!   (`scoreboard1.rs`).
+//!
 //! Not modelled: the ns-2 options that are off by default (ECN, timestamps,
-//! quick-start, F-RTO, `overhead_`, DSACK), and the classes `Agent/TCP` (Tahoe),
-//! `Agent/TCP/Linux` and `Agent/TCP/FullTcp`: naming one is an error.
+//! quick-start, F-RTO, `overhead_`, DSACK), the other TCP-Linux modules (`select_ca`
+//! lp, vegas, highspeed, ...), and the classes `Agent/TCP` (Tahoe), `Agent/TCP/Vegas`,
+//! `Agent/TCP/Fack` and `Agent/TCP/FullTcp`: naming one is an error.
 
+pub mod compound;
+pub mod cubic;
+pub mod linux_reno;
 pub mod rtt;
 pub mod scoreboard;
+pub mod scoreboard1;
 pub mod sender;
 pub mod sink;
 #[cfg(test)]
@@ -50,17 +62,29 @@ pub enum Ns2Agent {
     NewReno,
     /// `Agent/TCP/Sack1` (tcp/tcp-sack1.cc).
     Sack1,
+    /// `Agent/TCP/Linux` with `select_ca cubic` (tcp/tcp-linux.cc, sender/linux.rs).
+    Linux,
+}
+
+/// The TCP-Linux congestion module of `Agent/TCP/Linux` (`$tcp select_ca NAME`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxCaKind {
+    /// tcp/linux/src/tcp_cubic.c (`cubic.rs`).
+    Cubic,
+    /// TCP-Linux's built-in `reno` (tcp/linux/src/tcp_cong.c:382, `linux_reno.rs`).
+    Reno,
+    /// tcp/linux/src/tcp_compound.c (`compound.rs`).
+    Compound,
 }
 
 /// Names accepted by `agent = "..."` (in `Ns2Agent` order).
-pub const AGENT_NAMES: &[&str] = &["reno", "newreno", "sack1"];
+pub const AGENT_NAMES: &[&str] = &["reno", "newreno", "sack1", "linux"];
 
 /// ns-2 agent classes aqmlab knows of but does not model (a clear error names them).
 pub const UNMODELLED_AGENTS: &[(&str, &str)] = &[
     ("tahoe", "Agent/TCP"),
     ("vegas", "Agent/TCP/Vegas"),
     ("fack", "Agent/TCP/Fack"),
-    ("linux", "Agent/TCP/Linux"),
     ("fulltcp", "Agent/TCP/FullTcp"),
 ];
 
@@ -70,6 +94,7 @@ impl Ns2Agent {
             "reno" => Some(Ns2Agent::Reno),
             "newreno" => Some(Ns2Agent::NewReno),
             "sack1" => Some(Ns2Agent::Sack1),
+            "linux" => Some(Ns2Agent::Linux),
             _ => None,
         }
     }
@@ -78,6 +103,7 @@ impl Ns2Agent {
             Ns2Agent::Reno => "Agent/TCP/Reno",
             Ns2Agent::NewReno => "Agent/TCP/Newreno",
             Ns2Agent::Sack1 => "Agent/TCP/Sack1",
+            Ns2Agent::Linux => "Agent/TCP/Linux",
         }
     }
 }
@@ -136,6 +162,10 @@ pub const MINRTO: Nanos = 200 * NS_PER_MS;
 pub const MAXRTO: Nanos = 60_000 * NS_PER_MS;
 /// `Agent/TCP set windowInit_ 2` (ns-default.tcl:920).
 pub const WINDOW_INIT: u32 = 2;
+/// `Agent/TCP/Linux set maxrto_ 120` (ns-default.tcl:1626).
+pub const LINUX_MAXRTO: Nanos = 120_000 * NS_PER_MS;
+/// `tcp_tick_` after `select_ca` (tcp/tcp-linux.cc:747): 1/JIFFY_RATIO s.
+pub const LINUX_TICK: Nanos = NS_PER_MS;
 /// `Agent/TCP set numdupacks_ 3` (ns-default.tcl:909).
 pub const NUMDUPACKS: u32 = 3;
 
@@ -153,6 +183,8 @@ pub struct Ns2Options {
     pub tick: Nanos,
     /// `maxburst_`: packets sent per ACK at most (0: no limit).
     pub maxburst: u32,
+    /// `Agent/TCP/Linux`'s `select_ca` module.
+    pub linux_ca: LinuxCaKind,
 }
 
 impl Default for Ns2Options {
@@ -163,6 +195,7 @@ impl Default for Ns2Options {
             window: WINDOW,
             tick: TCP_TICK,
             maxburst: 0,
+            linux_ca: LinuxCaKind::Cubic,
         }
     }
 }

@@ -85,6 +85,39 @@ impl Ns2Rtt {
         self.t_rtxcur = ticks as Nanos * tick;
     }
 
+    /// `LinuxTcpAgent::rtt_update` (tcp/tcp-linux.cc:237) without timestamps: as
+    /// `update` but a falling RTT moves the variation by only 1/8 of its excess
+    /// (Linux's `mdev` rule, 282–288) and the variation has no floor (290).
+    pub fn update_linux(&mut self, now: Nanos, tao: Nanos) {
+        let tick = self.tick;
+        let sendtime = now - tao + self.boot_time;
+        let tickoff = sendtime % tick;
+        self.t_rtt = ((tao + tickoff) / tick).max(1) as i64;
+        if self.t_srtt != 0 {
+            // `delta` is a C `short` (RTTs stay below 2^15 ticks = 32 s).
+            let mut delta = self.t_rtt - (self.t_srtt >> T_SRTT_BITS);
+            self.t_srtt += delta;
+            if self.t_srtt <= 0 {
+                self.t_srtt = 1;
+            }
+            if delta < 0 {
+                delta = -delta - (self.t_rttvar >> T_RTTVAR_BITS);
+                if delta > 0 {
+                    delta >>= T_SRTT_BITS;
+                }
+            } else {
+                delta -= self.t_rttvar >> T_RTTVAR_BITS;
+            }
+            self.t_rttvar += delta;
+        } else {
+            self.t_srtt = self.t_rtt << T_SRTT_BITS;
+            self.t_rttvar = self.t_rtt << (T_RTTVAR_BITS - 1);
+        }
+        let ticks = ((self.t_rttvar << (RTTVAR_EXP + (T_SRTT_BITS - T_RTTVAR_BITS))) + self.t_srtt)
+            >> T_SRTT_BITS;
+        self.t_rtxcur = ticks as Nanos * tick;
+    }
+
     /// `rtt_timeout` (tcp.cc:529) with `rfc2988_` true.
     pub fn timeout(&self) -> Nanos {
         let b = self.t_backoff as Nanos;

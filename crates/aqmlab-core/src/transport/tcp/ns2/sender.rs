@@ -5,13 +5,17 @@
 //! (`syn_`). Variable names follow ns-2's, without the trailing underscore; every
 //! function cites the ns-2 function it transcribes. Only the code paths of ns-2's
 //! defaults are kept (see `mod.rs`).
+pub mod linux;
+
 use super::rtt::Ns2Rtt;
 use super::scoreboard::ScoreBoard;
+use super::LINUX_TICK;
 use super::{Ns2Agent, Ns2Options};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags, Ecn, TcpHeader};
 use crate::sim::time::Nanos;
 use crate::transport::tcp::{Segment, TcpConfig};
+use linux::LinuxAgent;
 
 /// `CWND_ACTION_*` (tcp/tcp.h:87).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +76,8 @@ pub struct Ns2Sender {
     pub app_fin: bool,
     pub just_completed: bool,
     pub released: bool,
+    /// `Agent/TCP/Linux`'s Linux state (None for the other agents).
+    pub linux: Option<LinuxAgent>,
 }
 
 impl Ns2Sender {
@@ -79,6 +85,7 @@ impl Ns2Sender {
     /// random clock phase in [0, tcpTick_).
     pub fn new(cfg: &TcpConfig, opt: &Ns2Options, boot_time: Nanos) -> Ns2Sender {
         let wnd = opt.window as f64;
+        let is_linux = opt.agent == Ns2Agent::Linux;
         Ns2Sender {
             agent: opt.agent,
             size: cfg.mss,
@@ -87,8 +94,9 @@ impl Ns2Sender {
             wnd_init: cfg.iw as f64,
             numdupacks: cfg.dupthresh as i64,
             maxburst: opt.maxburst,
-            // set_initial_window (tcp.cc:423): syn_ and delay_growth_ give cwnd_ = 1.
-            cwnd: 1.0,
+            // set_initial_window (tcp.cc:423): syn_ and delay_growth_ give cwnd_ = 1;
+            // Agent/TCP/Linux has delay_growth_ false (ns-default.tcl:1630).
+            cwnd: if is_linux { cfg.iw as f64 } else { 1.0 },
             ssthresh: wnd as i64,
             dupwnd: 0,
             dupacks: 0,
@@ -105,13 +113,23 @@ impl Ns2Sender {
             pipe: -1,
             timeout_flag: false,
             sb: ScoreBoard::default(),
-            rtt: Ns2Rtt::new(
-                opt.tick,
-                cfg.initial_rto,
-                cfg.min_rto,
-                cfg.max_rto,
-                boot_time,
-            ),
+            rtt: if is_linux {
+                Ns2Rtt::new(
+                    LINUX_TICK,
+                    cfg.initial_rto,
+                    cfg.min_rto,
+                    cfg.max_rto,
+                    boot_time,
+                )
+            } else {
+                Ns2Rtt::new(
+                    opt.tick,
+                    cfg.initial_rto,
+                    cfg.min_rto,
+                    cfg.max_rto,
+                    boot_time,
+                )
+            },
             rtt_active: false,
             rtt_seq: -1,
             rtt_ts: 0,
@@ -122,6 +140,14 @@ impl Ns2Sender {
             app_fin: false,
             just_completed: false,
             released: false,
+            linux: is_linux.then(|| {
+                LinuxAgent::new(
+                    opt.linux_ca,
+                    cfg.iw as u64,
+                    opt.window as u64,
+                    cfg.mss as u64,
+                )
+            }),
         }
     }
 
@@ -272,8 +298,10 @@ impl Ns2Sender {
         if !self.opened || self.released {
             return;
         }
-        if self.agent == Ns2Agent::Sack1 {
-            return self.send_much_sack1(now, maxburst, out, st);
+        match self.agent {
+            Ns2Agent::Sack1 => return self.send_much_sack1(now, maxburst, out, st),
+            Ns2Agent::Linux => return self.send_much_linux(now, maxburst, out, st),
+            _ => {}
         }
         let mut win = self.window();
         let mut npackets = 0;
@@ -460,6 +488,10 @@ impl Ns2Sender {
                 let sack = &seg.tcp.sack[..seg.tcp.sack_len as usize];
                 self.recv_sack1(now, ackno, sack, out, st)
             }
+            Ns2Agent::Linux => {
+                let sack = &seg.tcp.sack[..seg.tcp.sack_len as usize];
+                self.recv_linux(now, ackno, sack, out, st)
+            }
         }
     }
 
@@ -635,6 +667,9 @@ impl Ns2Sender {
             return;
         }
         self.rtx_at = None;
+        if self.agent == Ns2Agent::Linux {
+            return self.timeout_linux(now, out, st);
+        }
         self.dupwnd = 0;
         self.dupacks = 0;
         if self.agent == Ns2Agent::Sack1 {

@@ -382,3 +382,172 @@ fn sack1_recovery_is_limited_by_pipe() {
     assert!(!s.fastrecov);
     assert_eq!(s.cwnd, 4.0);
 }
+
+// ---- Agent/TCP/Linux + select_ca cubic (tcp/tcp-linux.cc) -----------------------------
+
+fn cubic_of(s: &Ns2Sender) -> cubic::NsCubic {
+    match s.linux.as_ref().unwrap().ca {
+        sender::linux::LinuxCa::Cubic(c) => c,
+        other => panic!("not cubic: {other:?}"),
+    }
+}
+
+fn linux_window(s: &Ns2Sender) -> (u64, u64) {
+    let w = s.linux.as_ref().unwrap().w;
+    (w.snd_cwnd, w.snd_ssthresh)
+}
+
+/// Opened, SYN and packet 1 acknowledged at 100 ms: t_seqno_ 6, cwnd 4, 2..5 out.
+fn linux_at_cwnd_4() -> (Ns2Sender, FlowStats, Vec<Segment>) {
+    linux_with_at_cwnd_4(LinuxCaKind::Cubic)
+}
+
+fn linux_with_at_cwnd_4(ca: LinuxCaKind) -> (Ns2Sender, FlowStats, Vec<Segment>) {
+    let cfg = TcpProfile::Ns2.config();
+    let opt = Ns2Options {
+        agent: Ns2Agent::Linux,
+        linux_ca: ca,
+        ..Ns2Options::default()
+    };
+    let (mut s, mut st, mut out) = (
+        Ns2Sender::new(&cfg, &opt, 0),
+        FlowStats::default(),
+        Vec::new(),
+    );
+    s.write(0, u64::MAX, false, &mut out, &mut st);
+    // delay_growth_ false: snd_cwnd = windowInit_ 2 at once, the SYN and packet 1.
+    s.open(0, &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![0, 1]);
+    // ACK 0: prior in flight 2 >= cwnd 2, slow start (ABC, 1000 B acked): cwnd 3;
+    // in flight 2 - 1 = 1 < 3: packets 2 and 3.
+    s.on_segment(100 * MS, &ack(0), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![2, 3]);
+    assert_eq!(linux_window(&s), (3, 20));
+    // RTT 100 ms in 1 ms ticks: srtt 800 (×8), rttvar 200 (×4), RTO (1600+800)>>3 =
+    // 300 ticks; the timer is re-armed from this ACK.
+    assert_eq!((s.rtt.t_srtt, s.rtt.t_rttvar), (800, 200));
+    assert_eq!(s.rtx_at, Some(400 * MS));
+    s.on_segment(100 * MS, &ack(1), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![4, 5]);
+    assert_eq!(linux_window(&s), (4, 20));
+    (s, st, out)
+}
+
+#[test]
+fn linux_rto_marks_everything_lost_and_keeps_t_seqno() {
+    let (mut s, mut st, mut out) = linux_at_cwnd_4();
+    // enter_loss: ssthresh = max(4·819/1024, 2) = 3 (W_max 4), cwnd 1, 2..5 lost;
+    // only packet 2 fits; t_seqno_ stays 6 (reset_rtx_timer is mild); RTO doubles.
+    s.on_timer(400 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![2]);
+    assert_eq!(linux_window(&s), (1, 3));
+    assert_eq!((s.t_seqno, st.timeouts, st.retransmits), (6, 1, 1));
+    assert_eq!(s.rtx_at, Some(1000 * MS));
+    let lx = s.linux.as_ref().unwrap();
+    assert_eq!(lx.sb.fack_out, 3);
+    assert_eq!(cubic_of(&s).last_max_cwnd, 0); // bictcp_reset on Loss
+                                               // ACK 2: in flight before = 6 - 2 - 3 = 1 >= cwnd 1, slow start in Loss: cwnd 2;
+                                               // 3 and 4 are the next lost packets.
+    s.on_segment(500 * MS, &ack(2), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![3, 4]);
+    assert_eq!(linux_window(&s), (2, 3));
+    // ACK 5 (5 had arrived): in flight before 6 - 3 - 1 = 2 >= 2: cwnd 3; 5 >= recover_
+    // 5 ends Loss (cwnd 3 is not below ssthresh 3); new data 6, 7, 8.
+    s.on_segment(600 * MS, &ack(5), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![6, 7, 8]);
+    assert_eq!(linux_window(&s), (3, 3));
+    assert_eq!(
+        s.linux.as_ref().unwrap().state,
+        sender::linux::CaState::Open
+    );
+}
+
+#[test]
+fn linux_without_sack_ignores_duplicate_acks() {
+    let (mut s, mut st, mut out) = linux_at_cwnd_4();
+    for _ in 0..5 {
+        s.on_segment(150 * MS, &ack(1), &mut out, &mut st);
+    }
+    // No SACK blocks, empty scoreboard: no loss is detected, nothing is sent, but
+    // each accepted ACK re-arms the timer (time_processing, timerfix_).
+    assert!(out.is_empty());
+    assert_eq!(linux_window(&s), (4, 20));
+    assert_eq!(s.rtx_at, Some(450 * MS));
+}
+
+#[test]
+fn linux_sack_fack_loss_enters_recovery_with_cubic_ssthresh() {
+    let (mut s, mut st, mut out) = linux_at_cwnd_4();
+    // ACK 2: cwnd 5, in flight 3: packets 6 and 7.
+    s.on_segment(150 * MS, &ack(2), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![6, 7]);
+    let dup = |right: u64| {
+        let mut a = ack(2);
+        a.tcp.sack[0] = (4, right);
+        a.tcp.sack_len = 1;
+        a
+    };
+    // 3 is lost. SACK [4,5), [4,6), [4,7): fack 4..6, threshold fack - 4 < 3: no
+    // loss; each SACKed packet leaves the pipe, so one new packet per ACK.
+    for (r, next) in [(5, 8), (6, 9), (7, 10)] {
+        s.on_segment(200 * MS, &dup(r), &mut out, &mut st);
+        assert_eq!(seqs(&mut out), vec![next]);
+    }
+    // SACK [4,8): fack 7, threshold 3: packet 3 lost. ssthresh = 5·819/1024 = 3,
+    // cwnd 3; next_pkts_in_flight_ 5 -> min(5, in flight 3 + 1) = 4: retransmit 3.
+    s.on_segment(200 * MS, &dup(8), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![3]);
+    assert_eq!(linux_window(&s), (3, 3));
+    let lx = s.linux.as_ref().unwrap();
+    assert_eq!(lx.state, sender::linux::CaState::Recovery);
+    assert_eq!((lx.next_pkts_in_flight, s.recover), (3, 10));
+    assert_eq!(cubic_of(&s).last_max_cwnd, 5);
+    // Rate halving: SACK [4,9) frees one packet of flight (4 -> 3), but the allowance
+    // is min(3, 3 + 1) = 3 and snd_cwnd 3: nothing; the next, [4,10), sends 11
+    // (flight 2 < 3), and the allowance falls to max(3 - 1, 1) = 2.
+    s.on_segment(210 * MS, &dup(9), &mut out, &mut st);
+    assert!(out.is_empty());
+    s.on_segment(210 * MS, &dup(10), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![11]);
+    assert_eq!(s.linux.as_ref().unwrap().next_pkts_in_flight, 2);
+    // ACK 10 >= recover_ 10: Recovery ends (no cong_avoid in Recovery), the
+    // scoreboard is cleared, cwnd 3 = ssthresh stays; flight 1 (packet 11): 12, 13.
+    s.on_segment(250 * MS, &ack(10), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![12, 13]);
+    assert_eq!(linux_window(&s), (3, 3));
+    let lx = s.linux.as_ref().unwrap();
+    assert_eq!(
+        (lx.state, lx.next_pkts_in_flight),
+        (sender::linux::CaState::Open, 0)
+    );
+    assert!(lx.sb.is_empty());
+}
+
+#[test]
+fn linux_reno_recovery_window_is_half_of_ssthresh() {
+    // The same trace as above with select_ca reno: slow start is the same (ABC), the
+    // FACK loss at cwnd 5 gives ssthresh max(5/2, 2) = 2 and, through min_cwnd
+    // (tcp-linux.cc:498), snd_cwnd = 2/2 = 1; the rate halving still lets packet 3 go.
+    let (mut s, mut st, mut out) = linux_with_at_cwnd_4(LinuxCaKind::Reno);
+    s.on_segment(150 * MS, &ack(2), &mut out, &mut st);
+    assert_eq!(seqs(&mut out), vec![6, 7]);
+    for r in 5..=8u64 {
+        let mut a = ack(2);
+        a.tcp.sack[0] = (4, r);
+        a.tcp.sack_len = 1;
+        s.on_segment(200 * MS, &a, &mut out, &mut st);
+    }
+    assert_eq!(seqs(&mut out), vec![8, 9, 10, 3]);
+    assert_eq!(linux_window(&s), (1, 2));
+}
+
+#[test]
+fn linux_rtt_update_damps_falling_samples() {
+    // tcp-linux.cc:282: srtt 100 ticks, rttvar 50; a 20-tick sample: delta -80,
+    // srtt 720; |delta| - 50 = 30 > 0 -> 30 >> 3 = 3: rttvar 203 (tcp.cc's rule: 230).
+    let mut r = Ns2Rtt::new(MS, 3000 * MS, 200 * MS, 120_000 * MS, 0);
+    r.update_linux(100 * MS, 100 * MS);
+    assert_eq!((r.t_srtt, r.t_rttvar), (800, 200));
+    r.update_linux(200 * MS, 20 * MS);
+    assert_eq!((r.t_srtt, r.t_rttvar), (720, 203));
+}
