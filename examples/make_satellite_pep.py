@@ -1,5 +1,6 @@
 """Write examples/satellite-pep.toml: the satellite-gateway study's network and load
-(shared STUDIES.md §4; docs/access/satellite-pep.md).
+(Byun, PhD dissertation, University of Maryland, 2007, §3.1, §3.3;
+docs/access/satellite-pep.md).
 
 60 servers (server-gateway RTT 40-80 ms), a receive queue before the PEP at `gw`, the
 transmit queue and rate regulator (20 Mbit/s, 5 ms) after it, a 1 Mbit/s uplink, and

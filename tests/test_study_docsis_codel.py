@@ -1,7 +1,8 @@
-"""The docsis-codel study: the matrix covers STUDIES.md §5's test matrix, and a quick,
-shortened run of the continuous-upload cases reproduces the study's direction of
-effect by construction of the models: CoDel at the cable modem's rate-shaping queue
-keeps the call's MOS above DropTail-417's and the web pages faster."""
+"""The docsis-codel study: the matrix covers White & Padden's test matrix (CableLabs
+2012, §3.3, Table 2), and a quick, shortened run of the continuous-upload cases
+reproduces the study's direction of effect by construction of the models: CoDel at
+the cable modem's rate-shaping queue keeps the call's MOS above DropTail-417's and the
+web pages faster."""
 
 import subprocess
 

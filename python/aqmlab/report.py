@@ -244,7 +244,7 @@ def video_sweep_figures(path: Path) -> list[Figure]:
         except ValueError:
             continue
         figs.append(Figure(f"bars-decodable-{app}", f"Decodable-frame loss of {app}", fig,
-                           "1 − decodable/sent frames (ALGORITHMS.md §8.3); mean over seeds with the 95 % Student-t confidence interval."))
+                           "1 − decodable/sent frames (decodability: docs/traffic/video.md); mean over seeds with the 95 % Student-t confidence interval."))
     return figs
 
 

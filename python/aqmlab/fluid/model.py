@@ -25,7 +25,8 @@ RED: dx/dt = −K·(x − q), K = −ln(1 − w_q)·C; p = the RED curve at x (b
 AVQ: a virtual queue b served at C̃: db/dt = λ − C̃ on [0, B_v]; dC̃/dt = α(γC − λ) on
 [0, C]; while the virtual buffer is full the excess λ − C̃ is marked: p = (λ − C̃)⁺/λ.
 
-The PEP (satellite study, STUDIES.md §4): its buffering delay D_pep is a constant added
+The PEP (satellite study: Byun, PhD dissertation, University of Maryland, 2007, §1,
+§3.1; docs/access/satellite-pep.md): its buffering delay D_pep is a constant added
 to the round trip (assumption, docs/access/fluid.md): a congestion signal raised at the
 gateway reaches the queue's input one buffering delay later, and the window's clock
 runs at the full loop delay.
@@ -39,7 +40,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Red:
-    """RED's curve and averaging weight (ALGORITHMS.md §3.1), queue in packets.
+    """RED's curve and averaging weight (Floyd & Jacobson 1993, §4; gentle region: Floyd
+    2000; docs/qdiscs/red.md), queue in packets.
 
     ``count_spacing``: aqmlab's RED (like the 1993 paper) spaces marks with
     pa = pb/(1 − count·pb), which makes the gap between marks uniform on 1..1/pb − 1
@@ -85,8 +87,11 @@ class Red:
 
 @dataclass(frozen=True)
 class Avq:
-    """AVQ (ALGORITHMS.md §6.1, §10.5): target utilisation ``gamma``, gain ``alpha``,
-    virtual buffer ``buffer`` (packets), initial C̃ = ``ecnlim``·C."""
+    """AVQ (Kunniyur & Srikant, SIGCOMM 2001; docs/qdiscs/avq.md): target utilisation
+    ``gamma``, gain ``alpha``, virtual buffer ``buffer`` (packets), initial C̃ =
+    ``ecnlim``·C. Defaults are ns-2.35's: ``gamma_`` 0.98 and ``ecnlim_`` 0.8
+    (tcl/lib/ns-default.tcl lines 229, 232), α = 0.15 (queue/vq.cc line 129). The
+    satellite study's setting (γ = 1, virtual buffer 123 750 B) is Byun's §3.3."""
 
     buffer: float
     gamma: float = 0.98

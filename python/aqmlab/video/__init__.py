@@ -11,7 +11,8 @@ received bitstream from the ``frames`` table and decodes it.
 
 Sources: Evalvid (J. Klaue, B. Rathke, A. Wolisz, "EvalVid — A Framework for Video
 Transmission and Quality Evaluation", TOOLS 2003) for the trace format, the freeze
-rule and the PSNR → MOS table; ALGORITHMS.md §8.3.
+rule and the PSNR → MOS table; frame decodability as in docs/traffic/video.md (Chung &
+Claypool's Rb-RIO paper, Section 2; myEvalvid).
 """
 
 from .clip import Clip, synthetic_frames

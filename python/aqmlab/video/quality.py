@@ -1,4 +1,6 @@
-"""Per-frame PSNR on luminance and Evalvid's PSNR → MOS table (ALGORITHMS.md §8.3).
+"""Per-frame PSNR on luminance and Evalvid's PSNR → MOS table (Klaue, Rathke, Wolisz,
+"EvalVid — A Framework for Video Transmission and Quality Evaluation", TOOLS 2003;
+docs/traffic/video.md).
 
 ``PSNR = 20·log10(255/√MSE)`` over the Y plane; identical pictures (MSE = 0) get the
 cap of 100 dB. MOS: > 37 dB → 5, > 31 → 4, > 25 → 3, > 20 → 2, else 1 (Evalvid's

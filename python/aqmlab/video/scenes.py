@@ -1,6 +1,7 @@
 """A longer synthetic test sequence made of scenes with different motion and texture.
 
-The rural-broadband study (STUDIES.md §1) scores a 1065-frame CIF sequence by PSNR.
+The rural-broadband study (Grigorescu, Kulatunga & Fairhurst 2013, §III and Table I)
+scores a 1065-frame CIF sequence by PSNR.
 No video can be downloaded here, so :func:`scene_frames` generates one (assumed
 content): six scenes of 1065 / 6 frames, cut hard from one to the next, chosen so a
 frozen picture costs little in a calm scene and much in a busy one — the PSNR of a

@@ -18,8 +18,8 @@
 //!   eqs. 5–6 and Table 2): `R = 94.2 − 0.024·d − 0.11·(d − 177.3)·H(d − 177.3) − Ie`
 //!   with `d` in ms and the loss fit `Ie = γ1 + γ2·ln(1 + γ3·e)` — **natural** log,
 //!   `e` a loss **fraction** — with (γ1, γ2, γ3) = (0, 30, 15) for G.711 and
-//!   (11, 40, 10) for G.729A. This is what the DOCSIS study (shared ALGORITHMS.md
-//!   §10.7) used. C&R's 94.2 is `Ro − Is` with the G.107 of their time; today's
+//!   (11, 40, 10) for G.729A. This is what the DOCSIS study (White & Padden,
+//!   CableLabs 2012, §3.2.2, citing Cole) used. C&R's 94.2 is `Ro − Is` with the G.107 of their time; today's
 //!   defaults give `Ro − Is = 93.36` (R = 93.2 after the 0.15 of listener echo at zero
 //!   delay), so the two models differ by about one point at low delay, as published.
 //!

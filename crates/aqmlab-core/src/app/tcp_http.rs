@@ -1,7 +1,8 @@
-//! `tcp-http`: the satellite-gateway study's HTTP load (shared STUDIES.md §4: "start 20
-//! new connections every 5 s (5 s pause between ramps) up to 400 live connections; a
-//! closed connection is replaced at once. Each page 250–550 KB (uniform), 10 s think
-//! time, per-connection cap 5 Mbit/s").
+//! `tcp-http`: the satellite-gateway study's HTTP load (Byun, *Congestion Control in
+//! Satellite Networks*, PhD dissertation, University of Maryland, 2007, §3.1,
+//! paraphrased: start 20 new connections every 5 s (5 s pause between ramps) up to 400
+//! live connections; a closed connection is replaced at once; each page 250–550 KB,
+//! 10 s think time, per-connection cap 5 Mbit/s; docs/access/satellite-pep.md).
 //!
 //! Each user is one live connection slot: it fetches a page of U[`size_min`, `size_max`]
 //! bytes (server → client, each page on a new TCP connection, closed with FIN), thinks
@@ -29,7 +30,7 @@ pub const KIND: TrafficKind = TrafficKind {
     doc: KindDoc {
         kind: "tcp-http",
         summary: "HTTP users: uniform page sizes, fixed think time, ramped start (satellite study); plus the common TCP parameters",
-        source: "satellite-gateway study (STUDIES.md §4)",
+        source: "satellite-gateway study (Byun, PhD dissertation, U. Maryland, 2007, §3.1)",
         params: &[
             p("users", "int", "1", "users (live connection slots) per host pair"),
             p("size_min", "size", "required", "smallest page"),

@@ -1,9 +1,10 @@
 //! SRED, Stabilized RED (T. J. Ott, T. V. Lakshman, L. H. Wong, "SRED: Stabilized RED",
 //! IEEE INFOCOM 1999), kind `sred`. Parameter names follow the paper's symbols (`M` →
 //! `zombies`, `p` → `p_overwrite`, `p_max`). The structure is corroborated by the
-//! authors' presentation and the J-Sim port of Parks' ns-2 SRED (`SRED.java`); the
-//! constants are the paper's as recalled in ALGORITHMS.md §6.3 (not verified against
-//! the paper text here).
+//! authors' presentation and the J-Sim port of Parks' ns-2 SRED (`SRED.java`). The
+//! constants (M = 1000, p = 0.25, p_max = 0.15, the 256 and the B/6, B/3 steps) are a
+//! **reconstruction** of the paper's values from memory: the paper text was not
+//! available to check them (docs/qdiscs/sred.md).
 //!
 //! On every arrival of a packet of flow `f` (`Packet::hash`, the 5-tuple hash):
 //! 1. **Zombie list** (M entries of flow id, count, timestamp): while it is not full,
@@ -14,7 +15,8 @@
 //!    estimates the number of active flows.
 //!
 //! **Look-ups** (`lookups = K`, default 1 = the paper): the satellite-gateway study
-//! (STUDIES.md §4) ran SRED with 1 or 50 look-ups and did not define them. Our
+//! (Byun, PhD dissertation, University of Maryland, 2007, §3.3) ran SRED with 1 or 50
+//! "lookups to find a hit in the zombie list" and did not define them further. Our
 //! reconstruction: step 1 compares the arrival with K consecutive zombies from the
 //! random position i (i, i+1, … mod M); the first match is the hit; after K misses the
 //! zombie at i is the one overwritten. A flow with share s of the arrivals then hits
