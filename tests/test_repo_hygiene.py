@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = ["ALGORITHMS" + ".md", "STUDIES" + ".md"]
+# The four internal notes (algorithms, studies, design, style).
+FORBIDDEN = [stem + ".md" for stem in ("ALGORITHMS", "STUDIES", "DESIGN", "STYLE")]
 
 
 def tracked_files() -> list[Path]:

@@ -91,7 +91,8 @@ class Results:
         return {k: v.to_pandas() for k, v in self.tables.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document of DESIGN.md: summary as an object, other tables as lists of rows."""
+        """The JSON document of ``aqmlab run --json`` (docs/output.md): summary as an object,
+        other tables as lists of rows."""
         out: dict[str, Any] = {}
         for name, df in self.tables.items():
             rows = [{k: _clean(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
