@@ -28,7 +28,15 @@ def test_matrix_covers_the_studys_cases():
         names = [t["name"] for t in traffic]
         assert names[:2] == ["voip", "web"], case
     assert len(cases["01"]) == 2 and {t["kind"] for t in cases["06"]} >= {"tcp-file", "udp-cbr"}
-    assert cases["08"][2]["kind"] == "tcp-onoff" and cases["08"][2]["cc"] == "reno"
+    # paper Table 1: the uploads are ns-2's Agent/TCP/Linux (CUBIC), the bursty source
+    # Agent/TCP/Reno, both on the ns2 profile with 1500 B packets (1460 B + 40 B)
+    for case in ("02", "03", "04", "05", "06", "07"):
+        ftp = cases[case][2]
+        assert (ftp["profile"], ftp["cc"], ftp["mss"]) == ("ns2", "cubic", "1460B"), case
+    for case in ("08", "09"):
+        ftp = cases[case][2]
+        assert ftp["kind"] == "tcp-onoff", case
+        assert (ftp["profile"], ftp["agent"], ftp["sink"], ftp["mss"]) == ("ns2", "reno", "tcpsink", "1460B"), case
     aqmlab.validate(d / "scenario.toml")
 
 
