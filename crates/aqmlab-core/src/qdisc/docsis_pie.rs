@@ -76,6 +76,33 @@ pub enum BurstState {
     InBurstProtecting,
 }
 
+impl BurstState {
+    /// The burst-reset step of each probability update (CableLabs PIE; the ns-2 PIE code
+    /// has the same): a quiet update (both delays under target/2, no drop probability,
+    /// no allowance left) moves a protected burst to `InBurst`, and `reset_limit` quiet
+    /// updates in a row end it; a busy update restarts the count.
+    pub fn after_update(&mut self, reset: &mut u32, quiet: bool, reset_limit: u32) {
+        if quiet {
+            match *self {
+                BurstState::InBurstProtecting => {
+                    *self = BurstState::InBurst;
+                    *reset = 0;
+                }
+                BurstState::InBurst => {
+                    *reset += 1;
+                    if *reset > reset_limit {
+                        *reset = 0;
+                        *self = BurstState::NoBurst;
+                    }
+                }
+                BurstState::NoBurst => {}
+            }
+        } else if *self == BurstState::InBurst {
+            *reset = 0;
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct DocsisPie {
     pub limit: Limit,
@@ -289,28 +316,12 @@ impl DocsisPie {
         }
         self.burst_allowance = self.burst_allowance.saturating_sub(self.tupdate);
         let reset_limit = (BURST_RESET_TIMEOUT / self.tupdate) as u32;
-        if qdelay < self.target / 2
+        let quiet = qdelay < self.target / 2
             && old < self.target / 2
             && self.drop_prob == 0.0
-            && self.burst_allowance == 0
-        {
-            match self.burst_state {
-                BurstState::InBurstProtecting => {
-                    self.burst_state = BurstState::InBurst;
-                    self.burst_reset = 0;
-                }
-                BurstState::InBurst => {
-                    self.burst_reset += 1;
-                    if self.burst_reset > reset_limit {
-                        self.burst_reset = 0;
-                        self.burst_state = BurstState::NoBurst;
-                    }
-                }
-                BurstState::NoBurst => {}
-            }
-        } else if self.burst_state == BurstState::InBurst {
-            self.burst_reset = 0;
-        }
+            && self.burst_allowance == 0;
+        self.burst_state
+            .after_update(&mut self.burst_reset, quiet, reset_limit);
         self.qdelay_old = qdelay;
     }
 }

@@ -52,12 +52,8 @@ pub const BURST_RESET_TIMEOUT_S: f64 = 1.5;
 /// `mark_p_`.
 pub const MARK_P: f64 = 0.1;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Burst {
-    NoBurst,
-    InBurst,
-    InBurstProtecting,
-}
+/// The burst-protection states: the same machine as CableLabs' DOCSIS-PIE code.
+pub use super::docsis_pie::BurstState as Burst;
 
 /// The ns-2 PIE state a `Pie` carries with `variant = "ns2"`.
 #[derive(Clone, Debug)]
@@ -227,24 +223,11 @@ impl Pie {
             n.dq_count = -1;
             n.avg_dq_rate = 0.0;
         }
-        if calm && n.burst_allowance == 0 {
-            match n.burst {
-                Burst::InBurstProtecting => {
-                    n.burst = Burst::InBurst;
-                    n.burst_reset = 0;
-                }
-                Burst::InBurst => {
-                    n.burst_reset += 1;
-                    if n.burst_reset > reset_limit {
-                        n.burst_reset = 0;
-                        n.burst = Burst::NoBurst;
-                    }
-                }
-                Burst::NoBurst => {}
-            }
-        } else if n.burst == Burst::InBurst {
-            n.burst_reset = 0;
-        }
+        n.burst.after_update(
+            &mut n.burst_reset,
+            calm && n.burst_allowance == 0,
+            reset_limit,
+        );
         n.qdelay_old = qdelay;
     }
 }
