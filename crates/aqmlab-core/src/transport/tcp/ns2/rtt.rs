@@ -57,65 +57,63 @@ impl Ns2Rtt {
 
     /// `rtt_update(tao)` without timestamps (tcp.cc:565): `tao` = now − send time.
     pub fn update(&mut self, now: Nanos, tao: Nanos) {
-        let tick = self.tick;
-        let sendtime = now - tao + self.boot_time;
-        let tickoff = sendtime % tick;
-        self.t_rtt = ((tao + tickoff) / tick).max(1) as i64;
-        if self.t_srtt != 0 {
-            // `delta` is a C `short`; RTTs stay far below 2^15 ticks.
-            let mut delta = self.t_rtt - (self.t_srtt >> T_SRTT_BITS);
-            self.t_srtt += delta;
-            if self.t_srtt <= 0 {
-                self.t_srtt = 1;
-            }
-            if delta < 0 {
-                delta = -delta;
-            }
-            delta -= self.t_rttvar >> T_RTTVAR_BITS;
-            self.t_rttvar += delta;
-            if self.t_rttvar <= 0 {
-                self.t_rttvar = 1;
-            }
-        } else {
-            self.t_srtt = self.t_rtt << T_SRTT_BITS;
-            self.t_rttvar = self.t_rtt << (T_RTTVAR_BITS - 1);
+        self.sample(now, tao, |delta, rttvar| {
+            // BSD: the variation moves by the whole excess of |delta| over it, and
+            // stays at least 1 (`rtt_update`).
+            delta.abs() - (rttvar >> T_RTTVAR_BITS)
+        });
+        if self.t_rttvar <= 0 {
+            self.t_rttvar = 1;
         }
-        let ticks = ((self.t_rttvar << (RTTVAR_EXP + (T_SRTT_BITS - T_RTTVAR_BITS))) + self.t_srtt)
-            >> T_SRTT_BITS;
-        self.t_rtxcur = ticks as Nanos * tick;
+        self.set_rtxcur();
     }
 
     /// `LinuxTcpAgent::rtt_update` (tcp/tcp-linux.cc:237) without timestamps: as
     /// `update` but a falling RTT moves the variation by only 1/8 of its excess
     /// (Linux's `mdev` rule, 282–288) and the variation has no floor (290).
     pub fn update_linux(&mut self, now: Nanos, tao: Nanos) {
+        self.sample(now, tao, |delta, rttvar| {
+            if delta < 0 {
+                let d = -delta - (rttvar >> T_RTTVAR_BITS);
+                if d > 0 {
+                    d >> T_SRTT_BITS
+                } else {
+                    d
+                }
+            } else {
+                delta - (rttvar >> T_RTTVAR_BITS)
+            }
+        });
+        self.set_rtxcur();
+    }
+
+    /// The part both estimators share: the sample in ticks (with this agent's clock
+    /// phase), the first-sample initialisation, and the smoothed RTT's update (`delta`
+    /// is a C `short`; RTTs stay far below 2^15 ticks); `var_step(delta, t_rttvar)`
+    /// gives the variation's step.
+    fn sample(&mut self, now: Nanos, tao: Nanos, var_step: impl Fn(i64, i64) -> i64) {
         let tick = self.tick;
         let sendtime = now - tao + self.boot_time;
         let tickoff = sendtime % tick;
         self.t_rtt = ((tao + tickoff) / tick).max(1) as i64;
         if self.t_srtt != 0 {
-            // `delta` is a C `short` (RTTs stay below 2^15 ticks = 32 s).
-            let mut delta = self.t_rtt - (self.t_srtt >> T_SRTT_BITS);
+            let delta = self.t_rtt - (self.t_srtt >> T_SRTT_BITS);
             self.t_srtt += delta;
             if self.t_srtt <= 0 {
                 self.t_srtt = 1;
             }
-            if delta < 0 {
-                delta = -delta - (self.t_rttvar >> T_RTTVAR_BITS);
-                if delta > 0 {
-                    delta >>= T_SRTT_BITS;
-                }
-            } else {
-                delta -= self.t_rttvar >> T_RTTVAR_BITS;
-            }
-            self.t_rttvar += delta;
+            self.t_rttvar += var_step(delta, self.t_rttvar);
         } else {
             self.t_srtt = self.t_rtt << T_SRTT_BITS;
             self.t_rttvar = self.t_rtt << (T_RTTVAR_BITS - 1);
         }
+    }
+
+    /// `t_rtxcur_` = SRTT + 4·RTTVAR, in ticks (end of `rtt_update`).
+    fn set_rtxcur(&mut self) {
         let ticks = ((self.t_rttvar << (RTTVAR_EXP + (T_SRTT_BITS - T_RTTVAR_BITS))) + self.t_srtt)
             >> T_SRTT_BITS;
-        self.t_rtxcur = ticks as Nanos * tick;
+        self.t_rtxcur = ticks as Nanos * self.tick;
     }
 
     /// `rtt_timeout` (tcp.cc:529) with `rfc2988_` true.
