@@ -88,6 +88,11 @@ def test_the_cli_prints_and_writes_the_scorecard(ran, tmp_path):
     p = cli("study", "compare", "scorecard-tiny", "--out", out.parent, root=d.parent)
     assert p.returncode == 0, p.stderr
     assert "trends held 3 / 7" in p.stdout and "missing:" in p.stderr and "E2" in p.stderr
+    # --out may also name the study's own output folder, as `study run NAME --out X`
+    # writes it (X/E1, not X/NAME/E1).
+    p = cli("study", "compare", "scorecard-tiny", "--out", out, "--json", root=d.parent)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["totals"]["trends_held"] == 3
 
 
 def test_compare_on_an_unfinished_study_says_what_is_missing(tmp_path, ran):

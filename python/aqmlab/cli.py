@@ -513,7 +513,7 @@ def study_report(
 @study_app.command("compare")
 def study_compare(
     name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/paper.toml).")],
-    out: Annotated[Optional[Path], typer.Option(help="Folder holding the study's output as OUT/NAME (default: out, else out/studies); the scorecard is written there.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="The study's output: OUT/NAME (as run-all writes it) or OUT itself (as `study run NAME --out OUT` writes it); default out, else out/studies. The scorecard is written there.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
 ) -> None:
     """Score a finished study against its paper (studies/NAME/paper.toml): each reported
@@ -523,7 +523,7 @@ def study_compare(
 
     try:
         d = study.study_dir(name)
-        card = study.compare(name, out / d.name if out else None)
+        card = study.compare(name, study.study_out_of(d, out) if out else None)
     except (ScenarioError, FileNotFoundError) as e:
         fail(e)
     if json_out:
@@ -547,7 +547,7 @@ def study_compare(
 @study_app.command("ns2")
 def study_ns2(
     name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/ns2/*.tcl).")],
-    out: Annotated[Optional[Path], typer.Option(help="Folder holding the study's output as OUT/NAME (default: out, else out/studies); ns2.json is written there.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="The study's output: OUT/NAME or OUT itself (as for `study compare`); default out, else out/studies. ns2.json is written there.")] = None,
 ) -> None:
     """Run the study's ns-2.35 reconstructions (studies/NAME/ns2/*.tcl, with `ns`) and
     write OUT/NAME/ns2.json; `study compare` then shows an ns-2 column."""
@@ -555,7 +555,7 @@ def study_ns2(
 
     try:
         d = study.study_dir(name)
-        doc = study.ns2(name, out / d.name if out else None)
+        doc = study.ns2(name, study.study_out_of(d, out) if out else None)
     except (ScenarioError, FileNotFoundError, RuntimeError) as e:
         fail(e)
     for k, v in doc["values"].items():

@@ -195,6 +195,18 @@ def compare(name: str, study_out: str | os.PathLike | None = None, write: bool =
     return card
 
 
+def study_out_of(d: Path, out: str | os.PathLike) -> Path:
+    """The study's output folder given ``--out``: ``OUT/NAME`` as ``run-all --out OUT``
+    writes it, or ``OUT`` itself as ``study run NAME --out OUT`` writes it (it holds the
+    study's sweep or one of its experiment folders)."""
+    out = Path(out)
+    nested = out / d.name
+    if nested.is_dir():
+        return nested
+    own = (out / "sweep.json").exists() or any((out / e).is_dir() for e in experiments(d))
+    return out if own else nested
+
+
 def find_out(name: str) -> Path:
     """The default output of a study: ``out/NAME`` (``make run``) if it exists, else
     ``out/studies/NAME`` (``aqmlab study run``)."""
