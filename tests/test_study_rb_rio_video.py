@@ -4,7 +4,6 @@ it drops B-frame packets before I-frame packets, so the responsive MPEG streams 
 more decodable frames than behind DropTail while 20 unresponsive streams overload the
 link, and it holds the average queue lower than DropTail's full buffer."""
 
-import shutil
 import subprocess
 import sys
 
@@ -17,7 +16,7 @@ import aqmlab
 from aqmlab import study
 from aqmlab.aggregate import load_runs
 from aqmlab.sweep import read_sweep_file
-from conftest import AQMLAB, ROOT
+from conftest import AQMLAB, ROOT, need_tool
 
 QDISC = "topology.bottleneck.qdisc"
 
@@ -89,10 +88,10 @@ def test_quick_t2_protects_i_frames_and_the_responsive_streams(tmp_path):
         assert v["Rb-RIO"] < v["DropTail"], (per, v)
 
 
-@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2.35 (Debian ns2) required: tests/install-tools.sh")
 def test_quick_t1_drop_rates_within_25_percent_of_ns2(tmp_path):
     """Issue 25's done-when: on the study's stated set-up, quick T1's DropTail and RED drop
     rates in 10-20 s and 20-30 s are within 25 % of real ns-2.35 (ns2/t1.tcl)."""
+    need_tool("ns")  # installed by tests/install-tools.sh; skipped loudly only if it could not be
     out = tmp_path / "rb-rio-video"
     p = subprocess.run([*AQMLAB, "study", "run", "rb-rio-video", "--quick", "-e", "T1", "--out", out, "--quiet"],
                        capture_output=True, text=True, cwd=ROOT)

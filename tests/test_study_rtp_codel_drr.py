@@ -3,7 +3,6 @@ and the two disciplines share a 1 Mbit/s bottleneck as they must (DRR: equal sha
 the unresponsive RTP flows; CoDel, a single FIFO: shares in proportion to the offered
 2015 : 2890 packets of the same mean size)."""
 
-import shutil
 import subprocess
 
 import matplotlib.image as mpimg
@@ -14,7 +13,7 @@ import pytest
 import aqmlab
 from aqmlab import study
 from aqmlab.sweep import read_sweep_file
-from conftest import AQMLAB, ROOT
+from conftest import AQMLAB, ROOT, need_tool
 
 RATE = "topology.links.2.rate"
 QDISC = "topology.links.2.qdisc"
@@ -57,13 +56,13 @@ def test_quick_study_draws_every_figure_and_shares_the_bottleneck_as_expected(tm
     assert abs(s1_fraction("codel") - 0.41) < 0.04
 
 
-@pytest.mark.skipif(shutil.which("ns") is None, reason="needs ns-2.35 (Debian package ns2)")
 def test_ns2_reconstruction_shows_the_active_window_the_tables_imply():
     """ns2/drr.tcl in real ns-2.35: a saturated 1 Mbit/s link carries T × 1 Mbit/s / (8 × 515 B)
     packets of 515 B while the sources are active for T. With Table 3.1's counts spread over
     the whole 10 s that is 2427 at the bottleneck and S1 (0.83 Mbit/s) is not throttled by
     its 1 Mbit/s access link; active for the last 6.63 s it is 1609 at the bottleneck and
     behind S1's access link, the report's scale (1766 x 469 B; S1 sent 1493 / 1676)."""
+    need_tool("ns")  # installed by tests/install-tools.sh; skipped loudly only if it could not be
     script = study.study_dir("rtp-codel-drr") / "ns2" / "drr.tcl"
 
     def run(rate, access, start):
