@@ -215,6 +215,11 @@ pub fn collect(sim: &Simulation) -> Results {
         if let Some((_, started)) = link.tx {
             busy += now - started.max(s.window_start);
         }
+        if let Some(m) = &link.access {
+            // An access model's departures were counted whole when handed over; the
+            // part after the end of the run is not in the window (utilisation ≤ 1).
+            busy = busy.saturating_sub(m.busy_beyond(now));
+        }
         let row = LinkRow {
             link,
             name: link.name.clone(),

@@ -154,6 +154,9 @@ impl Simulation {
             link.qdisc.restart_stats();
             if let Some(m) = &mut link.access {
                 m.restart_stats(now);
+                // The wire time of packets handed over before the warm-up that falls
+                // inside the window (the link counts a packet when it is handed over).
+                link.stats.busy_ns += m.busy_beyond(now);
             }
         }
         for f in &mut self.flows {

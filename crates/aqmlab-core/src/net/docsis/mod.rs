@@ -86,6 +86,10 @@ pub struct Docsis {
     wire_free: Nanos,
     /// Packets committed to the wire: (time their last bit leaves, packet), in order.
     departures: Vec<(Nanos, PacketId)>,
+    /// When the last packet handed to the wire so far finishes: the link counts a
+    /// packet's whole wire time when it is handed over, so the part after a measuring
+    /// window's end (or before its start) is corrected with it (`busy_beyond`).
+    committed_until: Nanos,
 }
 
 impl Docsis {
@@ -111,6 +115,7 @@ impl Docsis {
             up,
             wire_free: 0,
             departures: Vec::with_capacity(64),
+            committed_until: 0,
         }
     }
 
@@ -135,7 +140,16 @@ impl Docsis {
 
     /// Departures since the last call: (time the last bit leaves, packet), in order.
     pub fn departures(&mut self) -> std::vec::Drain<'_, (Nanos, PacketId)> {
+        if let Some(&(done, _)) = self.departures.last() {
+            self.committed_until = self.committed_until.max(done);
+        }
         self.departures.drain(..)
+    }
+
+    /// Wire time already handed over that lies after `t` (at most one packet
+    /// downstream, one MAP's grant upstream).
+    pub fn busy_beyond(&self, t: Nanos) -> Nanos {
+        self.committed_until.saturating_sub(t)
     }
 
     /// The next packet dropped at a full TxQ, if any (the engine discards it).
