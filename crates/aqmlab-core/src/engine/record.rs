@@ -161,6 +161,14 @@ impl Simulation {
         }
         for f in &mut self.flows {
             f.stats = FlowStats::default();
+            // Goodput in the window counts the data first sent in it.
+            if let Some((s, _)) = f.tcp {
+                f.stats.count_from = match &self.tcp[s as usize] {
+                    TcpEndpoint::Sender(x) => x.snd_nxt,
+                    TcpEndpoint::Ns2Sender(x) => (x.maxseq + 1).max(0) as u64,
+                    _ => 0,
+                };
+            }
         }
         self.restart_conn_stats();
     }

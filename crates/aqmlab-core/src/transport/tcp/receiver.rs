@@ -242,10 +242,13 @@ impl TcpReceiver {
                 self.ooo.remove(0);
             }
             let gained = new_nxt - self.rcv_nxt;
+            let counted = new_nxt.saturating_sub(self.rcv_nxt.max(st.count_from));
             self.rcv_nxt = new_nxt;
             self.delivered += gained;
-            st.bytes_delivered += gained;
-            st.active_to = Some(now);
+            if counted > 0 {
+                st.bytes_delivered += counted;
+                st.active_to = Some(now);
+            }
             if had_gap {
                 immediate = true;
             } else if h.payload as u64 >= self.cfg.mss as u64 {

@@ -86,9 +86,11 @@ impl Ns2Sink {
         self.seen[i] = true;
         while self.seen.front() == Some(&true) {
             self.seen.pop_front();
+            if self.next as u64 >= st.count_from {
+                st.bytes_delivered += payload as u64;
+            }
             self.next += 1;
             self.delivered += payload as u64;
-            st.bytes_delivered += payload as u64;
         }
     }
 
