@@ -231,3 +231,29 @@ fn a_source_just_under_the_nanosecond_guard_is_stopped_by_the_event_budget() {
     .unwrap_err();
     assert_eq!(e.path, "max_events_per_second");
 }
+
+#[test]
+fn flows_beyond_the_per_entry_bound_are_refused_before_they_are_placed() {
+    // 1000 host pairs × 1e6 flows each would allocate 10^9 placements first.
+    let text = r#"
+duration = "1s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbit" }
+[[topology.hosts]]
+name = "a"
+count = 1000
+[[traffic]]
+kind = "tcp-bulk"
+hosts = "a"
+count = 1000000
+"#;
+    let spec = ScenarioSpec::from_toml_str(text).unwrap();
+    match run_scenario(&spec, Some(1), &RunOptions::default()) {
+        Err(RunError::Scenario(e)) => {
+            assert_eq!(e.path, "traffic[0].count");
+            assert!(e.message.contains("1000000000 flows"), "{e}");
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+}

@@ -587,14 +587,34 @@ const COMMON: &[ParamDoc] = &[
     },
 ];
 
+/// The most flows one traffic entry may place (`count` × host pairs): ~10 GB of flow
+/// state; checked before the placements are allocated.
+pub const MAX_FLOWS_PER_ENTRY: usize = 10_000_000;
+
+/// `count` flows on each of `pairs`, refused before allocating when above
+/// [`MAX_FLOWS_PER_ENTRY`].
+fn repeat_pairs(p: &Params, pairs: &[(u32, u32)], count: usize) -> Result<Vec<(u32, u32)>> {
+    let total = pairs.len().saturating_mul(count);
+    if total > MAX_FLOWS_PER_ENTRY {
+        return Err(p.error(
+            "count",
+            format!(
+                "{count} flows on each of {} host pairs = {total} flows: above the {MAX_FLOWS_PER_ENTRY} one traffic entry may open",
+                pairs.len()
+            ),
+        ));
+    }
+    Ok(pairs
+        .iter()
+        .flat_map(|&pr| std::iter::repeat_n(pr, count))
+        .collect())
+}
+
 /// Where an entry's flows run: (src, dst) per flow.
 fn placements(p: &mut Params, topo: &Topology) -> Result<Vec<(u32, u32)>> {
     let count = p.u64_or("count", 1, 1, 1_000_000)? as usize;
     if let Some(pairs) = node_lists(p, topo)? {
-        return Ok(pairs
-            .iter()
-            .flat_map(|&pr| std::iter::repeat_n(pr, count))
-            .collect());
+        return repeat_pairs(p, &pairs, count);
     }
     let hosts = p.string("hosts")?;
     let src = p.string("src")?;
@@ -649,10 +669,7 @@ fn placements(p: &mut Params, topo: &Topology) -> Result<Vec<(u32, u32)>> {
         }
         (None, Some(_), None) => return Err(p.error("dst", "missing: `src` needs a `dst`")),
     };
-    Ok(pairs
-        .iter()
-        .flat_map(|&pr| std::iter::repeat_n(pr, count))
-        .collect())
+    repeat_pairs(p, &pairs, count)
 }
 
 /// `src` and `dst` given as lists of node names (e.g. 60 servers and 200 clients of
