@@ -20,11 +20,11 @@ pub struct Guard {
     pub last_time: Nanos,
     pub same_time: u32,
     pub max_memory: u64,
-    /// Events allowed per simulated second (checked per [`EVENT_BUDGET_WINDOW`]), the
-    /// current window and its count.
+    /// Events allowed per simulated second (a tenth of them per
+    /// [`EVENT_BUDGET_WINDOW`]), the end of the current window and what is left of it.
     pub max_events_per_second: u64,
-    pub window: u64,
-    pub events_in_window: u64,
+    pub window_end: Nanos,
+    pub events_left: u64,
 }
 
 /// Why a run stopped before its end.

@@ -211,21 +211,22 @@ impl Simulation {
                 self.guard.same_time = 0;
             }
             // The event budget, checked per tenth of a simulated second so that a
-            // runaway source is caught after a tenth of the budget, not all of it.
-            let tenth = t / guard::EVENT_BUDGET_WINDOW;
-            if tenth != self.guard.window {
-                self.guard.window = tenth;
-                self.guard.events_in_window = 0;
+            // runaway source is caught after a tenth of the budget, not all of it:
+            // a compare and a decrement per event, a division per window.
+            if t >= self.guard.window_end {
+                self.guard.window_end =
+                    (t / guard::EVENT_BUDGET_WINDOW + 1) * guard::EVENT_BUDGET_WINDOW;
+                self.guard.events_left = self.guard.max_events_per_second / 10;
             }
-            self.guard.events_in_window += 1;
-            if self.guard.events_in_window > self.guard.max_events_per_second / 10 {
+            if self.guard.events_left == 0 {
                 result = Err(RunFailure::TooManyEvents {
-                    from: tenth * guard::EVENT_BUDGET_WINDOW,
+                    from: self.guard.window_end - guard::EVENT_BUDGET_WINDOW,
                     limit: self.guard.max_events_per_second,
                     what: self.describe_event(ev),
                 });
                 break;
             }
+            self.guard.events_left -= 1;
             if self.events.popped() % guard::MEMORY_CHECK_EVERY == 0 {
                 if let Err(e) = self.check_memory() {
                     result = Err(e);
