@@ -1,7 +1,8 @@
 """Figures of the docsis-codel study (see README.md): per load case (x axis) and RsQ
 discipline (colour), without and with RF congestion (`matrix`); and the paper's Figs
 2-9 over time (`startup`): upstream throughput and RsQ queuing delay for one and five
-uploads per discipline, and the 21-packet queue's occupancy in case D04."""
+uploads per discipline, and the 21-packet queue's occupancy in case D04; and the
+push-back vs drop-tail transmit queue (`txq`)."""
 
 from __future__ import annotations
 
@@ -116,9 +117,36 @@ def startup_figures(sweep_dir: Path) -> list[Figure]:
     return figs
 
 
+def txq_figures(sweep_dir: Path) -> list[Figure]:
+    """The `txq` experiment: each RsQ discipline with the push-back and the drop-tail TxQ."""
+    agg = tidy(load(sweep_dir)).with_columns(
+        pl.concat_str(pl.col("rsq"), pl.col(DOCSIS).str.extract(r"txq_overflow=(\w+)"), separator=", TxQ ")
+        .alias("rsq, TxQ"))
+    n = int(agg["n"].max())
+    ci = f"Cases 01, 02, 09 as in README.md. Mean over {n} seeds with the 95 % Student-t confidence interval."
+    figs = []
+    for metric, table, entity, what in [
+        ("plt_s_median", "apps", "web", "Median page load time"),
+        ("voice_loss_rate", "apps", "voip", "VoIP packets lost in the network"),
+        ("late_rate", "apps", "voip", "VoIP packets later than the 60 ms jitter buffer"),
+        ("drops", "queues", "upstream.txq", "Packets dropped at the TxQ"),
+    ]:
+        a = agg.filter(pl.col("mean").is_not_null())
+        try:
+            fig = plots.bars(sweep_dir, metric=metric, table=table, entity=entity, group=CASE, hue="rsq, TxQ", agg=a,
+                             title=f"{what}: push-back vs drop-tail TxQ")
+        except ValueError:
+            continue
+        stem = f"txq-{metric}-{entity}".replace(".", "-")
+        figs.append(Figure(stem, f"{what}: push-back vs drop-tail TxQ (no RF congestion)", fig, ci))
+    return figs
+
+
 def figures(dirs: dict[str, Path]) -> list[Figure]:
     plt.rcParams["figure.max_open_warning"] = 0  # the report holds every figure until it is written
     figs = startup_figures(dirs["startup"]) if "startup" in dirs else []
+    if "txq" in dirs:
+        figs += txq_figures(dirs["txq"])
     if "matrix" not in dirs:
         return figs
     sweep_dir = dirs["matrix"]
