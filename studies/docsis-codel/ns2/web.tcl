@@ -5,9 +5,13 @@
 # The DOCSIS link is reduced to 1 ms each way (upstream 30 Mbit/s, downstream 50 Mbit/s
 # = the peak rate; the 20 MB downstream burst covers a 2.6 MB page). Server one-way
 # delays 9, 14, 24, 49 ms (RTT 20, 30, 50, 100 ms). Prints each page load time.
-# Usage: ns web.tcl WINDOW SEGSIZE   (ns-2 defaults: 20 536)
-set win [lindex $argv 0]
-set seg [lindex $argv 1]
+# Usage: ns web.tcl [WINDOW SEGSIZE]   (default: ns-2's own, 20 536)
+# It also traces the upstream (client -> cmts) and, at the end, prints how many packets
+# entered it in each 6 ms window (2 ms steps): a 32-packet TxQ that holds each packet
+# for the 4-6 ms request-grant loop (paper Sec 2.2.2) overflows in windows above 32
+# (studies/docsis-codel/README.md, "TxQ").
+set win [expr {$argc >= 1 ? [lindex $argv 0] : 20}]
+set seg [expr {$argc >= 2 ? [lindex $argv 1] : 536}]
 set ns [new Simulator]
 Agent/TCP/FullTcp set window_ $win
 Agent/TCP/FullTcp set segsize_ $seg
@@ -63,6 +67,32 @@ proc page {} {
   for {set k 0} {$k < 4} {incr k} { set queue($k) 25 }
   get 0 100000
 }
+set tf [open upstream.tr w]
+$ns trace-queue $c $cmts $tf
+proc upstream_windows {} {
+  # packets entering the upstream per 2 ms bin, then per 6 ms window (3 bins)
+  global tf
+  close $tf
+  set f [open upstream.tr r]
+  array set bin {}
+  set last 0
+  while {[gets $f line] >= 0} {
+    if {[lindex $line 0] ne "+"} continue
+    set b [expr {int([lindex $line 1] / 0.002)}]
+    if {[info exists bin($b)]} { incr bin($b) } else { set bin($b) 1 }
+    if {$b > $last} { set last $b }
+  }
+  close $f
+  set max 0; set over 0; set n 0
+  for {set i 0} {$i + 2 <= $last} {incr i} {
+    set w 0
+    foreach j [list $i [expr {$i + 1}] [expr {$i + 2}]] { if {[info exists bin($j)]} { incr w $bin($j) } }
+    if {$w > $max} { set max $w }
+    if {$w > 32} { incr over }
+    incr n
+  }
+  puts "UPSTREAM 6ms windows $n, above 32 packets $over, max $max"
+}
 $ns at 0.0 "page"
-$ns at 40 "exit 0"
+$ns at 40 "upstream_windows; exit 0"
 $ns run
