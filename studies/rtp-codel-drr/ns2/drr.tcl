@@ -7,7 +7,9 @@
 #                         3.10 (received, mean size, per receiver) and 3.1/3.2 (sent, DRR
 #                         rows), and INFO lines for DropTail (the same buffer) and for
 #                         the sources active the whole 10 s (the study's former set-up).
-#   ns drr.tcl ONE rate access disc start   one run, prints its counts (for debugging)
+#   ns drr.tcl ONE rate access disc start n1 n2   one run: prints S1/S2 packets sent,
+#                         R1/R2 packets and bytes received, the bottleneck's mean sojourn
+#                         (ms) of the packets it sent (from a trace-queue of A->B)
 #
 # Set-up (as studies/rtp-codel-drr/scenario.toml; see its README "Set-up: paper vs aqmlab"):
 # - bottleneck A->B 1..10 Mbit/s, 10 ms (assumed); S1->A 1 or 5 Mbit/s, S2->A 10 Mbit/s,
@@ -39,6 +41,11 @@ proc run {rate access disc start s1_pkts s2_pkts} {
     $ns duplex-link $node(A) $node(B) ${rate}Mb 10ms $disc
     $ns duplex-link $node(B) $node(R1) 100Mb 1ms DropTail
     $ns duplex-link $node(B) $node(R2) 100Mb 1ms DropTail
+    # the bottleneck queue's events, for the mean sojourn (dequeue - enqueue) of the
+    # packets it sent: what aqmlab's queues table calls sojourn_ms_mean
+    set tname [file join [pwd] [format ".drr-trace-%d" [pid]]]
+    set tf [open $tname w]
+    $ns trace-queue $node(A) $node(B) $tf
     set qm1 [$ns monitor-queue $node(S1) $node(A) ""]
     set qm2 [$ns monitor-queue $node(S2) $node(A) ""]
     set on [expr {$T_END - $start}]
@@ -57,7 +64,30 @@ proc run {rate access disc start s1_pkts s2_pkts} {
     $ns at $T_END "set ::result \[list \[$qm1 set pdepartures_\] \[$qm2 set pdepartures_\] \[$sink(R1) set npkts_\] \[$sink(R2) set npkts_\] \[$sink(R1) set bytes_\] \[$sink(R2) set bytes_\]\]"
     $ns at [expr {$T_END + 1e-9}] "$ns halt"
     $ns run
-    return $::result
+    close $tf
+    return [concat $::result [sojourn_ms $tname]]
+}
+
+# Mean sojourn (ms) of the packets the traced queue sent: per packet uid, the "-"
+# (dequeue) time minus its "+" (enqueue) time; dropped packets ("d") are left out.
+proc sojourn_ms {tname} {
+    set f [open $tname r]
+    set sum 0.0
+    set n 0
+    while {[gets $f line] >= 0} {
+        set ev [lindex $line 0]
+        set uid [lindex $line 11]
+        if {$ev == "+"} {
+            set enq($uid) [lindex $line 1]
+        } elseif {$ev == "-" && [info exists enq($uid)]} {
+            set sum [expr {$sum + [lindex $line 1] - $enq($uid)}]
+            incr n
+        }
+    }
+    close $f
+    file delete $tname
+    if {$n == 0} { return 0.0 }
+    return [expr {1000.0 * $sum / $n}]
 }
 
 # Each run in its own ns process (one Simulator per process).
@@ -73,7 +103,8 @@ if {[lindex $argv 0] == "ONE"} {
 # The paper's scenario a (S1 access 1 Mbit/s) is Tables 3.2, 3.6, 3.10; b (5 Mbit/s) 3.1, 3.4, 3.8.
 foreach {access sent_t recv_t node_t} {5 T3.1 T3.4 T3.8 1 T3.2 T3.6 T3.10} {
     foreach rate $RATES {
-        lassign [runx $rate $access DRR [expr {$T_END - $T_ON}] 2015 2890] sent1 sent2 r1 r2 b1 b2
+        lassign [runx $rate $access DRR [expr {$T_END - $T_ON}] 2015 2890] sent1 sent2 r1 r2 b1 b2 soj
+        puts [format "INFO drr access=%sM rate=%sM bottleneck_sojourn_ms=%.1f" $access $rate $soj]
         score $recv_t-drr-${rate}M-received [expr {$r1 + $r2}]
         score $recv_t-drr-${rate}M-size [expr {double($b1 + $b2) / ($r1 + $r2)}]
         score $node_t-drr-${rate}M-R1 $r1
@@ -83,9 +114,9 @@ foreach {access sent_t recv_t node_t} {5 T3.1 T3.4 T3.8 1 T3.2 T3.6 T3.10} {
             score $sent_t-drr-s2-sent $sent2
             score $sent_t-drr-total-sent [expr {$sent1 + $sent2}]
         }
-        lassign [runx $rate $access DropTail [expr {$T_END - $T_ON}] 2015 2890] sent1 sent2 r1 r2 b1 b2
-        puts "INFO droptail access=${access}M rate=${rate}M sent_s1=$sent1 R1=$r1 R2=$r2 total=[expr {$r1 + $r2}]"
-        lassign [runx $rate $access DRR 0.0 2015 2890] sent1 sent2 r1 r2 b1 b2
-        puts "INFO drr-whole-10s access=${access}M rate=${rate}M sent_s1=$sent1 R1=$r1 R2=$r2 total=[expr {$r1 + $r2}]"
+        lassign [runx $rate $access DropTail [expr {$T_END - $T_ON}] 2015 2890] sent1 sent2 r1 r2 b1 b2 soj
+        puts [format "INFO droptail access=%sM rate=%sM sent_s1=%s R1=%s R2=%s total=%s bottleneck_sojourn_ms=%.1f" $access $rate $sent1 $r1 $r2 [expr {$r1 + $r2}] $soj]
+        lassign [runx $rate $access DRR 0.0 2015 2890] sent1 sent2 r1 r2 b1 b2 soj
+        puts [format "INFO drr-whole-10s access=%sM rate=%sM sent_s1=%s R1=%s R2=%s total=%s bottleneck_sojourn_ms=%.1f" $access $rate $sent1 $r1 $r2 [expr {$r1 + $r2}] $soj]
     }
 }
