@@ -23,9 +23,9 @@ QDISC = "topology.bottleneck.qdisc"
 
 def test_experiments_cover_the_studys_runs():
     d = study.study_dir("rb-rio-video")
-    # the paper's three runs, and two variants: all TCP in class 3 (Section 4.1) and the
-    # responsive streams on MmApp's rate control instead of TFRC
-    assert list(study.experiments(d)) == ["T1-class3", "T1", "T2-mmapp", "T2", "T3"]
+    # the paper's three runs, and three variants: all TCP in class 3 (Section 4.1) and the
+    # responsive streams on MmApp's rate control instead of TFRC (T2 and T3)
+    assert list(study.experiments(d)) == ["T1-class3", "T1", "T2-mmapp", "T2", "T3-mmapp", "T3"]
     for exp, f in study.experiments(d).items():
         sf = read_sweep_file(f)
         assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "red", "rb_rio"], exp
@@ -46,7 +46,7 @@ def test_experiments_cover_the_studys_runs():
                           "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[base]
         assert all(t.get("class") == (3 if exp == "T1-class3" else {"3": 0.7, "2": 0.3} if t["kind"] == "tcp-bulk"
                                       else {"tag": [0, 3, 2, 1]}) for t in sf.set["traffic"]), exp
-        assert all(t.get("control", "tfrc") == ("mmapp" if exp == "T2-mmapp" else "tfrc")
+        assert all(t.get("control", "tfrc") == ("mmapp" if exp.endswith("-mmapp") else "tfrc")
                    for t in sf.set["traffic"] if t.get("responsive")), exp
     aqmlab.validate(d / "scenario.toml")
 
