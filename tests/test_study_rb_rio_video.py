@@ -23,9 +23,9 @@ QDISC = "topology.bottleneck.qdisc"
 
 def test_experiments_cover_the_studys_runs():
     d = study.study_dir("rb-rio-video")
-    # the paper's three runs, and two variants: all TCP in class 3 (Section 4.1) and the
-    # responsive streams on MmApp's rate control instead of TFRC
-    assert list(study.experiments(d)) == ["T1-class3", "T1", "T2-mmapp", "T2", "T3"]
+    # the paper's three runs, and three variants: all TCP in class 3 (Section 4.1) and the
+    # responsive streams on MmApp's rate control instead of TFRC (T2 and T3)
+    assert list(study.experiments(d)) == ["T1-class3", "T1", "T2-mmapp", "T2", "T3-mmapp", "T3"]
     for exp, f in study.experiments(d).items():
         sf = read_sweep_file(f)
         assert [q["kind"] for q in sf.grid[QDISC]] == ["pfifo", "red", "rb_rio"], exp
@@ -46,7 +46,7 @@ def test_experiments_cover_the_studys_runs():
                           "T3": {"ftp": 20, "mpeg-resp": 20, "mpeg-unresp": 20}}[base]
         assert all(t.get("class") == (3 if exp == "T1-class3" else {"3": 0.7, "2": 0.3} if t["kind"] == "tcp-bulk"
                                       else {"tag": [0, 3, 2, 1]}) for t in sf.set["traffic"]), exp
-        assert all(t.get("control", "tfrc") == ("mmapp" if exp == "T2-mmapp" else "tfrc")
+        assert all(t.get("control", "tfrc") == ("mmapp" if exp.endswith("-mmapp") else "tfrc")
                    for t in sf.set["traffic"] if t.get("responsive")), exp
     aqmlab.validate(d / "scenario.toml")
 
@@ -103,3 +103,36 @@ def test_quick_t1_drop_rates_within_25_percent_of_ns2(tmp_path):
         for q in ("dt", "red"):
             aq, ns = got[f"T1-{per}-{q}-drop"]
             assert abs(aq / ns - 1) <= 0.25, (per, q, aq, ns)
+
+
+def test_t3_tcp_share_next_to_unresponsive_mpeg_matches_ns2():
+    """T3's 10-20 s without the responsive streams (20 FTP + 20 unresponsive MPEG), DropTail
+    and RED, against real ns-2.35 on the same set-up (ns2/t3u.tcl, seeds 1-6): TCP and UDP
+    throughput within 10 %, and in both simulators RED leaves TCP less than DropTail
+    (measured when written: ns-2 TCP 6.40 / 5.54 Mbit/s, aqmlab 6.12 / 5.33)."""
+    need_tool("ns")
+    d = study.study_dir("rb-rio-video")
+    sf = read_sweep_file(d / "experiments" / "T3.toml")
+    traffic = [t for t in sf.set["traffic"] if t["name"] != "mpeg-resp"]
+    assert [t["name"] for t in traffic] == ["ftp", "mpeg-unresp"]
+    out = subprocess.run(["ns", str(d / "ns2" / "t3u.tcl")], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    ref = {}
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if f[:2] == ["INFO", "t3u"]:
+            ref[f[2]] = (float(f[3].split("=")[1]), float(f[4].split("=")[1]))
+    qdiscs = {"DropTail": sf.grid["topology.bottleneck.qdisc"][0], "RED": sf.grid["topology.bottleneck.qdisc"][1]}
+    got = {}
+    for name, q in qdiscs.items():
+        tcp, udp = [], []
+        for seed in range(1, 7):
+            res = aqmlab.run(sf.base, seed=seed, set={"topology.bottleneck.qdisc": q, "traffic": traffic,
+                                                       "warmup": "10s", "duration": "20s"})
+            a = {r["app"]: r["goodput_window_bps"] / 1e6 for r in res.apps.iter_rows(named=True)}
+            tcp.append(a["ftp"])
+            udp.append(a["mpeg-unresp"])
+        got[name] = (float(np.mean(tcp)), float(np.mean(udp)))
+        assert got[name][0] == pytest.approx(ref[name][0], rel=0.10), (name, got, ref)
+        assert got[name][1] == pytest.approx(ref[name][1], rel=0.10), (name, got, ref)
+    assert got["RED"][0] < got["DropTail"][0] and ref["RED"][0] < ref["DropTail"][0]
