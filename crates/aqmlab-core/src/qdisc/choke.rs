@@ -129,7 +129,7 @@ impl Choke {
         let max_p = p.f64_or("probability", 0.02, 0.0, 1.0)?;
         let burst_default = (2 * min as u64 + max as u64) / 3;
         let burst = p.u64_or("burst", burst_default, 1, 1 << 32)?;
-        let wq = if p.peek("wq").is_some() {
+        let wq = if p.raw("wq").is_some() {
             if p.peek("burst").is_some() {
                 return Err(p.error("burst", "expected either burst or wq, not both"));
             }
