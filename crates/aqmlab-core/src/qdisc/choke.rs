@@ -127,7 +127,9 @@ impl Choke {
             ));
         }
         let max_p = p.f64_or("probability", 0.02, 0.0, 1.0)?;
-        let burst_default = (2 * min as u64 + max as u64) / 3;
+        // tc's integer (2·min + max)/3, in floating point so that huge thresholds
+        // cannot overflow.
+        let burst_default = ((2.0 * min.floor() + max.floor()) / 3.0).floor() as u64;
         let burst = p.u64_or("burst", burst_default, 1, 1 << 32)?;
         let wq = if p.raw("wq").is_some() {
             if p.peek("burst").is_some() {
