@@ -105,7 +105,8 @@ fn udp_hog(rate: &str) -> String {
 fn hollot_pi_holds_q_ref_without_steady_state_error_where_red_does_not() {
     // Hollot, Misra, Towsley, Gong, INFOCOM 2001: the design example (§IV: N ≥ 60 flows,
     // C = 3750 packets/s, R ≤ 0.25 s; a = 1.822e-5, b = 1.816e-5 at 170 Hz, our
-    // defaults) with the paper's q_ref = 200 packets and 800-packet buffer: 500-B
+    // defaults) with q_ref = 200 packets and an 800-packet buffer (*assumed*: the
+    // paper's §V values as we recall them; its text is not among our sources): 500-B
     // packets at 15 Mbit/s, 200 ms of propagation. The integral term leaves no
     // steady-state error, so the queue sits at q_ref for N = 60 and N = 120, whereas
     // RED's operating point slides along its drop curve (§III): TCP needs p ∝ N², so
@@ -222,7 +223,8 @@ fn gibbens_gk_marks_on_the_virtual_queue_before_the_real_queue_loses() {
 }
 
 /// 32 NewReno flows and a 2 Mbit/s UDP CBR flow on a 1 Mbit/s bottleneck (Pan et al.'s
-/// CHOKe set-up, §IV): the UDP and TCP goodputs in Mbit/s.
+/// CHOKe set-up, §IV, as we recall it; *assumed* where the paper text is not among our
+/// sources): the UDP and TCP goodputs in Mbit/s.
 fn unresponsive(qdisc: &str) -> (f64, f64) {
     let r = run(&Db {
         qdisc,
@@ -241,7 +243,8 @@ fn unresponsive(qdisc: &str) -> (f64, f64) {
 fn choke_pan_drops_the_unresponsive_flow_that_red_lets_take_the_link() {
     // Pan, Prabhakar, Psounis, INFOCOM 2000 (§IV, Figs. 4–5): with RED the UDP flow
     // takes nearly the whole link and starves the 32 TCP flows; CHOKe's matched drops
-    // cut it to a small share. Thresholds 100/200 in a 300-packet buffer, for both.
+    // cut it to a small share. Thresholds 100/200 in a 300-packet buffer (*assumed*, as
+    // recalled from the paper), for both.
     // Margins: RED leaves the UDP flow over 80 % of the link; CHOKe under a third.
     let (red_udp, red_tcp) =
         unresponsive("kind = \"red\", limit = \"300pkt\", min = \"100pkt\", max = \"200pkt\"");
