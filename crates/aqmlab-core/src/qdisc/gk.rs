@@ -25,7 +25,7 @@
 //! `action = "mark"` marks ECT packets as ns-2 does and drops a departing non-ECT
 //! packet instead (RFC 3168 §5: a router drops a packet it would mark if the packet is
 //! not ECN-capable), so non-ECN senders see GK's signal too; `"drop"` drops every
-//! flagged departure.
+//! flagged departure; `"mark_ect"` is ns-2's exact rule (mark ECT, send the others).
 //!
 //! Choice where the source is wrong: ns-2 advances the VQ's drain timestamp only while
 //! `VQ > 0` (lines 184–186), so after an idle period the whole idle time is drained at
@@ -64,7 +64,7 @@ pub const DOC: KindDoc = KindDoc {
             name: "action",
             ty: "string",
             default: "mark",
-            doc: "\"mark\": CE-mark flagged ECN-capable departures, drop flagged non-ECT ones; \"drop\": drop every flagged departure",
+            doc: "\"mark\": CE-mark flagged ECN-capable departures, drop flagged non-ECT ones; \"drop\": drop every flagged departure; \"mark_ect\": ns-2's rule, mark ECN-capable departures and send the others unmarked",
         },
     ],
 };
@@ -90,7 +90,8 @@ pub struct Gk {
     unit: Unit,
     /// Virtual buffer κ·B in the VQ's unit.
     vbuf: f64,
-    action: Action,
+    /// How a flagged departure signals; None: ns-2's `mark_ect` (mark ECT, send the rest).
+    action: Option<Action>,
     /// Virtual queue in its unit.
     vq: f64,
     last: Nanos,
@@ -118,9 +119,10 @@ impl Gk {
             (Limit::Packets(n), Unit::Packets(_)) => n as f64,
             (Limit::Bytes(n), Unit::Packets(mean)) => n as f64 / mean as f64,
         };
-        let action = match p.choice_or("action", "mark", &["drop", "mark"])? {
-            "drop" => Action::Drop,
-            _ => Action::Mark,
+        let action = match p.choice_or("action", "mark", &["drop", "mark", "mark_ect"])? {
+            "drop" => Some(Action::Drop),
+            "mark" => Some(Action::Mark),
+            _ => None,
         };
         Ok(Gk {
             limit,
@@ -180,13 +182,17 @@ impl Discipline for Gk {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         self.drain(ctx);
         while let Some(p) = self.queue.pop_front(ctx.packets) {
-            if !self.mark_flag
-                || self
-                    .action
-                    .signal(p, DropReason::Early, Stage::Dequeue, ctx)
-            {
+            if !self.mark_flag {
                 return Some(p);
             }
+            match self.action {
+                Some(a) if !a.signal(p, DropReason::Early, Stage::Dequeue, ctx) => continue,
+                Some(_) => {}
+                None => {
+                    ctx.mark(p, Stage::Dequeue);
+                }
+            }
+            return Some(p);
         }
         None
     }
@@ -314,6 +320,28 @@ mod tests {
         assert_eq!(q.dequeue(&mut h.ctx(MS)), Some(b));
         assert_eq!(h.dropped(), vec![(a, DropReason::Early)]);
         assert_eq!(h.marked(), vec![b]);
+    }
+
+    /// ns-2's rule (gk.cc lines 172–177): while flagged, an ECT departure is marked and
+    /// a non-ECT one is sent unmarked; nothing is dropped.
+    #[test]
+    fn mark_ect_sends_non_ect_departures_unmarked_as_ns2() {
+        let mut h = Harness::new();
+        h.rate_bps = 8_000_000;
+        let mut q = build(
+            json!({"limit": "2pkt", "ecnlim": 0.5, "mean_pkt_size": "1000B", "action": "mark_ect"}),
+        )
+        .unwrap();
+        let (a, b) = (h.packet(1, 1000), h.packet(1, 1000));
+        h.packets[b].ecn = Ecn::Ect0;
+        assert!(q.enqueue(a, &mut h.ctx(0)));
+        assert!(q.enqueue(b, &mut h.ctx(0)));
+        assert_eq!(q.state(), (1.0, true));
+        assert_eq!(q.dequeue(&mut h.ctx(MS)), Some(a));
+        assert_eq!(q.dequeue(&mut h.ctx(MS)), Some(b));
+        assert!(h.dropped().is_empty());
+        assert_eq!(h.marked(), vec![b]);
+        assert_eq!(h.packets[a].ecn, Ecn::NotEct);
     }
 
     #[test]
