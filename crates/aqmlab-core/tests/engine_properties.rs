@@ -42,6 +42,8 @@ fn random_scenario(r: &mut Rng) -> String {
         ];
         match pick(r, &kinds) {
             "bfifo" => format!("{{ kind = \"bfifo\", limit = \"{}B\" }}", 1500 + r.below(30_000)),
+            // tc's derived thresholds need a limit of 12 or more packets.
+            "choke" => format!("{{ kind = \"choke\", limit = \"{limit}pkt\", min = 1, max = 4, wq = 0.002 }}"),
             "red" => format!("{{ kind = \"red\", limit = \"{limit}pkt\", min = \"2pkt\", max = \"8pkt\", gentle = true }}"),
             "prio" => format!(
                 "{{ kind = \"prio\", bands = 2, children = [{{ kind = \"codel\", limit = \"{limit}pkt\" }}, {{ kind = \"pfifo\", limit = \"{limit}pkt\" }}] }}"

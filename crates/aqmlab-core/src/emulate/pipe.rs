@@ -259,6 +259,11 @@ impl Pipe {
             match e.verdict {
                 Verdict::Drop(r) => {
                     if in_window {
+                        // Marked here, then dropped: counted once, as the drop.
+                        if e.retracts_mark(&self.packets) {
+                            self.stats.marks -= 1;
+                            self.flows[flow].marks -= 1;
+                        }
                         self.stats.count_drop(r);
                         if e.at == Stage::Dequeue {
                             self.stats.drops_at_dequeue += 1;

@@ -117,7 +117,9 @@ impl Simulation {
         let now = self.now();
         let link = &mut self.links[l];
         link.stats.arrivals += 1;
-        self.packets[p].enqueued = now;
+        let pk = &mut self.packets[p];
+        pk.enqueued = now;
+        pk.marked_here = false;
         if !link.outages.is_empty() && link.is_down(now) {
             self.discard(p, Cause::Outage, Some(l), Stage::Enqueue);
             return;
@@ -199,7 +201,13 @@ impl Simulation {
             let mut evs = std::mem::take(&mut self.qevents);
             for e in evs.drain(..) {
                 match e.verdict {
-                    Verdict::Drop(r) => self.discard(e.packet, Cause::Qdisc(r), Some(l), e.at),
+                    Verdict::Drop(r) => {
+                        // Marked here, then dropped: counted once, as the drop.
+                        if e.retracts_mark(&self.packets) && self.in_window(l, e.packet) {
+                            self.links[l].stats.marks -= 1;
+                        }
+                        self.discard(e.packet, Cause::Qdisc(r), Some(l), e.at)
+                    }
                     Verdict::Mark => {
                         if self.in_window(l, e.packet) {
                             self.links[l].stats.marks += 1;

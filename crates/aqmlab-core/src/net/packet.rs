@@ -111,6 +111,10 @@ pub struct Packet {
     pub size: u32,
     pub kind: PacketKind,
     pub ecn: Ecn,
+    /// CE-marked by the queue it is in now (`QdiscCtx::mark`; cleared when it enters a
+    /// queue). A packet marked and then dropped by the same queue is counted once, as a
+    /// drop: the link's counters take the mark back.
+    pub marked_here: bool,
     /// Priority class (DSCP-like; 0 = best effort, higher = more important).
     pub class: u8,
     /// Flow hash over the 5-tuple, computed once at creation.

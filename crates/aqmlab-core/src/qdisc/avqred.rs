@@ -21,6 +21,12 @@
 //!
 //! With `monitor = "LINK"` (`monitor.rs`) the measured output rate is that link's
 //! (bytes it starts sending per period), and the default capacities its rate.
+//!
+//! Defaults are the dissertation's: `min` 60 and `max` 120 virtual packets (§4.2.1,
+//! "60 and 120 are chosen for minth and maxth"), `mean_pkt_size` 1400 B (§3, the
+//! average downlink packet size), capacities at the link rate (§4.2.1: target
+//! utilisation 100 % with `min_capacity = max_capacity`). (Before, RED's 5/15
+//! thresholds in 500-B units were the defaults, a virtual queue of a few real packets.)
 
 use super::periodic;
 use super::pfavqred::PerFlow;
@@ -38,16 +44,21 @@ pub(super) const COMMON_DOCS: [ParamDoc; 9] = [
     ParamDoc {
         name: "min",
         ty: "float",
-        default: "5",
-        doc: "min_th on the virtual queue (packets of mean_pkt_size)",
+        default: "60",
+        doc: "min_th on the virtual queue (packets of mean_pkt_size; Byun §4.2.1)",
     },
     ParamDoc {
         name: "max",
         ty: "float",
-        default: "15",
-        doc: "max_th on the virtual queue (packets); at or above it every arrival is signalled",
+        default: "120",
+        doc: "max_th on the virtual queue (packets; Byun §4.2.1); at or above it every arrival is signalled",
     },
-    red::MEAN_PKT_SIZE_DOC,
+    ParamDoc {
+        name: "mean_pkt_size",
+        ty: "size",
+        default: "1400B",
+        doc: "converts the virtual queue's bytes to packets (Byun §3: 1400 B average)",
+    },
     ParamDoc {
         name: "alpha",
         ty: "float",
@@ -114,15 +125,22 @@ pub struct Avqred {
 impl Avqred {
     pub fn from_params(p: &mut Params, link: &LinkInfo, per_flow: Option<PerFlow>) -> Result<Self> {
         let limit = red::limit_from(p, Limit::Packets(1000))?;
-        let min = p.f64_or("min", 5.0, 0.0, f64::MAX)?;
-        let max = p.f64_or("max", 15.0, 0.0, f64::MAX)?;
+        let min = p.f64_or("min", 60.0, 0.0, f64::MAX)?;
+        let max = p.f64_or("max", 120.0, 0.0, f64::MAX)?;
         if min >= max {
             return Err(p.error(
                 "min",
                 format!("{min} is not below max ({max}): expected min < max"),
             ));
         }
-        let mean_pkt_size = red::mean_pkt_size_from(p)?;
+        let mean_pkt_size = p.size_or("mean_pkt_size", 1400)?;
+        if mean_pkt_size == 0 || mean_pkt_size > u32::MAX as u64 {
+            return Err(p.error(
+                "mean_pkt_size",
+                format!("\"{mean_pkt_size}B\": expected a size greater than zero"),
+            ));
+        }
+        let mean_pkt_size = mean_pkt_size as u32;
         let alpha = p.f64_or("alpha", 0.5, 0.0, 1.0)?;
         let interval = p.timer_period_or("interval", NS_PER_S)?;
         let min_capacity = p.rate("min_capacity")?.unwrap_or(link.rate_bps) as f64;
@@ -356,7 +374,7 @@ pub(crate) mod tests {
     #[test]
     fn invalid_params_are_rejected_with_their_path() {
         for (bad, field) in [
-            (json!({"min": 15.0}), "q.min"),
+            (json!({"min": 120.0}), "q.min"),
             (json!({"alpha": 1.5}), "q.alpha"),
             (json!({"interval": "0s"}), "q.interval"),
             (json!({"min_capacity": "9Mbit"}), "q.max_capacity"),

@@ -96,6 +96,16 @@ impl ChildStatsTable {
         }
     }
 
+    /// Take back a mark of a packet the child then dropped (counted once, as the drop);
+    /// a mark counted before `restart` is gone already.
+    #[inline]
+    pub fn unmarked(&mut self, q: u32) {
+        if let Some(r) = &mut self.rows {
+            let m = &mut r[q as usize].marks;
+            *m = m.saturating_sub(1);
+        }
+    }
+
     pub fn rows(&self) -> Option<&[ChildStats]> {
         self.rows.as_deref()
     }

@@ -15,6 +15,14 @@
 //!    count-spaced probability; with `ecn` an ECN-capable packet is marked instead
 //!    (forced only without `harddrop`), as Linux.
 //!
+//! Defaults are tc's (iproute2 `tc/q_choke.c`, `choke_parse_opt`, after Floyd's
+//! REDparameters note): `max = limit/4`, `min = max/3` (integer packets), and the EWMA
+//! weight `wq = 2^−Wlog` from `burst = (2·min + max)/3` with `tc_red_eval_ewma`
+//! (`tc/tc_red.c`): the smallest `Wlog` with `burst + 1 − min ≤ (1 − (1 − W)^burst)/W`.
+//! `max_p` = 0.02 (tc's `probability`). For the default 1000-packet limit: min 83,
+//! max 250, burst 138, W = 1/64. (The paper's simulations set their own thresholds per
+//! scenario; Linux's are the ones a user of the name gets.)
+//!
 //! Choices where the sources differ:
 //! - The paper allows several candidates when the average is high; Linux and we draw
 //!   one.
@@ -44,14 +52,20 @@ pub const DOC: KindDoc = KindDoc {
         ParamDoc {
             name: "min",
             ty: "float",
-            default: "5",
+            default: "max/3 (tc, whole packets)",
             doc: "min_th on the average (packets): below it no comparison and no drop",
         },
         ParamDoc {
             name: "max",
             ty: "float",
-            default: "15",
+            default: "limit/4 (tc, whole packets)",
             doc: "max_th (packets): at or above it every unmatched arrival is dropped/marked",
+        },
+        ParamDoc {
+            name: "burst",
+            ty: "int",
+            default: "(2·min + max)/3 (tc)",
+            doc: "packets: sets wq as tc_red_eval_ewma does (used when wq is not given)",
         },
         ParamDoc {
             name: "probability",
@@ -59,7 +73,12 @@ pub const DOC: KindDoc = KindDoc {
             default: "0.02",
             doc: "max_p at max_th, in [0, 1]",
         },
-        red::WQ_DOC,
+        ParamDoc {
+            name: "wq",
+            ty: "float",
+            default: "from burst (tc)",
+            doc: "EWMA weight of the instantaneous queue, in (0, 1]; overrides burst",
+        },
         ParamDoc {
             name: "ecn",
             ty: "bool",
@@ -92,26 +111,74 @@ pub struct Choke {
 impl Choke {
     pub fn from_params(p: &mut Params) -> Result<Self> {
         let limit = red::limit_from(p, Limit::Packets(1000))?;
-        let min = p.f64_or("min", 5.0, 0.0, f64::MAX)?;
-        let max = p.f64_or("max", 15.0, 0.0, f64::MAX)?;
+        let mean_pkt_size = red::mean_pkt_size_from(p)?;
+        let limit_pkts = match limit {
+            Limit::Packets(n) => n,
+            Limit::Bytes(n) => n / mean_pkt_size as u64,
+        };
+        let max = p.f64_or("max", (limit_pkts / 4) as f64, 0.0, f64::MAX)?;
+        let min = p.f64_or("min", (max as u64 / 3) as f64, 0.0, f64::MAX)?;
         if min >= max {
             return Err(p.error(
                 "min",
-                format!("{min} is not below max ({max}): expected min < max"),
+                format!(
+                    "{min} is not below max ({max}): expected min < max (tc's defaults max = limit/4, min = max/3 need a limit of at least 4 packets)"
+                ),
             ));
         }
         let max_p = p.f64_or("probability", 0.02, 0.0, 1.0)?;
-        let wq = red::wq_from(p, 0.002)?;
+        // tc's integer (2·min + max)/3, in floating point so that huge thresholds
+        // cannot overflow.
+        let burst_default = ((2.0 * min.floor() + max.floor()) / 3.0).floor() as u64;
+        let burst = p.u64_or("burst", burst_default, 1, 1 << 32)?;
+        let wq = if p.raw("wq").is_some() {
+            if p.peek("burst").is_some() {
+                return Err(p.error("burst", "expected either burst or wq, not both"));
+            }
+            red::wq_from(p, 0.002)?
+        } else {
+            Self::tc_red_eval_ewma(min, burst).ok_or_else(|| {
+                p.error(
+                    "burst",
+                    format!(
+                        "{burst}: tc's EWMA weight (tc_red_eval_ewma) does not exist for this burst and min {min}: expected a larger burst (or limit), or an explicit wq"
+                    ),
+                )
+            })?
+        };
         Ok(Choke {
             limit,
             curve: Curve::new(min, max, max_p, false),
             average: Average::new(wq),
             ecn: p.bool_or("ecn", false)?,
             harddrop: p.bool_or("harddrop", false)?,
-            mean_pkt_size: red::mean_pkt_size_from(p)?,
+            mean_pkt_size,
             queue: PacketQueue::new(),
             matched: 0,
         })
+    }
+
+    /// The EWMA weight tc gives `burst` (iproute2 `tc/tc_red.c` `tc_red_eval_ewma`, with
+    /// `qmin/avpkt` = `min` packets): `2^−Wlog` for the smallest `Wlog` in 1..32 with
+    /// `burst + 1 − min ≤ (1 − (1 − W)^burst)/W`; None where tc refuses.
+    pub fn tc_red_eval_ewma(min: f64, burst: u64) -> Option<f64> {
+        let a = burst as f64 + 1.0 - min.floor();
+        if a < 1.0 {
+            return None;
+        }
+        let mut w = 0.5;
+        for _ in 1..32 {
+            if a <= (1.0 - libm::pow(1.0 - w, burst as f64)) / w {
+                return Some(w);
+            }
+            w /= 2.0;
+        }
+        None
+    }
+
+    /// The RED thresholds and EWMA weight (for tests and docs).
+    pub fn red_params(&self) -> (f64, f64, f64) {
+        (self.curve.min_th, self.curve.max_th, self.average.wq)
     }
 
     /// Draw one queued packet at random; if it is of `hash`'s flow, remove it and
@@ -289,10 +356,32 @@ mod tests {
         assert_eq!(h.marked(), vec![p]);
     }
 
+    /// tc's derivation by hand (q_choke.c, tc_red.c): limit 1000 → max 250, min 83,
+    /// burst (166 + 250)/3 = 138, a = 138 + 1 − 83 = 56; W = 1/32 gives
+    /// (1 − (31/32)^138)·32 = 31.6 < 56, W = 1/64 gives (1 − (63/64)^138)·64 = 56.7 ≥ 56.
+    /// limit 100 → max 25, min 8, burst 13, a = 6: W = 1/4 gives 3.9, W = 1/8 gives 6.6.
+    #[test]
+    fn defaults_follow_tc_from_the_limit() {
+        let q = build(json!({})).unwrap();
+        assert_eq!(q.red_params(), (83.0, 250.0, 1.0 / 64.0));
+        let q = build(json!({"limit": "100pkt"})).unwrap();
+        assert_eq!(q.red_params(), (8.0, 25.0, 1.0 / 8.0));
+        // An explicit max: min = max/3; an explicit wq wins over the derivation.
+        let q = build(json!({"limit": "100pkt", "max": 30.0, "wq": 0.002})).unwrap();
+        assert_eq!(q.red_params(), (10.0, 30.0, 0.002));
+        // A byte limit counts packets of mean_pkt_size (default 500 B): 50 000 B = 100.
+        let q = build(json!({"limit": "50000B"})).unwrap();
+        assert_eq!(q.red_params(), (8.0, 25.0, 1.0 / 8.0));
+    }
+
     #[test]
     fn invalid_params_are_rejected_with_their_path() {
         for (bad, field) in [
-            (json!({"min": 20.0}), "q.min"),
+            (json!({"limit": "3pkt"}), "q.min"),
+            (json!({"limit": "8pkt"}), "q.burst"),
+            (json!({"wq": 0.1, "burst": 10}), "q.burst"),
+            (json!({"min": 20.0, "max": 30.0, "burst": 2}), "q.burst"),
+            (json!({"min": 300.0}), "q.min"),
             (json!({"probability": 2.0}), "q.probability"),
             (json!({"wq": 0.0}), "q.wq"),
             (json!({"limit": "0pkt"}), "q.limit"),

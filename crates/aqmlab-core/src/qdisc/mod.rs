@@ -11,7 +11,11 @@
 //!
 //! Drops and ECN marks are reported through `QdiscCtx` with a reason, so results can
 //! separate overflow from AQM drops. A discipline must not touch a packet after it has
-//! reported it dropped: the engine frees it.
+//! reported it dropped: the engine frees it. A packet is counted once, as what finally
+//! happened to it: one that is marked and later dropped at the same queue (AVQ's mark
+//! then tail drop, COBALT's CoDel mark then BLUE drop, CHOKe's marked victim) counts
+//! as a drop, not a mark (`Packet::marked_here`, read by `QdiscEvent` consumers through
+//! `QdiscEvent::retracts_mark`).
 
 pub mod ared;
 pub mod avq;
@@ -110,6 +114,16 @@ pub struct QdiscEvent {
     pub at: Stage,
 }
 
+impl QdiscEvent {
+    /// True if this is the drop of a packet this queue had marked (and counted as a
+    /// mark): whoever counts the events counts it once, as a drop, by taking one mark
+    /// back. Read it before the packet is freed.
+    #[inline]
+    pub fn retracts_mark(&self, packets: &PacketArena) -> bool {
+        matches!(self.verdict, Verdict::Drop(_)) && packets[self.packet].marked_here
+    }
+}
+
 /// What a discipline may use while it works.
 pub struct QdiscCtx<'a> {
     pub now: Nanos,
@@ -144,6 +158,7 @@ impl QdiscCtx<'_> {
             return false;
         }
         pkt.ecn = Ecn::Ce;
+        pkt.marked_here = true;
         self.events.push(QdiscEvent {
             packet: p,
             verdict: Verdict::Mark,

@@ -259,7 +259,12 @@ impl Prio {
         }
         for e in &ctx.events[from..] {
             match e.verdict {
-                Verdict::Drop(_) => self.stats.dropped(band, 1),
+                Verdict::Drop(_) => {
+                    if e.retracts_mark(ctx.packets) {
+                        self.stats.unmarked(band);
+                    }
+                    self.stats.dropped(band, 1)
+                }
                 Verdict::Mark => self.stats.marked(band, 1),
             }
         }

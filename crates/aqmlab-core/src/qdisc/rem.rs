@@ -1,25 +1,30 @@
 //! REM, Random Exponential Marking: Athuraliya, Li, Low, Yin, "REM: Active Queue
 //! Management", IEEE Network 15(3), 2001 (eqs. 1–2), as in the ns-2 `REM` queue
-//! (Athuraliya) and its ns-3 port (`rem-queue-disc.cc`).
+//! (Athuraliya; ns-2.35 `queue/rem.cc`) and its ns-3 port (`rem-queue-disc.cc`).
 //!
 //! Every `update` interval the link "price" integrates the backlog mismatch and the
 //! rate mismatch:
 //!
 //! ```text
-//! price = max(0, price + gamma·(alpha·(b − b_ref) + x − c))
+//! x̄     = (1 − inw)·x̄ + inw·x
+//! price = max(0, price + gamma·(alpha·(b − b_ref) + x̄ − c))
 //! p     = 1 − phi^(−price)
 //! ```
 //!
 //! with `b` the queue length in packets at the update, `x` the packets that arrived
-//! during the interval and `c` the packets the link can send in it
-//! (`rate·update/(8·mean_pktsize)`, the link's current rate). Each arrival is tail-
-//! dropped at `limit`, otherwise dropped — or, with `ecn`, marked if ECN-capable, REM's
-//! intended use — with probability `p`.
+//! during the interval (smoothed by the EWMA weight `inw`; 1 = the raw count) and `c`
+//! the packets the link can send in it (`rate·update/(8·mean_pktsize)`, the link's
+//! current rate). Each arrival is tail-dropped at `limit`, otherwise dropped — or, with
+//! `ecn`, marked if ECN-capable, REM's intended use — with probability `p`.
 //!
 //! Parameter names are the paper's (γ, φ, α, b*); ns-2 calls them `gamma_`, `phi_`,
-//! `inw_`, `pbo_`, with `pupdtime_` for `update`. Defaults are ns-2's (γ = 0.001,
-//! φ = 1.001, α = 1, b* = 20 packets, 2 ms, 1000 B). ns-2 smooths the arrival count with
-//! an EWMA; the paper and we use the raw count per interval.
+//! `pbo_`, with `pupdtime_` for `update` and `inw_` for the arrival EWMA weight.
+//! Defaults are ns-2's (ns-default.tcl lines 239–244: γ = 0.001, φ = 1.001, `inw_` = 1,
+//! b* = 20 packets, 2 ms, 1000 B); α is not a parameter in ns-2: rem.cc line 178
+//! hard-codes it as `0.1*(nqueued - p_bo)`, and 0.1 is our default. (Before, `alpha`
+//! was documented as `inw_` and defaulted to 1: the backlog term ten times too strong.)
+//! ns-2 marks at dequeue with `markpkts_` (rem.cc lines 204–219); we decide at enqueue
+//! for both drop and mark.
 
 use super::periodic;
 use super::pi::nonzero_limit;
@@ -37,6 +42,8 @@ pub struct Rem {
     pub gamma: f64,
     pub phi: f64,
     pub alpha: f64,
+    /// EWMA weight of the per-interval arrival count (ns-2 `inw_`).
+    pub inw: f64,
     /// Target backlog b*, packets.
     pub b_ref: f64,
     pub update: Nanos,
@@ -45,6 +52,8 @@ pub struct Rem {
     price: f64,
     prob: f64,
     arrivals: u64,
+    /// The smoothed arrival count x̄, packets per interval.
+    arrivals_avg: f64,
     next_update: Nanos,
     queue: PacketQueue,
 }
@@ -75,8 +84,14 @@ pub const DOC: KindDoc = KindDoc {
         ParamDoc {
             name: "alpha",
             ty: "float",
+            default: "0.1",
+            doc: "α, weight of the backlog mismatch (hard-coded 0.1 in ns-2 rem.cc)",
+        },
+        ParamDoc {
+            name: "inw",
+            ty: "float",
             default: "1",
-            doc: "α, weight of the backlog mismatch (ns-2 inw_)",
+            doc: "EWMA weight of the arrival count per interval, in (0, 1]; 1 = the raw count (ns-2 inw_)",
         },
         ParamDoc {
             name: "b_ref",
@@ -116,7 +131,8 @@ impl Rem {
             limit: Limit::Packets(1000),
             gamma: 0.001,
             phi: 1.001,
-            alpha: 1.0,
+            alpha: 0.1,
+            inw: 1.0,
             b_ref: 20.0,
             update: 2 * NS_PER_MS,
             mean_pktsize: 1000,
@@ -124,6 +140,7 @@ impl Rem {
             price: 0.0,
             prob: 0.0,
             arrivals: 0,
+            arrivals_avg: 0.0,
             next_update: 2 * NS_PER_MS,
             queue: PacketQueue::new(),
         }
@@ -136,6 +153,7 @@ impl Rem {
         q.gamma = p.f64_or("gamma", q.gamma, 0.0, 1e6)?;
         q.phi = p.f64_or("phi", q.phi, 1.0 + 1e-12, 1e6)?;
         q.alpha = p.f64_or("alpha", q.alpha, 0.0, 1e6)?;
+        q.inw = super::avq::fraction(p, "inw", q.inw, false)?;
         q.b_ref = p.u64_or("b_ref", 20, 0, 1 << 32)? as f64;
         q.update = p.timer_period_or("update", q.update)?;
         q.mean_pktsize = p.size_or("mean_pktsize", q.mean_pktsize)?;
@@ -151,7 +169,8 @@ impl Rem {
     fn update_price(&mut self, rate_bps: u64) {
         let c = rate_bps as f64 * self.update as f64 * 1e-9 / (8.0 * self.mean_pktsize as f64);
         let b = self.queue.len() as f64;
-        let x = self.arrivals as f64;
+        self.arrivals_avg = (1.0 - self.inw) * self.arrivals_avg + self.inw * self.arrivals as f64;
+        let x = self.arrivals_avg;
         self.price = (self.price + self.gamma * (self.alpha * (b - self.b_ref) + x - c)).max(0.0);
         self.prob = 1.0 - libm::pow(self.phi, -self.price);
         self.arrivals = 0;
@@ -222,6 +241,7 @@ mod tests {
         let mut q = Rem::new();
         q.gamma = 0.5;
         q.phi = 2.0;
+        q.alpha = 1.0;
         q.b_ref = 2.0;
         // Interval 1: 5 arrivals, none sent: b = 5, x = 5:
         //   price = 0 + 0.5·(1·(5 − 2) + 5 − 1) = 0.5·7 = 3.5; p = 1 − 2^−3.5 = 0.911611652…
@@ -247,5 +267,39 @@ mod tests {
         }
         assert_eq!(q.price, 0.0);
         assert_eq!(q.prob, 0.0);
+    }
+
+    /// ns-2 hard-codes α = 0.1 (rem.cc line 178); `inw_` (default 1) is the arrival
+    /// EWMA weight, not α.
+    #[test]
+    fn alpha_defaults_to_ns2s_hard_coded_0_1() {
+        let empty = serde_json::Map::new();
+        let mut p = Params::new("q", &empty, &[]);
+        let q = Rem::from_params(&mut p).unwrap();
+        assert_eq!((q.alpha, q.inw), (0.1, 1.0));
+    }
+
+    /// inw = 0.5, γ = 1, φ = 2, α = 0.1, b* = 0, c = 1 packet per interval:
+    /// - interval 1: 4 arrivals (all queued) → x̄ = 0.5·0 + 0.5·4 = 2;
+    ///   price = 1·(0.1·4 + 2 − 1) = 1.4;
+    /// - interval 2: no arrivals, 4 dequeued → x̄ = 1; price = 1.4 + (0 + 1 − 1) = 1.4.
+    #[test]
+    fn arrival_count_is_smoothed_by_inw() {
+        let mut h = Harness::new();
+        h.rate_bps = 4_000_000;
+        let mut q = Rem::new();
+        (q.gamma, q.phi, q.b_ref, q.inw) = (1.0, 2.0, 0.0, 0.5);
+        for _ in 0..4 {
+            let p = h.packet(1, 1000);
+            assert!(q.enqueue(p, &mut h.ctx(0)));
+        }
+        q.on_timer(&mut h.ctx(2 * MS));
+        assert!((q.price - 1.4).abs() < 1e-12, "{}", q.price);
+        for _ in 0..4 {
+            q.dequeue(&mut h.ctx(3 * MS));
+        }
+        q.on_timer(&mut h.ctx(4 * MS));
+        assert!((q.price - 1.4).abs() < 1e-12, "{}", q.price);
+        assert_eq!(q.arrivals_avg, 1.0);
     }
 }
