@@ -1,7 +1,8 @@
 """Figures for runs and sweeps: one style, a colour-blind-safe palette, units on axes.
 
-Every function returns a matplotlib ``Figure``; `save` writes it as PNG and SVG. The
-Agg backend is used, so no display is needed.
+Every function returns a matplotlib ``Figure``; `save` writes it print-ready (at most
+7.16 in wide, no text under 8 pt) as PNG at 300 dpi, SVG and PDF. Nothing here needs a
+display: figures are only saved, never shown.
 
 * `cdf` — empirical CDF of sojourn time (per packet from ``sojourn_hist`` when recorded) or queue length (from the ``timeseries`` table,
   sampled every ``output.timeseries``), one line per sweep point, seeds pooled.
@@ -21,15 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
+import matplotlib.text
+import numpy as np
+import polars as pl
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-
-from . import safefile  # noqa: E402
-from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, read_spec, short_name  # noqa: E402
+from . import safefile
+from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, point_label, read_spec
+from .names import axis_name, axis_value_names, point_name
 
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with every common
 #: colour-vision deficiency. Yellow comes late: it is faint on white.
@@ -42,7 +42,7 @@ LINESTYLES = ["-", "--", "-.", ":"]
 STYLE = {
     "figure.figsize": (6.4, 4.0),
     "figure.dpi": 100,
-    "savefig.dpi": 150,
+    "savefig.dpi": 300,
     "savefig.bbox": "tight",
     "font.size": 10,
     "axes.titlesize": 11,
@@ -55,6 +55,8 @@ STYLE = {
     "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
     "legend.frameon": False,
     "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
     "lines.linewidth": 1.6,
     "svg.fonttype": "none",
 }
@@ -107,20 +109,62 @@ def metric_label(metric: str) -> tuple[str, float]:
     return metric.replace("_", " "), 1.0
 
 
+def n_note(q: pl.DataFrame) -> str:
+    """What the error bars of aggregated rows ``q`` are, with n: every figure states n."""
+    ns = sorted({int(v) for v in q["n"].to_list() if v is not None})
+    n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
+    methods = set(q["ci_method"].to_list()) if "ci_method" in q.columns else {"t"}
+    if methods == {"none"}:
+        return f"mean, {n} seeds, no interval"
+    how = "95 % CI" if methods <= {"t", "none"} else "95 % CI (bootstrap where t leaves the range)"
+    return f"mean and {how}, {n} seeds"
+
+
 def _style():
     return plt.rc_context(STYLE)
 
 
+#: Widest figure, inches: a two-column-wide figure in the IEEE and ACM templates (7.16 in).
+PRINT_WIDTH_IN = 7.16
+#: Smallest font, points, at PRINT_WIDTH_IN.
+MIN_FONT_PT = 8.0
+
+
+def print_ready(fig) -> None:
+    """Make ``fig`` printable as it is: no wider than `PRINT_WIDTH_IN` (a wider figure is
+    narrowed, its height kept, so that its text is not shrunk when it is printed at that
+    width) and no text below `MIN_FONT_PT`."""
+    w, h = fig.get_size_inches()
+    if w > PRINT_WIDTH_IN + 1e-9:
+        fig.set_size_inches(PRINT_WIDTH_IN, h)
+    for t in fig.findobj(matplotlib.text.Text):
+        if t.get_text() and t.get_fontsize() < MIN_FONT_PT:
+            t.set_fontsize(MIN_FONT_PT)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks = axis.get_major_ticks()
+            if ticks and ticks[0].label1.get_fontsize() < MIN_FONT_PT:
+                axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
+    if fig.get_layout_engine() is None:
+        try:
+            fig.tight_layout()
+        except (ValueError, RuntimeError):  # a layout that cannot be tightened is left as drawn
+            pass
+
+
 def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "pdf"), close: bool = True) -> list[Path]:
-    """Write ``fig`` as ``STEM.png``, ``STEM.svg`` and ``STEM.pdf`` (each atomically) and
-    close it. PDF is for papers (vector, fonts embedded); SVG for the web."""
+    """Write ``fig`` as ``STEM.png`` (300 dpi), ``STEM.svg`` and ``STEM.pdf`` (each
+    atomically) and close it, after `print_ready`. PDF is for papers (vector, fonts
+    embedded); SVG for the web."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
-    for fmt in formats:
-        dest = stem.with_suffix(f".{fmt}")
-        safefile.write_with(dest, lambda f, fmt=fmt: fig.savefig(f, format=fmt))
-        out.append(dest)
+    with _style():
+        print_ready(fig)
+        for fmt in formats:
+            dest = stem.with_suffix(f".{fmt}")
+            safefile.write_with(dest, lambda f, fmt=fmt: fig.savefig(f, format=fmt))
+            out.append(dest)
     if close:
         plt.close(fig)
     return out
@@ -155,7 +199,27 @@ def _unit(values) -> str:
 
 def axis_title(path: str, values=()) -> str:
     u = _unit(values)
-    return f"{short_name(path)}{f' ({u})' if u else ''}"
+    return f"{axis_name(path)}{f' ({u})' if u else ''}"
+
+
+def _names(spec: dict) -> dict:
+    """Per axis: stored value → readable name (`aqmlab.names`)."""
+    return axis_value_names(spec, axis_value)
+
+
+def _label_names(path) -> dict[str, str]:
+    """A sweep's stored point labels → readable point names."""
+    if not is_sweep(path):
+        return {}
+    spec = read_spec(path)
+    names = _names(spec)
+    return {point_label(r["point"]): point_name(r["point"], names, axis_value) for r in spec["runs"]}
+
+
+def _category_ticks(ax, labels: list[str]) -> None:
+    """Category tick labels that do not overlap: slanted when they are long or many."""
+    crowded = sum(len(t) for t in labels) > 60 or len(labels) > 8
+    ax.set_xticks(range(len(labels)), labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
 
 
 def _pick_axes(spec: dict, x: str | None, hue: str | None) -> tuple[str | None, str | None]:
@@ -205,6 +269,7 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
     if q.height == 0:
         raise ValueError(f"no values of {table}.{metric} in {path}")
     ylabel, scale = metric_label(metric)
+    names = _names(spec)
     xs_all = q[x].to_list()
     numeric_x = all(_numeric(v) is not None for v in xs_all)
     cats = list(dict.fromkeys(xs_all))
@@ -222,21 +287,20 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
             c = OKABE_ITO[i % len(OKABE_ITO)]
             # a line and a band only where x is a number; categories get points and bars
             ls = LINESTYLES[i % len(LINESTYLES)] if numeric_x else "none"
-            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=str(g) if g is not None else metric)
+            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=names.get(hue, {}).get(g, str(g)) if g is not None else metric)
             if numeric_x:
                 ax.fill_between(xv, lo, hi, color=c, alpha=0.18, linewidth=0)
             ax.errorbar(xv, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor=c, capsize=3, linewidth=1)
         ax.set_xlabel(axis_title(x, xs_all))
         ax.set_ylabel(ylabel)
         if not numeric_x:
-            ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+            _category_ticks(ax, [names.get(x, {}).get(c, str(c)) for c in cats])
         if logy:
             ax.set_yscale("log")
-        n = q["n"].max()
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
-        ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
+        ax.set_title(f"{title or ylabel.split(' (')[0] + where} — {n_note(q)}")
         if hue:
-            ax.legend(title=short_name(hue), loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            ax.legend(title=axis_name(hue), loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
     return fig
 
@@ -263,30 +327,33 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
     if q.height == 0:
         raise ValueError(f"no values of {table}.{metric} in {path}")
     ylabel, scale = metric_label(metric)
+    names = _names(spec)
     cats = list(dict.fromkeys(q[group].to_list())) if group else ["all"]
     hues = list(dict.fromkeys(q[hue].to_list())) if hue else [None]
     width = 0.8 / len(hues)
     with _style():
-        fig, ax = plt.subplots(figsize=(max(6.4, 0.5 * len(cats) * len(hues) + 2), 4.0))
+        fig, ax = plt.subplots(figsize=(PRINT_WIDTH_IN, 4.0))
         for i, h in enumerate(hues):
             d = q if h is None else q.filter(pl.col(hue) == h)
-            pos, mean, err = [], [], []
+            pos, mean, below, above = [], [], [], []
             for row in d.iter_rows(named=True):
                 c = row[group] if group else "all"
                 pos.append(cats.index(c) - 0.4 + width * (i + 0.5))
                 mean.append(row["mean"] * scale)
-                err.append((row["ci_half"] or 0.0) * scale)
-            ax.bar(pos, mean, width=width * 0.92, yerr=err, capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=str(h) if h is not None else None, error_kw={"linewidth": 1})
-        ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+                # asymmetric where the interval is a bootstrap one; none when n < 3
+                lo, hi = row["ci_low"], row["ci_high"]
+                below.append((row["mean"] - lo) * scale if lo is not None else 0.0)
+                above.append((hi - row["mean"]) * scale if hi is not None else 0.0)
+            ax.bar(pos, mean, width=width * 0.92, yerr=[below, above], capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=names.get(hue, {}).get(h, str(h)) if h is not None else None, error_kw={"linewidth": 1})
+        _category_ticks(ax, [names.get(group, {}).get(c, str(c)) for c in cats] if group else ["all"])
         if group:
             ax.set_xlabel(axis_title(group, cats))
         ax.set_ylabel(ylabel)
         ax.grid(axis="x", visible=False)
-        n = q["n"].max()
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
-        ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
+        ax.set_title(f"{title or ylabel.split(' (')[0] + where} — {n_note(q)}")
         if hue:
-            ax.legend(title=short_name(hue) if hue != "entity" else None, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            ax.legend(title=axis_name(hue) if hue != "entity" else None, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
     return fig
 
@@ -332,6 +399,7 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
     with _style():
         fig, ax = plt.subplots()
         groups = list(dict.fromkeys(ts[by].to_list()))
+        shown = _label_names(path) if by == "label" else _names(read_spec(path)).get(by, {}) if is_sweep(path) else {}
         for i, g in enumerate(groups):
             v = ts.filter(pl.col(by) == g)[metric].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy() * scale
             if v.size == 0:
@@ -343,9 +411,9 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
                 # the same to the eye, the SVG stays small
                 idx = np.unique(np.linspace(0, v.size - 1, CDF_POINTS).round().astype(int))
                 v, y = v[idx], y[idx]
-            ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+            ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=shown.get(g, str(g)))
         if by != "label":
-            ax.legend(title=short_name(by), fontsize=8)
+            ax.legend(title=axis_name(by), fontsize=8)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction of samples ≤ x")
         ax.set_ylim(0, 1.01)
@@ -372,6 +440,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
     with _style():
         fig, ax = plt.subplots()
         groups = list(dict.fromkeys(hist[by].to_list()))
+        shown = _label_names(path) if by == "label" else _names(read_spec(path)).get(by, {}) if is_sweep(path) else {}
         for i, g in enumerate(groups):
             h = (
                 hist.filter(pl.col(by) == g)
@@ -381,7 +450,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
             )
             x = h["sojourn_ms_high"].to_numpy()
             y = np.cumsum(h["packets"].to_numpy()) / h["packets"].sum()
-            ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+            ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=shown.get(g, str(g)))
         ax.set_xlabel(metric_label("sojourn_ms")[0])
         ax.set_ylabel("fraction of packets ≤ x")
         ax.set_ylim(0, 1.01)
@@ -390,7 +459,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
         ax.set_xlim(left=0)
         ax.set_title(title or f"CDF of packet sojourn time at {link}")
         if len(groups) > 1:
-            ax.legend(title=None if by == "label" else short_name(by), fontsize=8)
+            ax.legend(title=None if by == "label" else axis_name(by), fontsize=8)
         fig.tight_layout()
     return fig
 
@@ -416,6 +485,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
     if hist.height == 0:
         raise ValueError(f"no one-way delay histogram matches flows={flows} app={app}")
     labels = list(dict.fromkeys(hist["label"].to_list()))
+    shown = _label_names(path)
     with _style():
         fig, ax = plt.subplots()
         keys = list(dict.fromkeys(zip(hist["label"].to_list(), hist["flow"].to_list(), hist["app"].to_list())))
@@ -428,7 +498,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
             )
             x = h["owd_ms_high"].to_numpy()
             y = np.cumsum(h["packets"].to_numpy()) / h["packets"].sum()
-            name = f"flow {flow} ({a})" + (f", {lab}" if len(labels) > 1 else "")
+            name = f"flow {flow} ({a})" + (f", {shown.get(lab, lab)}" if len(labels) > 1 else "")
             ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=name)
         ax.set_xlabel("one-way delay (ms)")
         ax.set_ylabel("fraction of packets ≤ x")
@@ -447,6 +517,8 @@ TS_DEFAULT = ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps")
 #: Runs (sweep points) drawn side by side at most; flows per cwnd panel at most.
 TS_MAX_RUNS = 6
 TS_MAX_FLOWS = 8
+#: Runs side by side in a time-series figure (more wrap into further rows).
+TS_COLUMNS = 3
 
 
 def _window(df: pl.DataFrame, t_from: float | None, t_to: float | None) -> pl.DataFrame:
@@ -487,14 +559,19 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     shown = runs[:TS_MAX_RUNS]
     if tcp.height and "run_id" in ts.columns and "run_id" in tcp.columns:
         tcp = _window(tcp.filter(pl.col("run_id").is_in(ts["run_id"].unique().implode())), t_from, t_to)
+    names = _label_names(path)
     with _style():
-        ncol = len(shown)
-        fig, axs = plt.subplots(len(metrics), ncol, sharex=True, sharey="row", figsize=(min(4.2 * ncol + 1.0, 18.0), 1.9 * len(metrics) + 0.8), squeeze=False)
+        # at most TS_COLUMNS runs side by side; more runs wrap into further blocks of rows
+        ncol = min(len(shown), TS_COLUMNS)
+        blocks = -(-len(shown) // ncol)
+        nm = len(metrics)
+        fig, axs = plt.subplots(nm * blocks, ncol, sharex=True, figsize=(PRINT_WIDTH_IN if ncol > 1 else 6.4, (1.7 * nm + 0.6) * blocks + 0.3), squeeze=False)
         for c, run in enumerate(shown):
+            b, col = divmod(c, ncol)
             d_run = ts.filter(pl.col("label") == run).sort("time_ns")
             rid = d_run["run_id"][0] if "run_id" in d_run.columns and d_run.height else None
             for r, m in enumerate(metrics):
-                ax = axs[r, c]
+                ax = axs[b * nm + r, col]
                 label, scale = metric_label(m)
                 if m in tcp_cols:
                     e_run = tcp.filter(pl.col("run_id") == rid) if rid is not None and "run_id" in tcp.columns else tcp
@@ -504,13 +581,18 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
                         ax.plot(e["time_ns"].to_numpy() / 1e9, e[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[i % 8], linewidth=1.0, label=f"flow {f}")
                     if flows:
                         more = f"{min(len(flows), TS_MAX_FLOWS)} of {len(flows)} flows" if len(flows) > TS_MAX_FLOWS else (f"{len(flows)} flows" if len(flows) > 1 else "1 flow")
-                        ax.legend(fontsize=6, ncol=2, title=more, title_fontsize=6, loc="upper left")
+                        ax.legend(fontsize=8, ncol=2, title=more, title_fontsize=8, loc="upper left")
                 else:
                     ax.plot(d_run["time_ns"].to_numpy() / 1e9, d_run[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[0], linewidth=1.0)
-                if c == 0:
+                if col == 0:
                     ax.set_ylabel(label)
-            axs[0, c].set_title(str(run) if len(runs) > 1 else (title or f"time series at {link}"), fontsize=8)
-            axs[-1, c].set_xlabel("time (s)")
+            axs[b * nm, col].set_title(names.get(run, str(run)) if len(runs) > 1 else (title or f"time series at {link}"), fontsize=8)
+        for c in range(len(shown), blocks * ncol):  # empty slots of the last block
+            b, col = divmod(c, ncol)
+            for r in range(nm):
+                axs[b * nm + r, col].set_visible(False)
+        for col in range(ncol):
+            axs[-1, col].set_xlabel("time (s)")
         if len(runs) > 1:
             extra = f" ({len(shown)} of {len(runs)} points shown)" if len(runs) > len(shown) else ""
             fig.suptitle((title or f"time series at {link}, first seed of each point") + extra, fontsize=9)

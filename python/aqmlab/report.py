@@ -21,6 +21,7 @@ import polars as pl
 
 from . import plots, safefile
 from .units import fmt as fmt_unit
+from .units import fmt_interval
 from .aggregate import bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec, short_name
 
 
@@ -103,6 +104,10 @@ def table_html(df: pl.DataFrame, max_rows: int = 500, right: Sequence[str] = ())
     return f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{more}'
 
 
+def _cell_text(s: dict) -> str:
+    return fmt_interval(s["metric"], s["mean"], s["ci_half"], s["ci_low"], s["ci_high"])
+
+
 def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence[str] | None = None, entity: str | None = None) -> pl.DataFrame:
     """One row per (point, entity) of ``table``, one column per metric, each cell
     ``mean ± 95 % CI`` with its unit."""
@@ -115,7 +120,7 @@ def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence
         return pl.DataFrame()
     order = list(dict.fromkeys(q["metric"].to_list())) if metrics is None else [m for m in metrics if m in set(q["metric"].to_list())]
     q = q.with_columns(
-        pl.struct("metric", "mean", "ci_half").map_elements(lambda s: fmt_unit(s["metric"], s["mean"], s["ci_half"]), return_dtype=pl.Utf8).alias("v")
+        pl.struct("metric", "mean", "ci_half", "ci_low", "ci_high").map_elements(_cell_text, return_dtype=pl.Utf8).alias("v")
     )
     wide = q.pivot(on="metric", index=[*axes, "point_id", "entity"], values="v")
     return wide.select([*axes, "point_id", "entity", *order])
@@ -370,7 +375,7 @@ KEY_METRICS = ["sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drop_rate
 
 
 def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[str] = KEY_METRICS, entity: str | None = None) -> pl.DataFrame:
-    """Per point: ``mean ± ci_half`` of the key bottleneck metrics, as text."""
+    """Per point: the mean and 95 % interval of the key bottleneck metrics, as text."""
     agg = load(path) if agg is None else agg
     spec = read_spec(path)
     entity = entity or bottleneck_link(path)
@@ -378,7 +383,7 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
     if q.height == 0:
         return pl.DataFrame()
     q = q.with_columns(
-        pl.struct("metric", "mean", "ci_half").map_elements(lambda s: fmt_unit(s["metric"], s["mean"], s["ci_half"]), return_dtype=pl.Utf8).alias("v")
+        pl.struct("metric", "mean", "ci_half", "ci_low", "ci_high").map_elements(_cell_text, return_dtype=pl.Utf8).alias("v")
     )
     axes = [a for a in spec["axes"]]
     wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v")
