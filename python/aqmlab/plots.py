@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -130,6 +131,14 @@ PRINT_WIDTH_IN = 7.16
 MIN_FONT_PT = 8.0
 
 
+def _wrap(text, width_in: float) -> None:
+    """Break a title that is wider than ``width_in`` at word boundaries."""
+    t = text.get_text()
+    chars = max(20, int(width_in * 72 / (0.55 * text.get_fontsize())))
+    if "\n" not in t and len(t) > chars:
+        text.set_text(textwrap.fill(t, chars))
+
+
 def print_ready(fig) -> None:
     """Make ``fig`` printable as it is: no wider than `PRINT_WIDTH_IN` (a wider figure is
     narrowed, its height kept, so that its text is not shrunk when it is printed at that
@@ -141,10 +150,13 @@ def print_ready(fig) -> None:
         if t.get_text() and t.get_fontsize() < MIN_FONT_PT:
             t.set_fontsize(MIN_FONT_PT)
     for ax in fig.axes:
+        _wrap(ax.title, ax.get_position().width * fig.get_size_inches()[0])
         for axis in (ax.xaxis, ax.yaxis):
             ticks = axis.get_major_ticks()
             if ticks and ticks[0].label1.get_fontsize() < MIN_FONT_PT:
                 axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
+    if fig._suptitle is not None:
+        _wrap(fig._suptitle, fig.get_size_inches()[0])
     if fig.get_layout_engine() is None:
         try:
             fig.tight_layout()
@@ -214,6 +226,18 @@ def _label_names(path) -> dict[str, str]:
     spec = read_spec(path)
     names = _names(spec)
     return {point_label(r["point"]): point_name(r["point"], names, axis_value) for r in spec["runs"]}
+
+
+def _legend_below(ax, title: str | None = None) -> None:
+    """A legend under the axes (off the data: CDF lines fill the plot area), in two
+    columns when it has more than four entries."""
+    n = len(ax.get_legend_handles_labels()[1])
+    ncol = 2 if n > 4 else 1
+    fig = ax.get_figure()
+    w, h = fig.get_size_inches()
+    grow = 0.17 * -(-n // ncol) + (0.25 if title else 0.1)  # room for the rows, the axes keep their height
+    fig.set_size_inches(w, h + grow)
+    ax.legend(title=title, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 * 4.0 / (h - 0.8)), ncol=ncol)
 
 
 def _category_ticks(ax, labels: list[str]) -> None:
@@ -413,7 +437,7 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
                 v, y = v[idx], y[idx]
             ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=shown.get(g, str(g)))
         if by != "label":
-            ax.legend(title=axis_name(by), fontsize=8)
+            _legend_below(ax, title=axis_name(by))
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction of samples ≤ x")
         ax.set_ylim(0, 1.01)
@@ -422,7 +446,7 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
         ax.set_xlim(left=0)
         ax.set_title(title or f"CDF of {xlabel.split(' (')[0]} at {link}")
         if len(groups) > 1 and by == "label":
-            ax.legend(fontsize=8)
+            _legend_below(ax)
         fig.tight_layout()
     return fig
 
@@ -459,7 +483,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
         ax.set_xlim(left=0)
         ax.set_title(title or f"CDF of packet sojourn time at {link}")
         if len(groups) > 1:
-            ax.legend(title=None if by == "label" else axis_name(by), fontsize=8)
+            _legend_below(ax, title=None if by == "label" else axis_name(by))
         fig.tight_layout()
     return fig
 
@@ -507,7 +531,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
             ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(left=0)
         ax.set_title(title or "CDF of per-flow one-way delay")
-        ax.legend(fontsize=8)
+        _legend_below(ax)
         fig.tight_layout()
     return fig
 
@@ -515,7 +539,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
 #: Time-series panels drawn by default, in order (when the run has them).
 TS_DEFAULT = ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps")
 #: Runs (sweep points) drawn side by side at most; flows per cwnd panel at most.
-TS_MAX_RUNS = 6
+TS_MAX_RUNS = 3
 TS_MAX_FLOWS = 8
 #: Runs side by side in a time-series figure (more wrap into further rows).
 TS_COLUMNS = 3
@@ -543,8 +567,9 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     available = [c for c in ts.columns if c in TS_DEFAULT or c in ("qlen_bytes",)]
     tcp = load_runs(path, "tcp")
     tcp_cols = [c for c in tcp.columns if c in ("cwnd_bytes", "ssthresh_bytes", "srtt_ms", "bytes_in_flight")] if tcp.height else []
-    if metrics is None:
-        metrics = [m for m in TS_DEFAULT if m in ts.columns and ts[m].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0]
+    if metrics is None:  # the default panels that have data and vary (a constant link rate says nothing)
+        metrics = [m for m in TS_DEFAULT if m in ts.columns
+                   and ts.group_by("label").agg(pl.col(m).cast(pl.Float64).fill_nan(None).drop_nulls().n_unique().alias("u"))["u"].max() > 1]
         metrics += ["cwnd_bytes"] if "cwnd_bytes" in tcp_cols else []
     for m in metrics:
         if m not in available and m not in tcp_cols:
@@ -579,9 +604,9 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
                     for i, f in enumerate(flows[:TS_MAX_FLOWS]):
                         e = e_run.filter(pl.col("flow") == f).sort("time_ns")
                         ax.plot(e["time_ns"].to_numpy() / 1e9, e[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[i % 8], linewidth=1.0, label=f"flow {f}")
-                    if flows:
+                    if flows:  # a count above the panel, not a legend over the data
                         more = f"{min(len(flows), TS_MAX_FLOWS)} of {len(flows)} flows" if len(flows) > TS_MAX_FLOWS else (f"{len(flows)} flows" if len(flows) > 1 else "1 flow")
-                        ax.legend(fontsize=8, ncol=2, title=more, title_fontsize=8, loc="upper left")
+                        ax.annotate(more, xy=(1.0, 1.01), xycoords="axes fraction", ha="right", va="bottom", fontsize=8)
                 else:
                     ax.plot(d_run["time_ns"].to_numpy() / 1e9, d_run[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[0], linewidth=1.0)
                 if col == 0:
