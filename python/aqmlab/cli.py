@@ -387,6 +387,76 @@ def report(
     out_console.print(str(f))
 
 
+@app.command("compare")
+def compare_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Two or more run, sweep or study output folders; the first is the baseline.")],
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="Only this metric (repeatable), e.g. sojourn_ms_mean.")] = None,
+    table: Annotated[Optional[list[str]], typer.Option("--table", help="Only this table (repeatable): summary | queues | flows | apps.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Folder for compare.csv and, with --metric, one overlaid figure per metric.")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Print every row, not only those that differ.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """Put runs, sweeps or studies side by side: each metric's mean and 95 % interval per
+    source and its difference to the first, with Welch's interval (n ≥ 3 on both sides)."""
+    from . import compare
+
+    try:
+        df = compare.table(paths, metrics=metric, tables=table)
+    except (ValueError, FileNotFoundError) as e:
+        fail(ScenarioError("", str(e)))
+    names = compare._names([Path(p) for p in paths])
+    if out is not None:
+        from . import plots, safefile
+
+        out.mkdir(parents=True, exist_ok=True)
+        safefile.write_with(out / "compare.csv", lambda f: df.write_csv(f))
+        for m in metric or []:
+            plots.save(compare.figure(paths, m), out / f"compare-{m}")
+    if json_out:
+        print(df.write_json())
+        return
+    import polars as pl
+
+    show = df
+    if not all_rows:
+        diffs = [pl.col(f"diff_{n}").fill_null(0.0).abs() > 0 for n in names[1:]]
+        show = df.filter(pl.any_horizontal(diffs))
+    t = Table(title=f"{' vs '.join(names)} ({show.height} of {df.height} rows{'' if all_rows else ' that differ; --all for every row'})")
+    for c in ("point", "table", "entity", "metric", *names, *[f"Δ {n}" for n in names[1:]]):
+        t.add_column(c, justify="left" if c in ("point", "table", "entity", "metric") else "right")
+    from .units import fmt as fmt_unit
+    from .units import fmt_interval
+
+    for r in show.head(200).iter_rows(named=True):
+        cells = [str(r["point"]), r["table"], str(r["entity"] or r["app"] or ""), r["metric"]]
+        cells += [fmt_interval(r["metric"], r[f"mean_{n}"], None, r[f"ci_low_{n}"], r[f"ci_high_{n}"]) for n in names]
+        for n in names[1:]:
+            d = r[f"diff_{n}"]
+            mark = {True: " *", False: "", None: ""}[r[f"changed_{n}"]]
+            pct = f" ({r[f'diff_pct_{n}']:+.1f} %)" if r[f"diff_pct_{n}"] is not None else ""
+            cells.append("–" if d is None else f"{'+' if d > 0 else ''}{fmt_unit(r['metric'], d)}{pct}{mark}")
+        t.add_row(*cells)
+    out_console.print(t)
+    out_console.print("* Welch's 95 % interval of the difference excludes 0 (both sides n ≥ 3).")
+
+
+@app.command("export")
+def export_cmd(
+    path: Annotated[Path, typer.Argument(help="A run, sweep or study output folder.")],
+    out: Annotated[Path, typer.Option(help="Folder to write into.")],
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json")] = "csv",
+) -> None:
+    """Write every table of a run, sweep or study as CSV, Parquet or JSON."""
+    from .export import export
+
+    try:
+        files = export(path, out, fmt)
+    except (ValueError, FileNotFoundError) as e:
+        fail(ScenarioError("--format" if "--format" in str(e) else "", str(e)))
+    for f in files:
+        out_console.print(str(f))
+
+
 study_app = typer.Typer(no_args_is_help=True, help="Built-in studies: list, run, report, compare with the paper.")
 app.add_typer(study_app, name="study")
 

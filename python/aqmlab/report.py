@@ -127,80 +127,17 @@ def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence
 
 
 def markdown_html(md: str) -> str:
-    """A small Markdown subset (headings, paragraphs, lists, pipe tables, code blocks,
-    inline code, bold, links) for study READMEs."""
-    out, para, in_list, in_code, code, rows = [], [], False, False, [], []
+    """Markdown (CommonMark with GitHub's pipe tables, as READMEs are written) as HTML,
+    rendered by markdown-it-py; raw HTML in the source is escaped, not passed through.
+    Headings move down one level (a README's ``#`` sits under the page's ``<h1>``) and
+    tables get the report's table classes."""
+    from markdown_it import MarkdownIt
 
-    def inline(t: str) -> str:
-        t = html.escape(t)
-        t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
-        t = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
-        t = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?![*\w])", r"<em>\1</em>", t)
-        t = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', t)
-        return t
-
-    def flush():
-        nonlocal para, rows
-        if para:
-            out.append("<p>" + inline(" ".join(para)) + "</p>")
-            para = []
-        if rows:
-            cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
-            body = [r for r in cells[1:] if not all(re.fullmatch(r":?-{3,}:?", c) for c in r)]
-            th = "".join(f"<th class=l>{inline(c)}</th>" for c in cells[0])
-            tb = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
-            out.append(f'<div class="tw md"><table><thead><tr>{th}</tr></thead><tbody>{tb}</tbody></table></div>')
-            rows = []
-
-    for line in md.splitlines():
-        if line.startswith("```"):
-            if in_code:
-                out.append("<pre>" + html.escape("\n".join(code)) + "</pre>")
-                code, in_code = [], False
-            else:
-                flush()
-                in_code = True
-            continue
-        if in_code:
-            code.append(line)
-            continue
-        if line.startswith("|"):
-            if not rows:
-                flush()
-                if in_list:
-                    out.append("</ul>")
-                    in_list = False
-            rows.append(line)
-            continue
-        if rows:
-            flush()
-        m = re.match(r"^(#{1,4})\s+(.*)$", line)
-        if m:
-            flush()
-            if in_list:
-                out.append("</ul>")
-                in_list = False
-            lvl = min(len(m.group(1)) + 1, 5)
-            out.append(f"<h{lvl}>{inline(m.group(2))}</h{lvl}>")
-        elif re.match(r"^\s*[-*]\s+", line):
-            flush()
-            if not in_list:
-                out.append("<ul>")
-                in_list = True
-            out.append("<li>" + inline(re.sub(r"^\s*[-*]\s+", "", line)) + "</li>")
-        elif line.strip() == "":
-            flush()
-            if in_list:
-                out.append("</ul>")
-                in_list = False
-        elif in_list and line.startswith("  "):
-            out[-1] = out[-1][:-5] + " " + inline(line.strip()) + "</li>"
-        else:
-            para.append(line.strip())
-    flush()
-    if in_list:
-        out.append("</ul>")
-    return "\n".join(out)
+    md_it = MarkdownIt("commonmark", {"html": False}).enable("table")
+    out = md_it.render(md)
+    for lvl in (5, 4, 3, 2, 1):  # deepest first, so nothing is moved twice
+        out = out.replace(f"<h{lvl}>", f"<h{lvl + 1}>").replace(f"</h{lvl}>", f"</h{lvl + 1}>")
+    return out.replace("<table>", '<div class="tw md"><table>').replace("</table>", "</table></div>")
 
 
 def _versions(path: Path) -> dict:
