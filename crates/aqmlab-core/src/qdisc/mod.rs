@@ -397,7 +397,8 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         return Err(ScenarioError::new(
             kind_path,
             format!(
-                "\"{name}\": unknown queue discipline; expected one of: {}",
+                "\"{name}\": unknown queue discipline{}; expected one of: {}",
+                crate::scenario::suggest::did_you_mean(name, names.iter().copied()),
                 names.join(", ")
             ),
         ));

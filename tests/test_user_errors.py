@@ -1,0 +1,41 @@
+"""Errors a user meets first: misspelt kinds, fields and units get a "did you mean", a
+traffic entry that starts after the run ends is refused with both values named."""
+
+import pytest
+
+import aqmlab
+from conftest import EXAMPLES
+
+FIVE = EXAMPLES / "five-tcp.toml"
+
+
+def error_of(overrides) -> str:
+    with pytest.raises(aqmlab.ScenarioError) as e:
+        aqmlab.validate(FIVE, overrides)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("typed", ["fq_codle", "fq-codel", "FQ_CoDel"])
+def test_misspelt_qdisc_kind_suggests_the_kind(typed):
+    msg = error_of({"bottleneck": {"rate": "10Mbit", "delay": "10ms", "qdisc": {"kind": typed}}})
+    assert f'"{typed}": unknown queue discipline (did you mean "fq_codel"?)' in msg and "expected one of" in msg
+
+
+def test_unknown_field_and_traffic_kind_and_unit():
+    msg = error_of({"bottleneck": {"rate": "10Mbit", "delay": "10ms", "qdisc": {"kind": "codel", "targte": "5ms"}}})
+    assert "targte" in msg and '(did you mean "target"?)' in msg
+    msg = error_of({"traffic": [{"kind": "tcp-bluk", "hosts": "h"}]})
+    assert '(did you mean "tcp-bulk"?)' in msg
+    msg = error_of({"bottleneck": {"rate": "10Mbit", "delay": "10msec", "qdisc": {"kind": "codel"}}})
+    assert "unknown unit `msec` (did you mean \"ms\"?)" in msg
+    # nothing close: no guess
+    msg = error_of({"bottleneck": {"rate": "10Mbit", "delay": "10ms", "qdisc": {"kind": "wfq2000"}}})
+    assert "did you mean" not in msg
+
+
+def test_start_after_the_end_of_the_run_is_an_error():
+    doc = aqmlab.load_scenario(FIVE)
+    entry = dict(doc["traffic"][0])
+    entry["start"] = "90s"
+    msg = error_of({"duration": "60s", "traffic": [entry]})
+    assert "traffic[0].start" in msg and "90 s" in msg and "duration = 60 s" in msg
