@@ -39,3 +39,18 @@ def test_start_after_the_end_of_the_run_is_an_error():
     entry["start"] = "90s"
     msg = error_of({"duration": "60s", "traffic": [entry]})
     assert "traffic[0].start" in msg and "90 s" in msg and "duration = 60 s" in msg
+
+
+def test_init_writes_a_valid_commented_starter(tmp_path):
+    from test_plots_report import cli
+
+    f = tmp_path / "scenario.toml"
+    p = cli("init", f)
+    assert p.returncode == 0, p.stderr
+    text = f.read_text()
+    assert text.count("#") > 10  # commented
+    aqmlab.validate(f)
+    res = aqmlab.run(f, set={"duration": "12s"})
+    assert res.apps.filter(res.apps["app"] == "call")["mos"][0] >= 1.0
+    p = cli("init", f)
+    assert p.returncode == 2 and "already exists" in p.stderr

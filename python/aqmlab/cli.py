@@ -90,6 +90,10 @@ def _fmt(v) -> str:
 #: Columns of `aqmlab run`'s tables (every column is in ``--json`` and ``--out``).
 QUEUE_COLUMNS = ["link", "qdisc", "sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drops", "drop_rate", "utilization", "throughput_bps"]
 FLOW_COLUMNS = ["flow", "app", "kind", "src", "dst", "goodput_bps", "goodput_window_bps", "owd_ms_mean", "owd_ms_p99", "rtt_ms_mean", "loss_rate", "retransmits"]
+#: Columns of the apps table `aqmlab run` prints (those with a value for some app; ``--all``
+#: prints every column).
+APP_COLUMNS = ["app", "kind", "flows", "goodput_bps", "loss_rate", "mos", "mos_fwd", "mos_rev", "voice_loss_rate", "late_rate",
+               "plt_s_median", "pages_completed", "pages_failed", "frame_loss_rate", "decodable_frame_loss_rate", "psnr_db_mean", "video_mos"]
 #: More flows than this are summarised by their apps (``--all`` lists them).
 MAX_FLOW_ROWS = 20
 
@@ -136,7 +140,18 @@ def print_results(res, console: Console, all_rows: bool = False) -> None:
     elif flows.height:
         console.print(f"[dim]{flows.height} flows: see the apps table (--all lists every flow)[/]", highlight=False)
     if res.apps.height:
-        console.print(_table(res.apps, res.apps.columns, "apps", ("app", "kind")))
+        apps = res.apps
+        cols = apps.columns if all_rows else [c for c in APP_COLUMNS if c in apps.columns and _has_value(apps[c])]
+        console.print(_table(apps, cols, "apps" if all_rows else "apps: key columns (--all or --json for every column)", ("app", "kind")))
+
+
+def _has_value(col) -> bool:
+    """A column with at least one value that is not null or NaN."""
+    import polars as pl
+
+    if col.dtype.is_numeric():
+        return col.cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0
+    return col.drop_nulls().len() > 0
 
 
 @app.command()
@@ -385,6 +400,20 @@ def report(
     except (ValueError, FileNotFoundError) as e:
         fail(e)
     out_console.print(str(f))
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="File to write.")] = Path("scenario.toml"),
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter scenario (five uploads and a call on a 5 Mbit/s uplink)."""
+    from .starter import write
+
+    try:
+        out_console.print(str(write(path, force)))
+    except FileExistsError as e:
+        fail(ScenarioError("", str(e)))
 
 
 @app.command("compare")

@@ -161,7 +161,7 @@ def default_sweep_figures(path: Path) -> list[Figure]:
             fig = plots.sweep_lines(path, metric=metric, agg=agg, x=x, hue=hue) if kind == "sweep" else plots.bars(path, metric=metric, agg=agg)
         except ValueError:
             continue
-        figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with the 95 % Student-t confidence interval."))
+        figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with its 95 % interval (Student t; percentile bootstrap where t would leave the metric's range; none with fewer than 3 seeds)."))
     figs += web_figures(path, agg, x, hue)
     if load_runs(path, "timeseries").height:
         source = "Every dequeued packet (per-link histograms)" if load_runs(path, "sojourn_hist").height else "Samples of the time series"
@@ -186,7 +186,7 @@ def video_sweep_figures(path: Path) -> list[Figure]:
         except ValueError:
             continue
         figs.append(Figure(f"bars-decodable-{app}", f"Decodable-frame loss of {app}", fig,
-                           "1 − decodable/sent frames (decodability: docs/traffic/video.md); mean over seeds with the 95 % Student-t confidence interval."))
+                           "1 − decodable/sent frames (decodability: docs/traffic/video.md); mean over seeds with its 95 % interval."))
     return figs
 
 
@@ -219,7 +219,7 @@ def voice_figures(path: Path, agg: pl.DataFrame | None = None) -> list[Figure]:
             fig = plots.bars(path, metric="mos", table="apps", entity=a, agg=agg)
         except ValueError:
             continue
-        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with the 95 % Student-t confidence interval."))
+        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with its 95 % interval."))
     return figs
 
 
@@ -281,8 +281,11 @@ def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -
     """Page load time per web entry: a sweep line and bars with 95 % CIs (when the
     sweep has web kinds)."""
     figs: list[Figure] = []
-    note = ("Mean over seeds of each run's median page load time (failed pages at the timeout "
-            "unless failed_plt = \"exclude\"), with the 95 % Student-t confidence interval.")
+    notes = {
+        "plt_s_median": ("Mean over seeds of each run's median page load time (failed pages at the timeout "
+                         "unless failed_plt = \"exclude\"), with its 95 % interval."),
+        "pages_failed": "Pages that did not complete within the entry's timeout, mean over seeds with its 95 % interval.",
+    }
     for app in web_apps(path):
         for metric, kind in (("plt_s_median", "sweep"), ("plt_s_median", "bars"), ("pages_failed", "bars")):
             try:
@@ -292,7 +295,7 @@ def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -
                     fig = plots.bars(path, metric=metric, table="apps", app=app, agg=agg)
             except ValueError:
                 continue
-            figs.append(Figure(f"{kind}-{metric}-{app}", f"{plots.metric_label(metric)[0]} of {app}", fig, note))
+            figs.append(Figure(f"{kind}-{metric}-{app}", f"{plots.metric_label(metric)[0]} of {app}", fig, notes[metric]))
     return figs
 
 
@@ -307,6 +310,10 @@ def default_run_figures(path: Path) -> list[Figure]:
     figs.extend(video_run_figures(path))
     return figs
 
+
+#: What a table cell's interval is (`aqmlab.stats`).
+INTERVAL_NOTE = ("mean over seeds with its 95 % interval: ± the Student-t half-width, or [low, high] where "
+                 "the t interval would leave the metric's range (percentile bootstrap); no interval with fewer than 3 seeds")
 
 KEY_METRICS = ["sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drop_rate", "utilization", "throughput_bps"]
 
@@ -337,11 +344,11 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
 
 def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures: list[Figure] | None = None,
           title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike | None = None,
-          extra_html: list[str] | None = None) -> Path:
+          extra_html: list[str] | None = None, lead_html: str = "") -> Path:
     """Write the HTML report of a run or sweep folder. Returns its path
     (default ``PATH/report.html``). With ``figures_dir`` each figure is also saved there
     as PNG and SVG. ``extra_html`` (ready HTML, e.g. a study's Reproduction section)
-    goes after the figures."""
+    goes after the figures; ``lead_html`` goes first, under the title."""
     path = Path(path)
     sweep = is_sweep(path)
     if not sweep and not is_run(path):
@@ -362,24 +369,31 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
         s = pl.read_parquet(path / "summary.parquet").row(0, named=True)
         name = title or f"aqmlab run: {s.get('scenario')} (seed {s.get('seed')})"
         parts.append(f"<p class=meta>{s.get('sim_time_s')} s simulated in {s.get('wall_time_s', 0):.3f} s. Source: <code>{html.escape(str(path))}</code>. Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>")
+    if lead_html:
+        parts.append(lead_html)
+    if sweep:  # numbers on the first screen, before any prose or figure
+        agg = load(path)
+        key = sweep_table(path, agg)
+        if key.height:
+            parts.append(f"<h2>Key numbers</h2><p class=meta>Bottleneck queue per point: {INTERVAL_NOTE}.</p>"
+                         + table_html(key, right=KEY_METRICS))
     if intro_md:
         parts.append(markdown_html(intro_md))
     parts.append(figures_html(figures, figures_dir))
     parts += extra_html or []
     parts.append("<h2>Tables</h2>")
     if sweep:
-        agg = load(path)
         same = identical_points(agg)
         if same:
             parts.append('<p class="bad">' + html.escape(
                 f"{len(same)} of {agg['point_id'].n_unique()} points: {identical_note(max(same.values()))} "
                 "(every seed gave the same results, so the confidence intervals have zero width and say nothing): "
                 + "; ".join(same)) + "</p>")
-        parts.append("<h3>Bottleneck queue, mean ± 95 % CI half-width per point</h3>")
+        parts.append(f"<h3>Bottleneck queue per point</h3><p class=meta>{INTERVAL_NOTE}.</p>")
         parts.append(table_html(sweep_table(path, agg), right=KEY_METRICS))
         apps = wide_table(agg, "apps", spec["axes"])
         if apps.height:
-            parts.append("<h3>Apps, mean ± 95 % CI half-width per point</h3>")
+            parts.append(f"<h3>Apps per point</h3><p class=meta>{INTERVAL_NOTE}.</p>")
             parts.append(table_html(apps.drop("point_id").rename({"entity": "app", **{a: short_name(a) for a in spec["axes"]}}), right=apps.columns))
         if fails:
             parts.append("<h3>Failed runs</h3>")
