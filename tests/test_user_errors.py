@@ -54,3 +54,12 @@ def test_init_writes_a_valid_commented_starter(tmp_path):
     assert res.apps.filter(res.apps["app"] == "call")["mos"][0] >= 1.0
     p = cli("init", f)
     assert p.returncode == 2 and "already exists" in p.stderr
+
+
+def test_set_addresses_a_traffic_entry_by_name():
+    doc = aqmlab.load_scenario(EXAMPLES / "voip-uploads.toml", ["traffic.call.start=20s", "topology.hosts.ftp.count=2"])
+    call = [t for t in doc["traffic"] if t["name"] == "call"][0]
+    assert call["start"] == "20s" and doc["topology"]["hosts"][0]["count"] == 2
+    with pytest.raises(aqmlab.ScenarioError) as e:
+        aqmlab.load_scenario(EXAMPLES / "voip-uploads.toml", ["traffic.cal.start=20s"])
+    assert "no entry of traffic is named 'cal'" in str(e.value) and "up, call" in str(e.value)
