@@ -37,6 +37,33 @@ def gallery_sweep(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def web_sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gallery-web") / "sweep"
+    res = aqmlab.sweep(EXAMPLES / "web-ftp.toml", grid={"topology.links.1.qdisc": [{"kind": "codel"}, {"kind": "pfifo", "limit": "1000pkt"}]},
+                       seeds=3, set={"duration": "40s", "traffic.web.page_rows": True}, out=out, workers=2)
+    assert res.ok == 6
+    return out
+
+
+def test_web_and_voice_figures(web_sweep, gallery_sweep):
+    for fig in (plots.plt_cdf(web_sweep, app="web"), plots.plt_box(web_sweep, app="web"),
+                plots.mos_goodput(gallery_sweep, "call", "up")):
+        plots.print_ready(fig)
+        fig.canvas.draw()
+        texts = [t.get_text() for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip()]
+        for t in texts:
+            for pat in RAW:
+                assert not pat.search(t), f"raw label {t!r}"
+        assert fig.get_size_inches()[0] <= plots.PRINT_WIDTH_IN + 1e-6
+        plots.plt.close(fig)
+    # the box plot has one box per point, the CDF one line per point
+    box = plots.plt_box(web_sweep, app="web")
+    assert len(box.axes[0].get_xticklabels()) == 2
+    cdf = plots.plt_cdf(web_sweep, app="web")
+    assert len(cdf.axes[0].get_lines()) == 2
+
+
 def figures(path):
     agg = load(path)
     figs = [f.fig for f in report.default_sweep_figures(path)]

@@ -341,7 +341,7 @@ def finish_sweep(res, json_out: bool, quiet: bool) -> None:
 @app.command()
 def plot(
     path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
-    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars | owd-cdf")] = "sweep",
+    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars | owd-cdf | plt-cdf | plt-box")] = "sweep",
     metric: Annotated[Optional[str], typer.Option(help="Column to plot (e.g. sojourn_ms_mean, drop_rate; cdf: sojourn_ms or qlen_pkts).")] = None,
     table: Annotated[Optional[str], typer.Option(help="sweep/bars: summary | queues | flows | apps (default queues).")] = None,
     x: Annotated[Optional[str], typer.Option(help="sweep: the swept path on the x axis.")] = None,
@@ -353,6 +353,8 @@ def plot(
     out: Annotated[Optional[Path], typer.Option(help="File stem; .png, .svg and .pdf are written (default PATH/figures/KIND-METRIC).")] = None,
     t_from: Annotated[Optional[float], typer.Option("--from", help="timeseries: start of the time axis (seconds).")] = None,
     t_to: Annotated[Optional[float], typer.Option("--to", help="timeseries: end of the time axis (seconds).")] = None,
+    logx: Annotated[Optional[bool], typer.Option("--logx/--linx", help="cdf, owd-cdf, plt-cdf, sweep: log x axis (sweep: default when the swept values double).")] = None,
+    logy: Annotated[bool, typer.Option("--logy", help="sweep, plt-box: log y axis.")] = False,
 ) -> None:
     """Plot a run or a sweep: CDF, time series, metric vs parameter with 95 % CI, bars."""
     from . import plots
@@ -367,12 +369,18 @@ def plot(
                 kw["metrics"] = metric.split(",")
     elif kind == "owd-cdf":
         kw = {"app": app_name, "flows": [int(f) for f in entity.split(",")] if entity else None}
+    elif kind in ("plt-cdf", "plt-box"):
+        kw = {"app": app_name}
     elif kind in ("sweep", "bars"):
         kw.update(table=table, entity=entity, app=app_name, hue=hue)
         if kind == "sweep":
             kw["x"] = x
         else:
             kw["group"] = group
+    if kind in ("cdf", "owd-cdf", "plt-cdf", "sweep") and logx is not None:
+        kw["logx"] = logx
+    if kind in ("sweep", "plt-box") and logy:
+        kw["logy"] = True
     if not path.exists():
         fail(ScenarioError("", f"{path}: no such folder"))
     import polars as pl

@@ -240,6 +240,12 @@ def _legend_below(ax, title: str | None = None) -> None:
     ax.legend(title=title, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 * 4.0 / (h - 0.8)), ncol=ncol)
 
 
+def _doubling(values: list) -> bool:
+    """Positive values, at least three, each at least twice the one before (sorted)."""
+    v = sorted(set(x for x in values if x is not None))
+    return len(v) >= 3 and v[0] > 0 and all(b >= 2 * a for a, b in zip(v, v[1:]))
+
+
 def _category_ticks(ax, labels: list[str]) -> None:
     """Category tick labels that do not overlap: slanted when they are long or many."""
     crowded = sum(len(t) for t in labels) > 60 or len(labels) > 8
@@ -280,8 +286,11 @@ def default_entity(path, table: str) -> tuple[str | None, str | None]:
 
 
 def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x: str | None = None, hue: str | None = None,
-                entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None, logy: bool = False):
-    """Metric versus swept parameter ``x``: mean and 95 % CI band, one line per ``hue``."""
+                entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None, logy: bool = False,
+                logx: bool | None = None):
+    """Metric versus swept parameter ``x``: mean and 95 % CI band, one line per ``hue``.
+    ``logx`` defaults to a log axis when the swept values grow by factors of 2 or more
+    (e.g. 1, 2, 4, 8 Mbit/s), linear otherwise."""
     spec = read_spec(path)
     x, hue = _pick_axes(spec, x, hue)
     if x is None:
@@ -319,6 +328,8 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
         ax.set_ylabel(ylabel)
         if not numeric_x:
             _category_ticks(ax, [names.get(x, {}).get(c, str(c)) for c in cats])
+        elif logx if logx is not None else _doubling([_numeric(v) for v in cats]):
+            ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
@@ -626,7 +637,7 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     return fig
 
 
-KINDS = ("cdf", "timeseries", "sweep", "bars", "owd-cdf")
+KINDS = ("cdf", "timeseries", "sweep", "bars", "owd-cdf", "plt-cdf", "plt-box")
 
 
 def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg", "pdf"), **kw) -> list[Path]:
@@ -640,12 +651,110 @@ def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequenc
         fig = timeseries(path, **kw)
     elif kind == "owd-cdf":
         fig = owd_cdf(path, **kw)
+    elif kind == "plt-cdf":
+        fig = plt_cdf(path, **kw)
+    elif kind == "plt-box":
+        fig = plt_box(path, **kw)
     elif kind in ("sweep", "bars"):
         if not is_sweep(path):
             raise ValueError(f"{path}: `{kind}` needs a sweep folder (with sweep.json)")
         fig = sweep_lines(path, **kw) if kind == "sweep" else bars(path, **kw)
     else:
         raise ValueError(f"unknown plot kind {kind!r}; expected one of {', '.join(KINDS)}")
-    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate", "owd-cdf": ""}[kind]
+    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate",
+                                  "owd-cdf": "", "plt-cdf": "", "plt-box": ""}[kind]
     stem = Path(out) if out else path / "figures" / (f"{kind}-{metric}" if metric else kind)
     return save(fig, stem, formats)
+
+
+def _pages(path, app: str | None) -> pl.DataFrame:
+    pages = load_runs(path, "pages")
+    if pages.height == 0:
+        raise ValueError(f"{path}: no pages table (set page_rows = true on the web entry)")
+    if app is not None:
+        pages = pages.filter(pl.col("app") == app)
+        if pages.height == 0:
+            raise ValueError(f"no pages of app {app!r}")
+    if "label" not in pages.columns:
+        pages = pages.with_columns(pl.lit(Path(path).name).alias("label"))
+    return pages
+
+
+def plt_cdf(path, app: str | None = None, title: str | None = None, logx: bool = True):
+    """CDF of every page's load time per sweep point (seeds pooled). Failed pages count
+    as never loading: a line ends below 1 by the share of pages that failed."""
+    pages = _pages(path, app)
+    names = _label_names(path)
+    with _style():
+        fig, ax = plt.subplots()
+        for i, g in enumerate(dict.fromkeys(pages["label"].to_list())):
+            d = pages.filter(pl.col("label") == g)
+            v = np.sort(d["plt_s"].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy())
+            if v.size == 0:
+                continue
+            y = np.arange(1, v.size + 1) / d.height
+            ax.step(v, y, where="post", color=OKABE_ITO[i % 8], linestyle=LINESTYLES[(i // 8) % 4],
+                    label=f"{names.get(g, g)} ({d.height - v.size} of {d.height} failed)" if v.size < d.height else names.get(g, g))
+        ax.set_xlabel("page load time (s)")
+        ax.set_ylabel("fraction of pages ≤ x")
+        ax.set_ylim(0, 1.01)
+        if logx:
+            ax.set_xscale("log")
+        ax.set_title(title or f"CDF of page load time{f' of {app}' if app else ''}, every page of every seed")
+        _legend_below(ax)
+        fig.tight_layout()
+    return fig
+
+
+def plt_box(path, app: str | None = None, title: str | None = None, logy: bool = True):
+    """Box plot of every completed page's load time per sweep point (seeds pooled;
+    whiskers at 1.5 IQR, Tukey), with the count of failed pages under each box."""
+    pages = _pages(path, app)
+    names = _label_names(path)
+    groups = list(dict.fromkeys(pages["label"].to_list()))
+    data, labels = [], []
+    for g in groups:
+        d = pages.filter(pl.col("label") == g)
+        v = d["plt_s"].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy()
+        data.append(v if v.size else np.array([np.nan]))
+        failed = d.height - v.size
+        labels.append(names.get(g, g) + (f"\n{failed} failed" if failed else ""))
+    with _style():
+        fig, ax = plt.subplots(figsize=(PRINT_WIDTH_IN, 4.0))
+        ax.boxplot(data, whis=1.5, showfliers=True, flierprops={"markersize": 2})
+        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=30 if sum(map(len, labels)) > 60 else 0,
+                      ha="right" if sum(map(len, labels)) > 60 else "center")
+        ax.set_ylabel("page load time (s)")
+        if logy:
+            ax.set_yscale("log")
+        ax.set_title(title or f"Page load time{f' of {app}' if app else ''}: every completed page of every seed")
+        fig.tight_layout()
+    return fig
+
+
+def mos_goodput(path, voice_app: str, bulk_app: str, agg: pl.DataFrame | None = None, title: str | None = None):
+    """The voice question in one picture: per sweep point the call's MOS (y) against the
+    bulk traffic's goodput (x), each with its 95 % interval; up and right is better."""
+    spec = read_spec(path)
+    agg = load(path) if agg is None else agg
+    mos = _select(agg, "mos", "apps", None, voice_app)
+    gp = _select(agg, "goodput_bps", "apps", None, bulk_app)
+    both = mos.join(gp, on="point_id", suffix="_gp")
+    if both.height == 0:
+        raise ValueError(f"no points with both {voice_app}.mos and {bulk_app}.goodput_bps")
+    names = {point_label(r["point"]): n for r, n in zip(spec["runs"], [point_name(r["point"], _names(spec), axis_value) for r in spec["runs"]])}
+    with _style():
+        fig, ax = plt.subplots()
+        for i, r in enumerate(both.iter_rows(named=True)):
+            x, y = r["mean_gp"] * 1e-6, r["mean"]
+            xe = [[x - r["ci_low_gp"] * 1e-6], [r["ci_high_gp"] * 1e-6 - x]] if r["ci_low_gp"] is not None else None
+            ye = [[y - r["ci_low"]], [r["ci_high"] - y]] if r["ci_low"] is not None else None
+            ax.errorbar([x], [y], xerr=xe, yerr=ye, fmt=MARKERS[i % len(MARKERS)], color=OKABE_ITO[i % 8], capsize=3,
+                        label=names.get(r["label"], r["label"]))
+        ax.set_xlabel(f"goodput of {bulk_app} (Mbit/s)")
+        ax.set_ylabel(f"MOS of {voice_app}, worst direction")
+        ax.set_ylim(1.0, 4.5)
+        ax.set_title(title or f"Call quality against upload goodput — {n_note(both)}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+        fig.tight_layout()
+    return fig

@@ -220,7 +220,23 @@ def voice_figures(path: Path, agg: pl.DataFrame | None = None) -> list[Figure]:
         except ValueError:
             continue
         figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with its 95 % interval."))
+        bulk = _bulk_apps(path)
+        if bulk:
+            try:
+                fig = plots.mos_goodput(path, a, bulk[0], agg=agg)
+            except ValueError:
+                continue
+            figs.append(Figure(f"mos-goodput-{a}", f"MOS of {a} against the goodput of {bulk[0]}", fig,
+                               "What the call gains and what the uploads pay, per point; mean over seeds with 95 % intervals."))
     return figs
+
+
+def _bulk_apps(path: Path) -> list[str]:
+    """Apps of bulk-transfer kinds in a sweep (for the MOS–goodput figure)."""
+    apps = load_runs(path, "apps")
+    if apps.height == 0 or "kind" not in apps.columns:
+        return []
+    return list(dict.fromkeys(apps.filter(pl.col("kind").is_in(["tcp-bulk", "quic-bulk", "udp-bulk"]))["app"].to_list()))
 
 
 def owd_figures(path: Path) -> list[Figure]:
@@ -296,6 +312,13 @@ def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -
             except ValueError:
                 continue
             figs.append(Figure(f"{kind}-{metric}-{app}", f"{plots.metric_label(metric)[0]} of {app}", fig, notes[metric]))
+        for kind, fn, what in (("plt-cdf", plots.plt_cdf, "CDF"), ("plt-box", plots.plt_box, "box plot")):
+            try:  # only with the per-page table (page_rows = true)
+                fig = fn(path, app=app)
+            except ValueError:
+                continue
+            figs.append(Figure(f"{kind}-{app}", f"Page load time of {app}, {what}", fig,
+                               "Every page of every seed; pages that failed are counted beside the curve or box."))
     return figs
 
 
