@@ -63,3 +63,18 @@ def test_set_addresses_a_traffic_entry_by_name():
     with pytest.raises(aqmlab.ScenarioError) as e:
         aqmlab.load_scenario(EXAMPLES / "voip-uploads.toml", ["traffic.cal.start=20s"])
     assert "no entry of traffic is named 'cal'" in str(e.value) and "up, call" in str(e.value)
+
+
+def test_codel_target_below_one_packet_time_warns(tmp_path):
+    from test_plots_report import cli
+
+    slow = {"bottleneck": {"rate": "1Mbit", "delay": "10ms", "qdisc": {"kind": "fq_codel"}}, "duration": "5s"}
+    [w] = aqmlab.scenario.warnings(FIVE, slow)
+    assert "fq_codel target 5 ms is shorter than one 1500 B packet's transmission time" in w and "at least 18 ms" in w
+    res = aqmlab.run(FIVE, set=slow)
+    assert res["warnings"]["message"].to_list() == [w]
+    p = cli("validate", FIVE, "--set", "bottleneck.rate=1Mbit", "--set", 'bottleneck.qdisc={ kind = "fq_codel" }')
+    assert p.returncode == 0 and "warning:" in p.stderr and "(1 warning)" in p.stdout
+    # a target set for the link: no warning, and no warnings table
+    ok = {"bottleneck": {"rate": "1Mbit", "delay": "10ms", "qdisc": {"kind": "fq_codel", "target": "18ms"}}, "duration": "5s"}
+    assert aqmlab.scenario.warnings(FIVE, ok) == [] and "warnings" not in aqmlab.run(FIVE, set=ok)

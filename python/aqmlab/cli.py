@@ -123,6 +123,8 @@ def _table(df, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
 
 
 def print_results(res, console: Console, all_rows: bool = False) -> None:
+    if "warnings" in res.tables:
+        print_warnings(res.tables["warnings"]["message"].to_list())
     s = res.summary.row(0, named=True)
     console.print(
         f"[bold]{s['scenario']}[/] seed {s['seed']}: {s['sim_time_s']:.1f} s simulated in "
@@ -675,12 +677,21 @@ def validate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
     set: SetOpt = None,
 ) -> None:
-    """Check a scenario file without running it."""
+    """Check a scenario file without running it (and print its warnings)."""
+    from .scenario import warnings
+
     try:
-        validate_scenario(scenario, set)
+        found = warnings(scenario, set)
     except ScenarioError as e:
         fail(e)
-    out_console.print(f"{scenario}: ok")
+    print_warnings(found)
+    out_console.print(f"{scenario}: ok" + (f" ({len(found)} warning{'s' if len(found) > 1 else ''})" if found else ""))
+
+
+def print_warnings(messages) -> None:
+    """Scenario warnings, on stderr so that --json output stays clean."""
+    for m in messages:
+        err_console.print(f"[yellow]warning:[/] {m}", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -433,6 +433,9 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
             parts.append(f"<p>Fixed overrides: <code>{html.escape(json.dumps(spec['set']))}</code></p>")
         parts.append(f"<pre>{html.escape(json.dumps(spec['base'], indent=2), quote=False)}</pre>")
     else:
+        wf = path / "warnings.parquet"
+        if wf.exists():
+            parts.insert(1, '<p class="bad">' + "<br>".join(html.escape(f"warning: {m}") for m in pl.read_parquet(wf)["message"].to_list()) + "</p>")
         voice = voice_table(path)
         if voice.height:
             parts.append("<h3>Voice quality (MOS per voip entry)</h3>"

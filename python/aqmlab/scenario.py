@@ -192,6 +192,13 @@ def validate(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any
     return doc
 
 
+def warnings(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> list[str]:
+    """Things a valid scenario allows but probably does not mean, e.g. a CoDel target
+    below one packet's transmission time at its link's rate. Raises `ScenarioError`
+    like `validate`. A run has them in its ``warnings`` table."""
+    return list(_core.validate(to_json(load_scenario(scenario, overrides))))
+
+
 def qdisc_docs() -> list[dict]:
     """Every queue discipline with its parameters, defaults and source."""
     return _core.qdiscs()

@@ -50,6 +50,7 @@ pub mod sfb;
 pub mod sfq;
 pub mod sfq_codel;
 pub mod sred;
+pub mod target_check;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
