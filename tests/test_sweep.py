@@ -176,7 +176,7 @@ def test_t_quantiles_match_the_printed_table():
 
 
 def test_aggregation_matches_a_hand_computed_mean_and_ci():
-    # three seeds of one point: 2, 4, 9 → mean 5, s = sqrt(((−3)² + (−1)² + 4²)/2) = sqrt(13)
+    # three seeds of one point: 12, 14, 19 → mean 15, s = sqrt(((−3)² + (−1)² + 4²)/2) = sqrt(13)
     runs = pl.DataFrame(
         {
             "x": ["a", "a", "a", "b", "b"],
@@ -186,28 +186,76 @@ def test_aggregation_matches_a_hand_computed_mean_and_ci():
             "run_id": ["r1", "r2", "r3", "r4", "r5"],
             "link": ["L->R"] * 5,
             "qdisc": ["pfifo"] * 5,
-            "sojourn_ms_mean": [2.0, 4.0, 9.0, 1.0, float("nan")],
+            "sojourn_ms_mean": [12.0, 14.0, 19.0, 1.0, float("nan")],
             "drops": [1, 1, 1, 0, 0],
         }
     )
     agg = aggregate(runs, "queues", ["x"])
     row = agg.filter((pl.col("point_id") == "p1") & (pl.col("metric") == "sojourn_ms_mean")).row(0, named=True)
     s = math.sqrt(13.0)
-    half = 4.303 * s / math.sqrt(3)  # t(0.975, 2) = 4.303
-    assert row["n"] == 3 and row["mean"] == pytest.approx(5.0)
+    half = 4.303 * s / math.sqrt(3)  # t(0.975, 2) = 4.303: 15 ± 8.96 stays ≥ 0, so t
+    assert row["n"] == 3 and row["mean"] == pytest.approx(15.0)
     assert row["std"] == pytest.approx(s)
     # 4.303 is rounded to 3 decimals: |error| <= 0.0005 * s / sqrt(3) < 1.1e-3
+    assert row["ci_method"] == "t"
     assert row["ci_half"] == pytest.approx(half, abs=1.1e-3)
-    assert row["ci_low"] == pytest.approx(5 - half, abs=1.1e-3)
-    assert row["ci_high"] == pytest.approx(5 + half, abs=1.1e-3)
+    assert row["ci_low"] == pytest.approx(15 - half, abs=1.1e-3)
+    assert row["ci_high"] == pytest.approx(15 + half, abs=1.1e-3)
     assert row["entity"] == "L->R" and row["table"] == "queues" and row["x"] == "a"
     # NaN is left out: one value, no spread, no interval
     row = agg.filter((pl.col("point_id") == "p2") & (pl.col("metric") == "sojourn_ms_mean")).row(0, named=True)
     assert row["n"] == 1 and row["mean"] == 1.0 and row["std"] is None and row["ci_half"] is None
+    assert row["ci_method"] == "none"
     # zero spread: a zero-width interval
     row = agg.filter((pl.col("point_id") == "p1") & (pl.col("metric") == "drops")).row(0, named=True)
     assert (row["mean"], row["std"], row["ci_half"]) == (1.0, 0.0, 0.0)
-    assert mean_ci([2, 4, 9])["ci_half"] == pytest.approx(half, abs=1.1e-3)
+    assert mean_ci([12, 14, 19])["ci_half"] == pytest.approx(half, abs=1.1e-3)
+
+
+def test_intervals_stay_inside_the_metric_range():
+    """2, 4, 9 ms: the t interval 5 ± 8.96 ms would reach −3.96 ms; a delay cannot be
+    negative, so the interval is the percentile bootstrap of the mean. By hand: the 27
+    equally likely resamples give the mean 2 with probability 1/27 = 0.037 ≥ 0.025 and 9
+    with 1/27, so the 95 % interval is [2, 9]. Two seeds give no interval at all."""
+    runs = pl.DataFrame(
+        {
+            "point_id": ["p1"] * 3 + ["p2"] * 2 + ["p3"] * 3,
+            "label": ["a"] * 3 + ["b"] * 2 + ["c"] * 3,
+            "seed": [1, 2, 3, 1, 2, 1, 2, 3],
+            "run_id": [f"r{i}" for i in range(8)],
+            "app": ["call"] * 8,
+            "owd_ms_mean": [2.0, 4.0, 9.0, 5.0, 7.0, 10.0, 11.0, 12.0],
+            "mos": [1.0, 1.05, 4.4, 1.0, 4.0, 4.1, 4.3, 4.39],
+        }
+    )
+    agg = aggregate(runs, "apps", [])
+    get = lambda p, m: agg.filter((pl.col("point_id") == p) & (pl.col("metric") == m)).row(0, named=True)  # noqa: E731
+    r = get("p1", "owd_ms_mean")
+    assert (r["ci_method"], r["ci_low"], r["ci_high"], r["ci_half"]) == ("bootstrap", 2.0, 9.0, None)
+    r = get("p2", "owd_ms_mean")
+    assert (r["n"], r["mean"], r["ci_method"], r["ci_low"], r["ci_high"]) == (2, 6.0, "none", None, None)
+    # MOS 1, 1.05, 4.4: t gives 2.15 ± 4.85, outside [1, 4.5] at both ends
+    r = get("p1", "mos")
+    assert r["ci_method"] == "bootstrap" and 1.0 <= r["ci_low"] < r["ci_high"] <= 4.5
+    # inside the range: the t interval stays
+    r = get("p3", "owd_ms_mean")
+    assert r["ci_method"] == "t" and r["ci_half"] == pytest.approx(4.303 * 1.0 / math.sqrt(3), abs=1e-3)
+
+
+def test_exact_bootstrap_matches_resampling_by_brute_force():
+    import itertools
+
+    from aqmlab.stats import bootstrap_mean_ci
+
+    xs = [0.0, 0.0, 0.1, 0.7]
+    means = sorted(sum(c) / 4 for c in itertools.product(xs, repeat=4))  # 256 equally likely
+    lo = means[math.ceil(0.025 * 256) - 1]
+    hi = means[math.ceil(0.975 * 256) - 1]
+    assert bootstrap_mean_ci(xs) == pytest.approx((lo, hi))
+    # above the exact limit: deterministic resampling, still inside the data's range
+    big = [float(i % 7) for i in range(30)]
+    a, b = bootstrap_mean_ci(big)
+    assert (a, b) == bootstrap_mean_ci(big) and 0.0 <= a < b <= 6.0
 
 
 def test_load_gives_one_tidy_table_for_polars_and_pandas(tmp_path):

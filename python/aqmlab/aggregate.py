@@ -10,7 +10,10 @@
     app             the app a flow belongs to (flows, apps), else null
     metric          the column name (``sojourn_ms_mean``, ``goodput_bps``, ...)
     n, mean, std    over the seeds (NaN and missing values are left out of n)
-    ci_low, ci_high, ci_half   the 95 % Student-t interval: mean ± t(0.975, n−1)·std/√n
+    ci_low, ci_high, ci_half   the 95 % interval: mean ± t(0.975, n−1)·std/√n, or the
+                    percentile bootstrap where that leaves the metric's range (then
+                    ci_half is empty); empty when n < 3 (`aqmlab.stats`)
+    ci_method       ``t``, ``bootstrap`` or ``none`` (n < 3)
     identical       true when the point has n ≥ 2 runs and they are identical: every
                     result of the queues/flows/apps tables is the same for every seed
                     (the scenario has no randomness, so its zero-width interval says
@@ -29,7 +32,7 @@ from typing import Any
 import polars as pl
 
 from .results import CORE_TABLES
-from .stats import summary_exprs, with_ci
+from .stats import bound_intervals, summary_exprs, with_ci
 
 #: The column that identifies a row of each table across seeds.
 KEYS = {"summary": None, "queues": "link", "flows": "flow", "apps": "app", "app_flows": "flow"}
@@ -139,10 +142,12 @@ def aggregate(runs: pl.DataFrame, table: str, axes: list[str], level: float = 0.
         )
         .unpivot(index=["point_id", "entity", "app"], variable_name="metric", value_name="value")
     )
-    agg = with_ci(long.group_by(["point_id", "entity", "app", "metric"], maintain_order=True).agg(*summary_exprs("value")), level)
+    keys = ["point_id", "entity", "app"]
+    agg = with_ci(long.group_by([*keys, "metric"], maintain_order=True).agg(*summary_exprs("value")), level)
+    agg = bound_intervals(agg, long, keys, level)
     points = runs.select([*axes, "point_id", "label"]).unique(subset=["point_id"], maintain_order=True)
     out = points.join(agg, on="point_id", how="inner").with_columns(pl.lit(table).alias("table"))
-    order = [*axes, "point_id", "label", "table", "entity", "app", "metric", "n", "mean", "std", "ci_low", "ci_high", "ci_half"]
+    order = [*axes, "point_id", "label", "table", "entity", "app", "metric", "n", "mean", "std", "ci_low", "ci_high", "ci_half", "ci_method"]
     return out.select(order)
 
 

@@ -90,6 +90,10 @@ def _fmt(v) -> str:
 #: Columns of `aqmlab run`'s tables (every column is in ``--json`` and ``--out``).
 QUEUE_COLUMNS = ["link", "qdisc", "sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drops", "drop_rate", "utilization", "throughput_bps"]
 FLOW_COLUMNS = ["flow", "app", "kind", "src", "dst", "goodput_bps", "goodput_window_bps", "owd_ms_mean", "owd_ms_p99", "rtt_ms_mean", "loss_rate", "retransmits"]
+#: Columns of the apps table `aqmlab run` prints (those with a value for some app; ``--all``
+#: prints every column).
+APP_COLUMNS = ["app", "kind", "flows", "goodput_bps", "loss_rate", "mos", "mos_fwd", "mos_rev", "voice_loss_rate", "late_rate",
+               "plt_s_median", "pages_completed", "pages_failed", "frame_loss_rate", "decodable_frame_loss_rate", "psnr_db_mean", "video_mos"]
 #: More flows than this are summarised by their apps (``--all`` lists them).
 MAX_FLOW_ROWS = 20
 
@@ -119,6 +123,8 @@ def _table(df, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
 
 
 def print_results(res, console: Console, all_rows: bool = False) -> None:
+    if "warnings" in res.tables:
+        print_warnings(res.tables["warnings"]["message"].to_list())
     s = res.summary.row(0, named=True)
     console.print(
         f"[bold]{s['scenario']}[/] seed {s['seed']}: {s['sim_time_s']:.1f} s simulated in "
@@ -136,7 +142,18 @@ def print_results(res, console: Console, all_rows: bool = False) -> None:
     elif flows.height:
         console.print(f"[dim]{flows.height} flows: see the apps table (--all lists every flow)[/]", highlight=False)
     if res.apps.height:
-        console.print(_table(res.apps, res.apps.columns, "apps", ("app", "kind")))
+        apps = res.apps
+        cols = apps.columns if all_rows else [c for c in APP_COLUMNS if c in apps.columns and _has_value(apps[c])]
+        console.print(_table(apps, cols, "apps" if all_rows else "apps: key columns (--all or --json for every column)", ("app", "kind")))
+
+
+def _has_value(col) -> bool:
+    """A column with at least one value that is not null or NaN."""
+    import polars as pl
+
+    if col.dtype.is_numeric():
+        return col.cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0
+    return col.drop_nulls().len() > 0
 
 
 @app.command()
@@ -326,7 +343,7 @@ def finish_sweep(res, json_out: bool, quiet: bool) -> None:
 @app.command()
 def plot(
     path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
-    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars | owd-cdf")] = "sweep",
+    kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars | owd-cdf | plt-cdf | plt-box")] = "sweep",
     metric: Annotated[Optional[str], typer.Option(help="Column to plot (e.g. sojourn_ms_mean, drop_rate; cdf: sojourn_ms or qlen_pkts).")] = None,
     table: Annotated[Optional[str], typer.Option(help="sweep/bars: summary | queues | flows | apps (default queues).")] = None,
     x: Annotated[Optional[str], typer.Option(help="sweep: the swept path on the x axis.")] = None,
@@ -338,6 +355,8 @@ def plot(
     out: Annotated[Optional[Path], typer.Option(help="File stem; .png, .svg and .pdf are written (default PATH/figures/KIND-METRIC).")] = None,
     t_from: Annotated[Optional[float], typer.Option("--from", help="timeseries: start of the time axis (seconds).")] = None,
     t_to: Annotated[Optional[float], typer.Option("--to", help="timeseries: end of the time axis (seconds).")] = None,
+    logx: Annotated[Optional[bool], typer.Option("--logx/--linx", help="cdf, owd-cdf, plt-cdf, sweep: log x axis (sweep: default when the swept values double).")] = None,
+    logy: Annotated[bool, typer.Option("--logy", help="sweep, plt-box: log y axis.")] = False,
 ) -> None:
     """Plot a run or a sweep: CDF, time series, metric vs parameter with 95 % CI, bars."""
     from . import plots
@@ -352,12 +371,18 @@ def plot(
                 kw["metrics"] = metric.split(",")
     elif kind == "owd-cdf":
         kw = {"app": app_name, "flows": [int(f) for f in entity.split(",")] if entity else None}
+    elif kind in ("plt-cdf", "plt-box"):
+        kw = {"app": app_name}
     elif kind in ("sweep", "bars"):
         kw.update(table=table, entity=entity, app=app_name, hue=hue)
         if kind == "sweep":
             kw["x"] = x
         else:
             kw["group"] = group
+    if kind in ("cdf", "owd-cdf", "plt-cdf", "sweep") and logx is not None:
+        kw["logx"] = logx
+    if kind in ("sweep", "plt-box") and logy:
+        kw["logy"] = True
     if not path.exists():
         fail(ScenarioError("", f"{path}: no such folder"))
     import polars as pl
@@ -385,6 +410,90 @@ def report(
     except (ValueError, FileNotFoundError) as e:
         fail(e)
     out_console.print(str(f))
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="File to write.")] = Path("scenario.toml"),
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter scenario (five uploads and a call on a 5 Mbit/s uplink)."""
+    from .starter import write
+
+    try:
+        out_console.print(str(write(path, force)))
+    except FileExistsError as e:
+        fail(ScenarioError("", str(e)))
+
+
+@app.command("compare")
+def compare_cmd(
+    paths: Annotated[list[Path], typer.Argument(help="Two or more run, sweep or study output folders; the first is the baseline.")],
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="Only this metric (repeatable), e.g. sojourn_ms_mean.")] = None,
+    table: Annotated[Optional[list[str]], typer.Option("--table", help="Only this table (repeatable): summary | queues | flows | apps.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Folder for compare.csv and, with --metric, one overlaid figure per metric.")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Print every row, not only those that differ.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """Put runs, sweeps or studies side by side: each metric's mean and 95 % interval per
+    source and its difference to the first, with Welch's interval (n ≥ 3 on both sides)."""
+    from . import compare
+
+    try:
+        df = compare.table(paths, metrics=metric, tables=table)
+    except (ValueError, FileNotFoundError) as e:
+        fail(ScenarioError("", str(e)))
+    names = compare._names([Path(p) for p in paths])
+    if out is not None:
+        from . import plots, safefile
+
+        out.mkdir(parents=True, exist_ok=True)
+        safefile.write_with(out / "compare.csv", lambda f: df.write_csv(f))
+        for m in metric or []:
+            plots.save(compare.figure(paths, m), out / f"compare-{m}")
+    if json_out:
+        print(df.write_json())
+        return
+    import polars as pl
+
+    show = df
+    if not all_rows:
+        diffs = [pl.col(f"diff_{n}").fill_null(0.0).abs() > 0 for n in names[1:]]
+        show = df.filter(pl.any_horizontal(diffs))
+    t = Table(title=f"{' vs '.join(names)} ({show.height} of {df.height} rows{'' if all_rows else ' that differ; --all for every row'})")
+    for c in ("point", "table", "entity", "metric", *names, *[f"Δ {n}" for n in names[1:]]):
+        t.add_column(c, justify="left" if c in ("point", "table", "entity", "metric") else "right")
+    from .units import fmt as fmt_unit
+    from .units import fmt_interval
+
+    for r in show.head(200).iter_rows(named=True):
+        cells = [str(r["point"]), r["table"], str(r["entity"] or r["app"] or ""), r["metric"]]
+        cells += [fmt_interval(r["metric"], r[f"mean_{n}"], None, r[f"ci_low_{n}"], r[f"ci_high_{n}"]) for n in names]
+        for n in names[1:]:
+            d = r[f"diff_{n}"]
+            mark = {True: " *", False: "", None: ""}[r[f"changed_{n}"]]
+            pct = f" ({r[f'diff_pct_{n}']:+.1f} %)" if r[f"diff_pct_{n}"] is not None else ""
+            cells.append("–" if d is None else f"{'+' if d > 0 else ''}{fmt_unit(r['metric'], d)}{pct}{mark}")
+        t.add_row(*cells)
+    out_console.print(t)
+    out_console.print("* Welch's 95 % interval of the difference excludes 0 (both sides n ≥ 3).")
+
+
+@app.command("export")
+def export_cmd(
+    path: Annotated[Path, typer.Argument(help="A run, sweep or study output folder.")],
+    out: Annotated[Path, typer.Option(help="Folder to write into.")],
+    fmt: Annotated[str, typer.Option("--format", help="csv | parquet | json")] = "csv",
+) -> None:
+    """Write every table of a run, sweep or study as CSV, Parquet or JSON."""
+    from .export import export
+
+    try:
+        files = export(path, out, fmt)
+    except (ValueError, FileNotFoundError) as e:
+        fail(ScenarioError("--format" if "--format" in str(e) else "", str(e)))
+    for f in files:
+        out_console.print(str(f))
 
 
 study_app = typer.Typer(no_args_is_help=True, help="Built-in studies: list, run, report, compare with the paper.")
@@ -568,12 +677,21 @@ def validate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
     set: SetOpt = None,
 ) -> None:
-    """Check a scenario file without running it."""
+    """Check a scenario file without running it (and print its warnings)."""
+    from .scenario import warnings
+
     try:
-        validate_scenario(scenario, set)
+        found = warnings(scenario, set)
     except ScenarioError as e:
         fail(e)
-    out_console.print(f"{scenario}: ok")
+    print_warnings(found)
+    out_console.print(f"{scenario}: ok" + (f" ({len(found)} warning{'s' if len(found) > 1 else ''})" if found else ""))
+
+
+def print_warnings(messages) -> None:
+    """Scenario warnings, on stderr so that --json output stays clean."""
+    for m in messages:
+        err_console.print(f"[yellow]warning:[/] {m}", highlight=False, soft_wrap=True)
 
 
 @app.command()

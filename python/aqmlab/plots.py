@@ -1,7 +1,8 @@
 """Figures for runs and sweeps: one style, a colour-blind-safe palette, units on axes.
 
-Every function returns a matplotlib ``Figure``; `save` writes it as PNG and SVG. The
-Agg backend is used, so no display is needed.
+Every function returns a matplotlib ``Figure``; `save` writes it print-ready (at most
+7.16 in wide, no text under 8 pt) as PNG at 300 dpi, SVG and PDF. Nothing here needs a
+display: figures are only saved, never shown.
 
 * `cdf` — empirical CDF of sojourn time (per packet from ``sojourn_hist`` when recorded) or queue length (from the ``timeseries`` table,
   sampled every ``output.timeseries``), one line per sweep point, seeds pooled.
@@ -17,19 +18,19 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
+import matplotlib.text
+import numpy as np
+import polars as pl
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-
-from . import safefile  # noqa: E402
-from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, read_spec, short_name  # noqa: E402
+from . import safefile
+from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, point_label, read_spec
+from .names import axis_name, axis_value_names, point_name
 
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with every common
 #: colour-vision deficiency. Yellow comes late: it is faint on white.
@@ -42,7 +43,7 @@ LINESTYLES = ["-", "--", "-.", ":"]
 STYLE = {
     "figure.figsize": (6.4, 4.0),
     "figure.dpi": 100,
-    "savefig.dpi": 150,
+    "savefig.dpi": 300,
     "savefig.bbox": "tight",
     "font.size": 10,
     "axes.titlesize": 11,
@@ -55,6 +56,8 @@ STYLE = {
     "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
     "legend.frameon": False,
     "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
     "lines.linewidth": 1.6,
     "svg.fonttype": "none",
 }
@@ -107,20 +110,73 @@ def metric_label(metric: str) -> tuple[str, float]:
     return metric.replace("_", " "), 1.0
 
 
+def n_note(q: pl.DataFrame) -> str:
+    """What the error bars of aggregated rows ``q`` are, with n: every figure states n."""
+    ns = sorted({int(v) for v in q["n"].to_list() if v is not None})
+    n = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]}–{ns[-1]}"
+    methods = set(q["ci_method"].to_list()) if "ci_method" in q.columns else {"t"}
+    if methods == {"none"}:
+        return f"mean, {n} seeds, no interval"
+    how = "95 % CI" if methods <= {"t", "none"} else "95 % CI (bootstrap where t leaves the range)"
+    return f"mean and {how}, {n} seeds"
+
+
 def _style():
     return plt.rc_context(STYLE)
 
 
+#: Widest figure, inches: a two-column-wide figure in the IEEE and ACM templates (7.16 in).
+PRINT_WIDTH_IN = 7.16
+#: Smallest font, points, at PRINT_WIDTH_IN.
+MIN_FONT_PT = 8.0
+
+
+def _wrap(text, width_in: float) -> None:
+    """Break a title that is wider than ``width_in`` at word boundaries."""
+    t = text.get_text()
+    chars = max(20, int(width_in * 72 / (0.55 * text.get_fontsize())))
+    if "\n" not in t and len(t) > chars:
+        text.set_text(textwrap.fill(t, chars))
+
+
+def print_ready(fig) -> None:
+    """Make ``fig`` printable as it is: no wider than `PRINT_WIDTH_IN` (a wider figure is
+    narrowed, its height kept, so that its text is not shrunk when it is printed at that
+    width) and no text below `MIN_FONT_PT`."""
+    w, h = fig.get_size_inches()
+    if w > PRINT_WIDTH_IN + 1e-9:
+        fig.set_size_inches(PRINT_WIDTH_IN, h)
+    for t in fig.findobj(matplotlib.text.Text):
+        if t.get_text() and t.get_fontsize() < MIN_FONT_PT:
+            t.set_fontsize(MIN_FONT_PT)
+    for ax in fig.axes:
+        _wrap(ax.title, ax.get_position().width * fig.get_size_inches()[0])
+        for axis in (ax.xaxis, ax.yaxis):
+            ticks = axis.get_major_ticks()
+            if ticks and ticks[0].label1.get_fontsize() < MIN_FONT_PT:
+                axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
+    if fig._suptitle is not None:
+        _wrap(fig._suptitle, fig.get_size_inches()[0])
+    if fig.get_layout_engine() is None:
+        try:
+            fig.tight_layout()
+        except (ValueError, RuntimeError):  # a layout that cannot be tightened is left as drawn
+            pass
+
+
 def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "pdf"), close: bool = True) -> list[Path]:
-    """Write ``fig`` as ``STEM.png``, ``STEM.svg`` and ``STEM.pdf`` (each atomically) and
-    close it. PDF is for papers (vector, fonts embedded); SVG for the web."""
+    """Write ``fig`` as ``STEM.png`` (300 dpi), ``STEM.svg`` and ``STEM.pdf`` (each
+    atomically) and close it, after `print_ready`. PDF is for papers (vector, fonts
+    embedded); SVG for the web."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
-    for fmt in formats:
-        dest = stem.with_suffix(f".{fmt}")
-        safefile.write_with(dest, lambda f, fmt=fmt: fig.savefig(f, format=fmt))
-        out.append(dest)
+    with _style():
+        print_ready(fig)
+        for fmt in formats:
+            dest = stem.with_suffix(f".{fmt}")
+            safefile.write_with(dest, lambda f, fmt=fmt: fig.savefig(f, format=fmt))
+            out.append(dest)
     if close:
         plt.close(fig)
     return out
@@ -155,7 +211,45 @@ def _unit(values) -> str:
 
 def axis_title(path: str, values=()) -> str:
     u = _unit(values)
-    return f"{short_name(path)}{f' ({u})' if u else ''}"
+    return f"{axis_name(path)}{f' ({u})' if u else ''}"
+
+
+def _names(spec: dict) -> dict:
+    """Per axis: stored value → readable name (`aqmlab.names`)."""
+    return axis_value_names(spec, axis_value)
+
+
+def _label_names(path) -> dict[str, str]:
+    """A sweep's stored point labels → readable point names."""
+    if not is_sweep(path):
+        return {}
+    spec = read_spec(path)
+    names = _names(spec)
+    return {point_label(r["point"]): point_name(r["point"], names, axis_value) for r in spec["runs"]}
+
+
+def _legend_below(ax, title: str | None = None) -> None:
+    """A legend under the axes (off the data: CDF lines fill the plot area), in two
+    columns when it has more than four entries."""
+    n = len(ax.get_legend_handles_labels()[1])
+    ncol = 2 if n > 4 else 1
+    fig = ax.get_figure()
+    w, h = fig.get_size_inches()
+    grow = 0.17 * -(-n // ncol) + (0.25 if title else 0.1)  # room for the rows, the axes keep their height
+    fig.set_size_inches(w, h + grow)
+    ax.legend(title=title, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 * 4.0 / (h - 0.8)), ncol=ncol)
+
+
+def _doubling(values: list) -> bool:
+    """Positive values, at least three, each at least twice the one before (sorted)."""
+    v = sorted(set(x for x in values if x is not None))
+    return len(v) >= 3 and v[0] > 0 and all(b >= 2 * a for a, b in zip(v, v[1:]))
+
+
+def _category_ticks(ax, labels: list[str]) -> None:
+    """Category tick labels that do not overlap: slanted when they are long or many."""
+    crowded = sum(len(t) for t in labels) > 60 or len(labels) > 8
+    ax.set_xticks(range(len(labels)), labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
 
 
 def _pick_axes(spec: dict, x: str | None, hue: str | None) -> tuple[str | None, str | None]:
@@ -192,8 +286,11 @@ def default_entity(path, table: str) -> tuple[str | None, str | None]:
 
 
 def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x: str | None = None, hue: str | None = None,
-                entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None, logy: bool = False):
-    """Metric versus swept parameter ``x``: mean and 95 % CI band, one line per ``hue``."""
+                entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None, logy: bool = False,
+                logx: bool | None = None):
+    """Metric versus swept parameter ``x``: mean and 95 % CI band, one line per ``hue``.
+    ``logx`` defaults to a log axis when the swept values grow by factors of 2 or more
+    (e.g. 1, 2, 4, 8 Mbit/s), linear otherwise."""
     spec = read_spec(path)
     x, hue = _pick_axes(spec, x, hue)
     if x is None:
@@ -205,6 +302,7 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
     if q.height == 0:
         raise ValueError(f"no values of {table}.{metric} in {path}")
     ylabel, scale = metric_label(metric)
+    names = _names(spec)
     xs_all = q[x].to_list()
     numeric_x = all(_numeric(v) is not None for v in xs_all)
     cats = list(dict.fromkeys(xs_all))
@@ -222,21 +320,22 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
             c = OKABE_ITO[i % len(OKABE_ITO)]
             # a line and a band only where x is a number; categories get points and bars
             ls = LINESTYLES[i % len(LINESTYLES)] if numeric_x else "none"
-            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=str(g) if g is not None else metric)
+            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=names.get(hue, {}).get(g, str(g)) if g is not None else metric)
             if numeric_x:
                 ax.fill_between(xv, lo, hi, color=c, alpha=0.18, linewidth=0)
             ax.errorbar(xv, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor=c, capsize=3, linewidth=1)
         ax.set_xlabel(axis_title(x, xs_all))
         ax.set_ylabel(ylabel)
         if not numeric_x:
-            ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+            _category_ticks(ax, [names.get(x, {}).get(c, str(c)) for c in cats])
+        elif logx if logx is not None else _doubling([_numeric(v) for v in cats]):
+            ax.set_xscale("log")
         if logy:
             ax.set_yscale("log")
-        n = q["n"].max()
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
-        ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
+        ax.set_title(f"{title or ylabel.split(' (')[0] + where} — {n_note(q)}")
         if hue:
-            ax.legend(title=short_name(hue), loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            ax.legend(title=axis_name(hue), loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
     return fig
 
@@ -263,30 +362,33 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
     if q.height == 0:
         raise ValueError(f"no values of {table}.{metric} in {path}")
     ylabel, scale = metric_label(metric)
+    names = _names(spec)
     cats = list(dict.fromkeys(q[group].to_list())) if group else ["all"]
     hues = list(dict.fromkeys(q[hue].to_list())) if hue else [None]
     width = 0.8 / len(hues)
     with _style():
-        fig, ax = plt.subplots(figsize=(max(6.4, 0.5 * len(cats) * len(hues) + 2), 4.0))
+        fig, ax = plt.subplots(figsize=(PRINT_WIDTH_IN, 4.0))
         for i, h in enumerate(hues):
             d = q if h is None else q.filter(pl.col(hue) == h)
-            pos, mean, err = [], [], []
+            pos, mean, below, above = [], [], [], []
             for row in d.iter_rows(named=True):
                 c = row[group] if group else "all"
                 pos.append(cats.index(c) - 0.4 + width * (i + 0.5))
                 mean.append(row["mean"] * scale)
-                err.append((row["ci_half"] or 0.0) * scale)
-            ax.bar(pos, mean, width=width * 0.92, yerr=err, capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=str(h) if h is not None else None, error_kw={"linewidth": 1})
-        ax.set_xticks(range(len(cats)), [str(c) for c in cats])
+                # asymmetric where the interval is a bootstrap one; none when n < 3
+                lo, hi = row["ci_low"], row["ci_high"]
+                below.append((row["mean"] - lo) * scale if lo is not None else 0.0)
+                above.append((hi - row["mean"]) * scale if hi is not None else 0.0)
+            ax.bar(pos, mean, width=width * 0.92, yerr=[below, above], capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=names.get(hue, {}).get(h, str(h)) if h is not None else None, error_kw={"linewidth": 1})
+        _category_ticks(ax, [names.get(group, {}).get(c, str(c)) for c in cats] if group else ["all"])
         if group:
             ax.set_xlabel(axis_title(group, cats))
         ax.set_ylabel(ylabel)
         ax.grid(axis="x", visible=False)
-        n = q["n"].max()
         where = f" at {entity}" if entity else (f" of {app}" if app else "")
-        ax.set_title(title or f"{ylabel.split(' (')[0]}{where} — mean and 95 % CI, n = {n} seeds")
+        ax.set_title(f"{title or ylabel.split(' (')[0] + where} — {n_note(q)}")
         if hue:
-            ax.legend(title=short_name(hue) if hue != "entity" else None, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+            ax.legend(title=axis_name(hue) if hue != "entity" else None, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
     return fig
 
@@ -332,6 +434,7 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
     with _style():
         fig, ax = plt.subplots()
         groups = list(dict.fromkeys(ts[by].to_list()))
+        shown = _label_names(path) if by == "label" else _names(read_spec(path)).get(by, {}) if is_sweep(path) else {}
         for i, g in enumerate(groups):
             v = ts.filter(pl.col(by) == g)[metric].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy() * scale
             if v.size == 0:
@@ -343,9 +446,9 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
                 # the same to the eye, the SVG stays small
                 idx = np.unique(np.linspace(0, v.size - 1, CDF_POINTS).round().astype(int))
                 v, y = v[idx], y[idx]
-            ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+            ax.step(v, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=shown.get(g, str(g)))
         if by != "label":
-            ax.legend(title=short_name(by), fontsize=8)
+            _legend_below(ax, title=axis_name(by))
         ax.set_xlabel(xlabel)
         ax.set_ylabel("fraction of samples ≤ x")
         ax.set_ylim(0, 1.01)
@@ -354,7 +457,7 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
         ax.set_xlim(left=0)
         ax.set_title(title or f"CDF of {xlabel.split(' (')[0]} at {link}")
         if len(groups) > 1 and by == "label":
-            ax.legend(fontsize=8)
+            _legend_below(ax)
         fig.tight_layout()
     return fig
 
@@ -372,6 +475,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
     with _style():
         fig, ax = plt.subplots()
         groups = list(dict.fromkeys(hist[by].to_list()))
+        shown = _label_names(path) if by == "label" else _names(read_spec(path)).get(by, {}) if is_sweep(path) else {}
         for i, g in enumerate(groups):
             h = (
                 hist.filter(pl.col(by) == g)
@@ -381,7 +485,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
             )
             x = h["sojourn_ms_high"].to_numpy()
             y = np.cumsum(h["packets"].to_numpy()) / h["packets"].sum()
-            ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=str(g))
+            ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=shown.get(g, str(g)))
         ax.set_xlabel(metric_label("sojourn_ms")[0])
         ax.set_ylabel("fraction of packets ≤ x")
         ax.set_ylim(0, 1.01)
@@ -390,7 +494,7 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
         ax.set_xlim(left=0)
         ax.set_title(title or f"CDF of packet sojourn time at {link}")
         if len(groups) > 1:
-            ax.legend(title=None if by == "label" else short_name(by), fontsize=8)
+            _legend_below(ax, title=None if by == "label" else axis_name(by))
         fig.tight_layout()
     return fig
 
@@ -416,6 +520,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
     if hist.height == 0:
         raise ValueError(f"no one-way delay histogram matches flows={flows} app={app}")
     labels = list(dict.fromkeys(hist["label"].to_list()))
+    shown = _label_names(path)
     with _style():
         fig, ax = plt.subplots()
         keys = list(dict.fromkeys(zip(hist["label"].to_list(), hist["flow"].to_list(), hist["app"].to_list())))
@@ -428,7 +533,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
             )
             x = h["owd_ms_high"].to_numpy()
             y = np.cumsum(h["packets"].to_numpy()) / h["packets"].sum()
-            name = f"flow {flow} ({a})" + (f", {lab}" if len(labels) > 1 else "")
+            name = f"flow {flow} ({a})" + (f", {shown.get(lab, lab)}" if len(labels) > 1 else "")
             ax.step(x, y, where="post", color=OKABE_ITO[i % len(OKABE_ITO)], linestyle=LINESTYLES[(i // len(OKABE_ITO)) % 4], label=name)
         ax.set_xlabel("one-way delay (ms)")
         ax.set_ylabel("fraction of packets ≤ x")
@@ -437,7 +542,7 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
             ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(left=0)
         ax.set_title(title or "CDF of per-flow one-way delay")
-        ax.legend(fontsize=8)
+        _legend_below(ax)
         fig.tight_layout()
     return fig
 
@@ -445,8 +550,10 @@ def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, ti
 #: Time-series panels drawn by default, in order (when the run has them).
 TS_DEFAULT = ("qlen_pkts", "sojourn_ms", "drop_prob", "rate_bps")
 #: Runs (sweep points) drawn side by side at most; flows per cwnd panel at most.
-TS_MAX_RUNS = 6
+TS_MAX_RUNS = 3
 TS_MAX_FLOWS = 8
+#: Runs side by side in a time-series figure (more wrap into further rows).
+TS_COLUMNS = 3
 
 
 def _window(df: pl.DataFrame, t_from: float | None, t_to: float | None) -> pl.DataFrame:
@@ -471,8 +578,9 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     available = [c for c in ts.columns if c in TS_DEFAULT or c in ("qlen_bytes",)]
     tcp = load_runs(path, "tcp")
     tcp_cols = [c for c in tcp.columns if c in ("cwnd_bytes", "ssthresh_bytes", "srtt_ms", "bytes_in_flight")] if tcp.height else []
-    if metrics is None:
-        metrics = [m for m in TS_DEFAULT if m in ts.columns and ts[m].cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0]
+    if metrics is None:  # the default panels that have data and vary (a constant link rate says nothing)
+        metrics = [m for m in TS_DEFAULT if m in ts.columns
+                   and ts.group_by("label").agg(pl.col(m).cast(pl.Float64).fill_nan(None).drop_nulls().n_unique().alias("u"))["u"].max() > 1]
         metrics += ["cwnd_bytes"] if "cwnd_bytes" in tcp_cols else []
     for m in metrics:
         if m not in available and m not in tcp_cols:
@@ -487,14 +595,19 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     shown = runs[:TS_MAX_RUNS]
     if tcp.height and "run_id" in ts.columns and "run_id" in tcp.columns:
         tcp = _window(tcp.filter(pl.col("run_id").is_in(ts["run_id"].unique().implode())), t_from, t_to)
+    names = _label_names(path)
     with _style():
-        ncol = len(shown)
-        fig, axs = plt.subplots(len(metrics), ncol, sharex=True, sharey="row", figsize=(min(4.2 * ncol + 1.0, 18.0), 1.9 * len(metrics) + 0.8), squeeze=False)
+        # at most TS_COLUMNS runs side by side; more runs wrap into further blocks of rows
+        ncol = min(len(shown), TS_COLUMNS)
+        blocks = -(-len(shown) // ncol)
+        nm = len(metrics)
+        fig, axs = plt.subplots(nm * blocks, ncol, sharex=True, figsize=(PRINT_WIDTH_IN if ncol > 1 else 6.4, (1.7 * nm + 0.6) * blocks + 0.3), squeeze=False)
         for c, run in enumerate(shown):
+            b, col = divmod(c, ncol)
             d_run = ts.filter(pl.col("label") == run).sort("time_ns")
             rid = d_run["run_id"][0] if "run_id" in d_run.columns and d_run.height else None
             for r, m in enumerate(metrics):
-                ax = axs[r, c]
+                ax = axs[b * nm + r, col]
                 label, scale = metric_label(m)
                 if m in tcp_cols:
                     e_run = tcp.filter(pl.col("run_id") == rid) if rid is not None and "run_id" in tcp.columns else tcp
@@ -502,15 +615,20 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
                     for i, f in enumerate(flows[:TS_MAX_FLOWS]):
                         e = e_run.filter(pl.col("flow") == f).sort("time_ns")
                         ax.plot(e["time_ns"].to_numpy() / 1e9, e[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[i % 8], linewidth=1.0, label=f"flow {f}")
-                    if flows:
+                    if flows:  # a count above the panel, not a legend over the data
                         more = f"{min(len(flows), TS_MAX_FLOWS)} of {len(flows)} flows" if len(flows) > TS_MAX_FLOWS else (f"{len(flows)} flows" if len(flows) > 1 else "1 flow")
-                        ax.legend(fontsize=6, ncol=2, title=more, title_fontsize=6, loc="upper left")
+                        ax.annotate(more, xy=(1.0, 1.01), xycoords="axes fraction", ha="right", va="bottom", fontsize=8)
                 else:
                     ax.plot(d_run["time_ns"].to_numpy() / 1e9, d_run[m].cast(pl.Float64).to_numpy() * scale, color=OKABE_ITO[0], linewidth=1.0)
-                if c == 0:
+                if col == 0:
                     ax.set_ylabel(label)
-            axs[0, c].set_title(str(run) if len(runs) > 1 else (title or f"time series at {link}"), fontsize=8)
-            axs[-1, c].set_xlabel("time (s)")
+            axs[b * nm, col].set_title(names.get(run, str(run)) if len(runs) > 1 else (title or f"time series at {link}"), fontsize=8)
+        for c in range(len(shown), blocks * ncol):  # empty slots of the last block
+            b, col = divmod(c, ncol)
+            for r in range(nm):
+                axs[b * nm + r, col].set_visible(False)
+        for col in range(ncol):
+            axs[-1, col].set_xlabel("time (s)")
         if len(runs) > 1:
             extra = f" ({len(shown)} of {len(runs)} points shown)" if len(runs) > len(shown) else ""
             fig.suptitle((title or f"time series at {link}, first seed of each point") + extra, fontsize=9)
@@ -519,7 +637,7 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     return fig
 
 
-KINDS = ("cdf", "timeseries", "sweep", "bars", "owd-cdf")
+KINDS = ("cdf", "timeseries", "sweep", "bars", "owd-cdf", "plt-cdf", "plt-box")
 
 
 def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg", "pdf"), **kw) -> list[Path]:
@@ -533,12 +651,110 @@ def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequenc
         fig = timeseries(path, **kw)
     elif kind == "owd-cdf":
         fig = owd_cdf(path, **kw)
+    elif kind == "plt-cdf":
+        fig = plt_cdf(path, **kw)
+    elif kind == "plt-box":
+        fig = plt_box(path, **kw)
     elif kind in ("sweep", "bars"):
         if not is_sweep(path):
             raise ValueError(f"{path}: `{kind}` needs a sweep folder (with sweep.json)")
         fig = sweep_lines(path, **kw) if kind == "sweep" else bars(path, **kw)
     else:
         raise ValueError(f"unknown plot kind {kind!r}; expected one of {', '.join(KINDS)}")
-    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate", "owd-cdf": ""}[kind]
+    metric = kw.get("metric") or {"cdf": "sojourn_ms", "timeseries": "", "sweep": "sojourn_ms_mean", "bars": "drop_rate",
+                                  "owd-cdf": "", "plt-cdf": "", "plt-box": ""}[kind]
     stem = Path(out) if out else path / "figures" / (f"{kind}-{metric}" if metric else kind)
     return save(fig, stem, formats)
+
+
+def _pages(path, app: str | None) -> pl.DataFrame:
+    pages = load_runs(path, "pages")
+    if pages.height == 0:
+        raise ValueError(f"{path}: no pages table (set page_rows = true on the web entry)")
+    if app is not None:
+        pages = pages.filter(pl.col("app") == app)
+        if pages.height == 0:
+            raise ValueError(f"no pages of app {app!r}")
+    if "label" not in pages.columns:
+        pages = pages.with_columns(pl.lit(Path(path).name).alias("label"))
+    return pages
+
+
+def plt_cdf(path, app: str | None = None, title: str | None = None, logx: bool = True):
+    """CDF of every page's load time per sweep point (seeds pooled). Failed pages count
+    as never loading: a line ends below 1 by the share of pages that failed."""
+    pages = _pages(path, app)
+    names = _label_names(path)
+    with _style():
+        fig, ax = plt.subplots()
+        for i, g in enumerate(dict.fromkeys(pages["label"].to_list())):
+            d = pages.filter(pl.col("label") == g)
+            v = np.sort(d["plt_s"].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy())
+            if v.size == 0:
+                continue
+            y = np.arange(1, v.size + 1) / d.height
+            ax.step(v, y, where="post", color=OKABE_ITO[i % 8], linestyle=LINESTYLES[(i // 8) % 4],
+                    label=f"{names.get(g, g)} ({d.height - v.size} of {d.height} failed)" if v.size < d.height else names.get(g, g))
+        ax.set_xlabel("page load time (s)")
+        ax.set_ylabel("fraction of pages ≤ x")
+        ax.set_ylim(0, 1.01)
+        if logx:
+            ax.set_xscale("log")
+        ax.set_title(title or f"CDF of page load time{f' of {app}' if app else ''}, every page of every seed")
+        _legend_below(ax)
+        fig.tight_layout()
+    return fig
+
+
+def plt_box(path, app: str | None = None, title: str | None = None, logy: bool = True):
+    """Box plot of every completed page's load time per sweep point (seeds pooled;
+    whiskers at 1.5 IQR, Tukey), with the count of failed pages under each box."""
+    pages = _pages(path, app)
+    names = _label_names(path)
+    groups = list(dict.fromkeys(pages["label"].to_list()))
+    data, labels = [], []
+    for g in groups:
+        d = pages.filter(pl.col("label") == g)
+        v = d["plt_s"].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy()
+        data.append(v if v.size else np.array([np.nan]))
+        failed = d.height - v.size
+        labels.append(names.get(g, g) + (f"\n{failed} failed" if failed else ""))
+    with _style():
+        fig, ax = plt.subplots(figsize=(PRINT_WIDTH_IN, 4.0))
+        ax.boxplot(data, whis=1.5, showfliers=True, flierprops={"markersize": 2})
+        ax.set_xticks(range(1, len(labels) + 1), labels, rotation=30 if sum(map(len, labels)) > 60 else 0,
+                      ha="right" if sum(map(len, labels)) > 60 else "center")
+        ax.set_ylabel("page load time (s)")
+        if logy:
+            ax.set_yscale("log")
+        ax.set_title(title or f"Page load time{f' of {app}' if app else ''}: every completed page of every seed")
+        fig.tight_layout()
+    return fig
+
+
+def mos_goodput(path, voice_app: str, bulk_app: str, agg: pl.DataFrame | None = None, title: str | None = None):
+    """The voice question in one picture: per sweep point the call's MOS (y) against the
+    bulk traffic's goodput (x), each with its 95 % interval; up and right is better."""
+    spec = read_spec(path)
+    agg = load(path) if agg is None else agg
+    mos = _select(agg, "mos", "apps", None, voice_app)
+    gp = _select(agg, "goodput_bps", "apps", None, bulk_app)
+    both = mos.join(gp, on="point_id", suffix="_gp")
+    if both.height == 0:
+        raise ValueError(f"no points with both {voice_app}.mos and {bulk_app}.goodput_bps")
+    names = {point_label(r["point"]): n for r, n in zip(spec["runs"], [point_name(r["point"], _names(spec), axis_value) for r in spec["runs"]])}
+    with _style():
+        fig, ax = plt.subplots()
+        for i, r in enumerate(both.iter_rows(named=True)):
+            x, y = r["mean_gp"] * 1e-6, r["mean"]
+            xe = [[x - r["ci_low_gp"] * 1e-6], [r["ci_high_gp"] * 1e-6 - x]] if r["ci_low_gp"] is not None else None
+            ye = [[y - r["ci_low"]], [r["ci_high"] - y]] if r["ci_low"] is not None else None
+            ax.errorbar([x], [y], xerr=xe, yerr=ye, fmt=MARKERS[i % len(MARKERS)], color=OKABE_ITO[i % 8], capsize=3,
+                        label=names.get(r["label"], r["label"]))
+        ax.set_xlabel(f"goodput of {bulk_app} (Mbit/s)")
+        ax.set_ylabel(f"MOS of {voice_app}, worst direction")
+        ax.set_ylim(1.0, 4.5)
+        ax.set_title(title or f"Call quality against upload goodput — {n_note(both)}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+        fig.tight_layout()
+    return fig

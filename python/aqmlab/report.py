@@ -21,6 +21,7 @@ import polars as pl
 
 from . import plots, safefile
 from .units import fmt as fmt_unit
+from .units import fmt_interval
 from .aggregate import bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec, short_name
 
 
@@ -103,6 +104,10 @@ def table_html(df: pl.DataFrame, max_rows: int = 500, right: Sequence[str] = ())
     return f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{more}'
 
 
+def _cell_text(s: dict) -> str:
+    return fmt_interval(s["metric"], s["mean"], s["ci_half"], s["ci_low"], s["ci_high"])
+
+
 def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence[str] | None = None, entity: str | None = None) -> pl.DataFrame:
     """One row per (point, entity) of ``table``, one column per metric, each cell
     ``mean ± 95 % CI`` with its unit."""
@@ -115,87 +120,24 @@ def wide_table(agg: pl.DataFrame, table: str, axes: list[str], metrics: Sequence
         return pl.DataFrame()
     order = list(dict.fromkeys(q["metric"].to_list())) if metrics is None else [m for m in metrics if m in set(q["metric"].to_list())]
     q = q.with_columns(
-        pl.struct("metric", "mean", "ci_half").map_elements(lambda s: fmt_unit(s["metric"], s["mean"], s["ci_half"]), return_dtype=pl.Utf8).alias("v")
+        pl.struct("metric", "mean", "ci_half", "ci_low", "ci_high").map_elements(_cell_text, return_dtype=pl.Utf8).alias("v")
     )
     wide = q.pivot(on="metric", index=[*axes, "point_id", "entity"], values="v")
     return wide.select([*axes, "point_id", "entity", *order])
 
 
 def markdown_html(md: str) -> str:
-    """A small Markdown subset (headings, paragraphs, lists, pipe tables, code blocks,
-    inline code, bold, links) for study READMEs."""
-    out, para, in_list, in_code, code, rows = [], [], False, False, [], []
+    """Markdown (CommonMark with GitHub's pipe tables, as READMEs are written) as HTML,
+    rendered by markdown-it-py; raw HTML in the source is escaped, not passed through.
+    Headings move down one level (a README's ``#`` sits under the page's ``<h1>``) and
+    tables get the report's table classes."""
+    from markdown_it import MarkdownIt
 
-    def inline(t: str) -> str:
-        t = html.escape(t)
-        t = re.sub(r"`([^`]+)`", r"<code>\1</code>", t)
-        t = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", t)
-        t = re.sub(r"(?<![*\w])\*([^*\s][^*]*)\*(?![*\w])", r"<em>\1</em>", t)
-        t = re.sub(r"\[([^\]]+)\]\(([^)]+)\)", r'<a href="\2">\1</a>', t)
-        return t
-
-    def flush():
-        nonlocal para, rows
-        if para:
-            out.append("<p>" + inline(" ".join(para)) + "</p>")
-            para = []
-        if rows:
-            cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
-            body = [r for r in cells[1:] if not all(re.fullmatch(r":?-{3,}:?", c) for c in r)]
-            th = "".join(f"<th class=l>{inline(c)}</th>" for c in cells[0])
-            tb = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
-            out.append(f'<div class="tw md"><table><thead><tr>{th}</tr></thead><tbody>{tb}</tbody></table></div>')
-            rows = []
-
-    for line in md.splitlines():
-        if line.startswith("```"):
-            if in_code:
-                out.append("<pre>" + html.escape("\n".join(code)) + "</pre>")
-                code, in_code = [], False
-            else:
-                flush()
-                in_code = True
-            continue
-        if in_code:
-            code.append(line)
-            continue
-        if line.startswith("|"):
-            if not rows:
-                flush()
-                if in_list:
-                    out.append("</ul>")
-                    in_list = False
-            rows.append(line)
-            continue
-        if rows:
-            flush()
-        m = re.match(r"^(#{1,4})\s+(.*)$", line)
-        if m:
-            flush()
-            if in_list:
-                out.append("</ul>")
-                in_list = False
-            lvl = min(len(m.group(1)) + 1, 5)
-            out.append(f"<h{lvl}>{inline(m.group(2))}</h{lvl}>")
-        elif re.match(r"^\s*[-*]\s+", line):
-            flush()
-            if not in_list:
-                out.append("<ul>")
-                in_list = True
-            out.append("<li>" + inline(re.sub(r"^\s*[-*]\s+", "", line)) + "</li>")
-        elif line.strip() == "":
-            flush()
-            if in_list:
-                out.append("</ul>")
-                in_list = False
-        elif in_list and line.startswith("  "):
-            out[-1] = out[-1][:-5] + " " + inline(line.strip()) + "</li>"
-        else:
-            para.append(line.strip())
-    flush()
-    if in_list:
-        out.append("</ul>")
-    return "\n".join(out)
+    md_it = MarkdownIt("commonmark", {"html": False}).enable("table")
+    out = md_it.render(md)
+    for lvl in (5, 4, 3, 2, 1):  # deepest first, so nothing is moved twice
+        out = out.replace(f"<h{lvl}>", f"<h{lvl + 1}>").replace(f"</h{lvl}>", f"</h{lvl + 1}>")
+    return out.replace("<table>", '<div class="tw md"><table>').replace("</table>", "</table></div>")
 
 
 def _versions(path: Path) -> dict:
@@ -219,7 +161,7 @@ def default_sweep_figures(path: Path) -> list[Figure]:
             fig = plots.sweep_lines(path, metric=metric, agg=agg, x=x, hue=hue) if kind == "sweep" else plots.bars(path, metric=metric, agg=agg)
         except ValueError:
             continue
-        figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with the 95 % Student-t confidence interval."))
+        figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with its 95 % interval (Student t; percentile bootstrap where t would leave the metric's range; none with fewer than 3 seeds)."))
     figs += web_figures(path, agg, x, hue)
     if load_runs(path, "timeseries").height:
         source = "Every dequeued packet (per-link histograms)" if load_runs(path, "sojourn_hist").height else "Samples of the time series"
@@ -244,7 +186,7 @@ def video_sweep_figures(path: Path) -> list[Figure]:
         except ValueError:
             continue
         figs.append(Figure(f"bars-decodable-{app}", f"Decodable-frame loss of {app}", fig,
-                           "1 − decodable/sent frames (decodability: docs/traffic/video.md); mean over seeds with the 95 % Student-t confidence interval."))
+                           "1 − decodable/sent frames (decodability: docs/traffic/video.md); mean over seeds with its 95 % interval."))
     return figs
 
 
@@ -277,8 +219,24 @@ def voice_figures(path: Path, agg: pl.DataFrame | None = None) -> list[Figure]:
             fig = plots.bars(path, metric="mos", table="apps", entity=a, agg=agg)
         except ValueError:
             continue
-        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with the 95 % Student-t confidence interval."))
+        figs.append(Figure(f"bars-mos-{a}", f"MOS of {a}", fig, "E-model (per the entry's `emodel`) of each call's worst direction (mean over the entry's calls); mean over seeds with its 95 % interval."))
+        bulk = _bulk_apps(path)
+        if bulk:
+            try:
+                fig = plots.mos_goodput(path, a, bulk[0], agg=agg)
+            except ValueError:
+                continue
+            figs.append(Figure(f"mos-goodput-{a}", f"MOS of {a} against the goodput of {bulk[0]}", fig,
+                               "What the call gains and what the uploads pay, per point; mean over seeds with 95 % intervals."))
     return figs
+
+
+def _bulk_apps(path: Path) -> list[str]:
+    """Apps of bulk-transfer kinds in a sweep (for the MOS–goodput figure)."""
+    apps = load_runs(path, "apps")
+    if apps.height == 0 or "kind" not in apps.columns:
+        return []
+    return list(dict.fromkeys(apps.filter(pl.col("kind").is_in(["tcp-bulk", "quic-bulk", "udp-bulk"]))["app"].to_list()))
 
 
 def owd_figures(path: Path) -> list[Figure]:
@@ -339,8 +297,11 @@ def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -
     """Page load time per web entry: a sweep line and bars with 95 % CIs (when the
     sweep has web kinds)."""
     figs: list[Figure] = []
-    note = ("Mean over seeds of each run's median page load time (failed pages at the timeout "
-            "unless failed_plt = \"exclude\"), with the 95 % Student-t confidence interval.")
+    notes = {
+        "plt_s_median": ("Mean over seeds of each run's median page load time (failed pages at the timeout "
+                         "unless failed_plt = \"exclude\"), with its 95 % interval."),
+        "pages_failed": "Pages that did not complete within the entry's timeout, mean over seeds with its 95 % interval.",
+    }
     for app in web_apps(path):
         for metric, kind in (("plt_s_median", "sweep"), ("plt_s_median", "bars"), ("pages_failed", "bars")):
             try:
@@ -350,7 +311,14 @@ def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -
                     fig = plots.bars(path, metric=metric, table="apps", app=app, agg=agg)
             except ValueError:
                 continue
-            figs.append(Figure(f"{kind}-{metric}-{app}", f"{plots.metric_label(metric)[0]} of {app}", fig, note))
+            figs.append(Figure(f"{kind}-{metric}-{app}", f"{plots.metric_label(metric)[0]} of {app}", fig, notes[metric]))
+        for kind, fn, what in (("plt-cdf", plots.plt_cdf, "CDF"), ("plt-box", plots.plt_box, "box plot")):
+            try:  # only with the per-page table (page_rows = true)
+                fig = fn(path, app=app)
+            except ValueError:
+                continue
+            figs.append(Figure(f"{kind}-{app}", f"Page load time of {app}, {what}", fig,
+                               "Every page of every seed; pages that failed are counted beside the curve or box."))
     return figs
 
 
@@ -366,11 +334,15 @@ def default_run_figures(path: Path) -> list[Figure]:
     return figs
 
 
+#: What a table cell's interval is (`aqmlab.stats`).
+INTERVAL_NOTE = ("mean over seeds with its 95 % interval: ± the Student-t half-width, or [low, high] where "
+                 "the t interval would leave the metric's range (percentile bootstrap); no interval with fewer than 3 seeds")
+
 KEY_METRICS = ["sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drop_rate", "utilization", "throughput_bps"]
 
 
 def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[str] = KEY_METRICS, entity: str | None = None) -> pl.DataFrame:
-    """Per point: ``mean ± ci_half`` of the key bottleneck metrics, as text."""
+    """Per point: the mean and 95 % interval of the key bottleneck metrics, as text."""
     agg = load(path) if agg is None else agg
     spec = read_spec(path)
     entity = entity or bottleneck_link(path)
@@ -378,7 +350,7 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
     if q.height == 0:
         return pl.DataFrame()
     q = q.with_columns(
-        pl.struct("metric", "mean", "ci_half").map_elements(lambda s: fmt_unit(s["metric"], s["mean"], s["ci_half"]), return_dtype=pl.Utf8).alias("v")
+        pl.struct("metric", "mean", "ci_half", "ci_low", "ci_high").map_elements(_cell_text, return_dtype=pl.Utf8).alias("v")
     )
     axes = [a for a in spec["axes"]]
     wide = q.pivot(on="metric", index=[*axes, "point_id"], values="v")
@@ -395,11 +367,11 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
 
 def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures: list[Figure] | None = None,
           title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike | None = None,
-          extra_html: list[str] | None = None) -> Path:
+          extra_html: list[str] | None = None, lead_html: str = "") -> Path:
     """Write the HTML report of a run or sweep folder. Returns its path
     (default ``PATH/report.html``). With ``figures_dir`` each figure is also saved there
     as PNG and SVG. ``extra_html`` (ready HTML, e.g. a study's Reproduction section)
-    goes after the figures."""
+    goes after the figures; ``lead_html`` goes first, under the title."""
     path = Path(path)
     sweep = is_sweep(path)
     if not sweep and not is_run(path):
@@ -420,24 +392,31 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
         s = pl.read_parquet(path / "summary.parquet").row(0, named=True)
         name = title or f"aqmlab run: {s.get('scenario')} (seed {s.get('seed')})"
         parts.append(f"<p class=meta>{s.get('sim_time_s')} s simulated in {s.get('wall_time_s', 0):.3f} s. Source: <code>{html.escape(str(path))}</code>. Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>")
+    if lead_html:
+        parts.append(lead_html)
+    if sweep:  # numbers on the first screen, before any prose or figure
+        agg = load(path)
+        key = sweep_table(path, agg)
+        if key.height:
+            parts.append(f"<h2>Key numbers</h2><p class=meta>Bottleneck queue per point: {INTERVAL_NOTE}.</p>"
+                         + table_html(key, right=KEY_METRICS))
     if intro_md:
         parts.append(markdown_html(intro_md))
     parts.append(figures_html(figures, figures_dir))
     parts += extra_html or []
     parts.append("<h2>Tables</h2>")
     if sweep:
-        agg = load(path)
         same = identical_points(agg)
         if same:
             parts.append('<p class="bad">' + html.escape(
                 f"{len(same)} of {agg['point_id'].n_unique()} points: {identical_note(max(same.values()))} "
                 "(every seed gave the same results, so the confidence intervals have zero width and say nothing): "
                 + "; ".join(same)) + "</p>")
-        parts.append("<h3>Bottleneck queue, mean ± 95 % CI half-width per point</h3>")
+        parts.append(f"<h3>Bottleneck queue per point</h3><p class=meta>{INTERVAL_NOTE}.</p>")
         parts.append(table_html(sweep_table(path, agg), right=KEY_METRICS))
         apps = wide_table(agg, "apps", spec["axes"])
         if apps.height:
-            parts.append("<h3>Apps, mean ± 95 % CI half-width per point</h3>")
+            parts.append(f"<h3>Apps per point</h3><p class=meta>{INTERVAL_NOTE}.</p>")
             parts.append(table_html(apps.drop("point_id").rename({"entity": "app", **{a: short_name(a) for a in spec["axes"]}}), right=apps.columns))
         if fails:
             parts.append("<h3>Failed runs</h3>")
@@ -454,6 +433,9 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
             parts.append(f"<p>Fixed overrides: <code>{html.escape(json.dumps(spec['set']))}</code></p>")
         parts.append(f"<pre>{html.escape(json.dumps(spec['base'], indent=2), quote=False)}</pre>")
     else:
+        wf = path / "warnings.parquet"
+        if wf.exists():
+            parts.insert(1, '<p class="bad">' + "<br>".join(html.escape(f"warning: {m}") for m in pl.read_parquet(wf)["message"].to_list()) + "</p>")
         voice = voice_table(path)
         if voice.height:
             parts.append("<h3>Voice quality (MOS per voip entry)</h3>"

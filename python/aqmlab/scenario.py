@@ -1,7 +1,9 @@
 """Scenario loading: TOML files or dicts, dotted-path overrides, validation.
 
 An override is ``PATH=VALUE``. PATH is dotted, with list indices as ``[i]`` or ``.i``
-(``traffic[0].count`` = ``traffic.0.count``); ``bottleneck.…`` is short for
+(``traffic[0].count`` = ``traffic.0.count``), or an entry of a list by its ``name``
+(``traffic.call.start`` sets ``start`` of the traffic entry named ``call``);
+``bottleneck.…`` is short for
 ``topology.bottleneck.…``. VALUE is read as a TOML value when it parses as one
 (``5``, ``true``, ``"5ms"``, ``{ kind = "codel" }``), and as a plain string otherwise
 (``15ms``), so ``--set topology.bottleneck.qdisc.target=15ms`` just works.
@@ -76,6 +78,17 @@ def set_path(doc: dict, path: str, value: Any) -> None:
                 node[tok] = value
             else:
                 node = node[tok]
+        elif isinstance(node, list) and all(isinstance(e, dict) for e in node):
+            # an entry of a list of tables by its name: traffic.call.start = traffic[i].start
+            hits = [j for j, e in enumerate(node) if e.get("name") == tok]
+            if not hits:
+                names = [str(e["name"]) for e in node if "name" in e]
+                raise ScenarioError(here, f"no entry of {walked} is named {tok!r}; "
+                                    + (f"names: {', '.join(names)}" if names else "its entries have no names: use an index, e.g. [0]"))
+            if last:
+                node[hits[0]] = value
+            else:
+                node = node[hits[0]]
         else:
             if not isinstance(node, dict):
                 raise ScenarioError(walked, f"is not a table, cannot set `{tok}` in it")
@@ -177,6 +190,13 @@ def validate(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any
     doc = load_scenario(scenario, overrides)
     _core.validate(to_json(doc))
     return doc
+
+
+def warnings(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> list[str]:
+    """Things a valid scenario allows but probably does not mean, e.g. a CoDel target
+    below one packet's transmission time at its link's rate. Raises `ScenarioError`
+    like `validate`. A run has them in its ``warnings`` table."""
+    return list(_core.validate(to_json(load_scenario(scenario, overrides))))
 
 
 def qdisc_docs() -> list[dict]:

@@ -341,9 +341,18 @@ def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.
     readme = d / "README.md"
     intro = readme.read_text() if readme.exists() else None
     title = f"aqmlab study: {d.name}"
-    repro, _ = reproduction_html(name, d, study_out)
+    from . import scorecard
+
+    repro, card = reproduction_html(name, d, study_out)
+    first = ""
+    if card is not None:  # the scorecard's totals on the first screen
+        first = (f'<p class="lead"><strong>Reproduction of {html.escape(card["paper"]["cite"])}: '
+                 f'{html.escape(scorecard.totals_line(card))}</strong> ({html.escape(scorecard.mode_text(card["mode"]))}; '
+                 '<a href="#reproduction">details</a>).</p>')
+    repro = repro.replace("<h2>Reproduction</h2>", '<h2 id="reproduction">Reproduction</h2>', 1)
     if not has_experiments(d):
-        return build(study_out, out, figures=figs, title=title, intro_md=intro, figures_dir=figures_dir, extra_html=[repro])
+        return build(study_out, out, figures=figs, title=title, intro_md=intro, figures_dir=figures_dir, extra_html=[repro],
+                     lead_html=first)
     rows = []
     for exp, p in dirs.items():
         page = build(p, p / "report.html", figures=[], title=f"{title}, experiment {exp}")
@@ -351,7 +360,7 @@ def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.
         done = sum((p / "runs" / r["id"]).is_dir() for r in spec["runs"])
         rows.append([f'<a href="{html.escape(os.path.relpath(page, out.parent))}">{html.escape(exp)}</a>',
                      str(len(spec["runs"])), str(done)])
-    parts = [markdown_html(intro) if intro else "", figures_html(figs, figures_dir), repro,
+    parts = [first, markdown_html(intro) if intro else "", figures_html(figs, figures_dir), repro,
              "<h2>Experiments</h2><p>Each experiment's tables (mean ± 95 % CI per point) are on its own page.</p>",
              html_table(["experiment", "runs", "finished"], rows)]
     return write_page(out, title, parts)

@@ -69,3 +69,11 @@ def fmt(metric: str, v, half=None) -> str:
     else:
         text, pm = f"{v:.4g}", (_num(h, 2) if h is not None else None)
     return f"{text} ± {pm}" if pm is not None else text
+
+
+def fmt_interval(metric: str, mean, half=None, low=None, high=None) -> str:
+    """A mean with its interval: ``5.0 ms ± 1.2 ms`` for a symmetric (t) interval,
+    ``5.0 ms [2.0 ms, 9.0 ms]`` for a bootstrap one, the mean alone without one."""
+    if half is None and low is not None and high is not None:
+        return f"{fmt(metric, mean)} [{fmt(metric, low)}, {fmt(metric, high)}]"
+    return fmt(metric, mean, half)

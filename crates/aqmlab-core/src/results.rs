@@ -550,6 +550,13 @@ pub fn collect(sim: &Simulation) -> Results {
             log,
         ));
     }
+    if !sim.warnings.is_empty() {
+        tables.push(Table::from_rows(
+            "warnings",
+            &[col("message", |w: &&String| (*w).clone())],
+            &sim.warnings,
+        ));
+    }
     Results { tables }
 }
 

@@ -63,18 +63,19 @@ fn parse(json: &str) -> PyResult<ScenarioSpec> {
     ScenarioSpec::from_json_str(json).map_err(scenario_error)
 }
 
-/// Check a scenario (JSON text); raises `ScenarioError`.
+/// Check a scenario (JSON text); raises `ScenarioError`. Returns its warnings
+/// (allowed, probably not meant: `qdisc::target_check`).
 #[pyfunction]
-fn validate(py: Python<'_>, json: &str) -> PyResult<()> {
+fn validate(py: Python<'_>, json: &str) -> PyResult<Vec<String>> {
     let spec = guarded(py, || ScenarioSpec::from_json_str(json))?.map_err(scenario_error)?;
     // Building checks cross-references (nodes, links, qdisc and traffic parameters).
     let built = guarded(py, || {
-        CoreSimulation::new(&spec, None, &RunOptions::default()).map(|_| ())
+        CoreSimulation::new(&spec, None, &RunOptions::default()).map(|s| s.warnings.clone())
     })?;
     match built {
-        Ok(()) => Ok(()),
+        Ok(w) => Ok(w),
         // A pcap request without an output directory is not a scenario fault.
-        Err(e) if e.path == "output.pcap" && e.message.contains("output directory") => Ok(()),
+        Err(e) if e.path == "output.pcap" && e.message.contains("output directory") => Ok(Vec::new()),
         Err(e) => Err(scenario_error(e)),
     }
 }

@@ -111,9 +111,6 @@ def compare(s: Setting, duration: float, png: str | os.PathLike, seed: int = 1, 
             h: float | None = None, title: str | None = None) -> tuple[Trajectory, PacketRun]:
     """Solve the fluid model and run the packet simulator on ``s`` for ``duration`` s;
     plot queue and window against time (fluid and packet) into ``png``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fl = solve(s, duration, h)

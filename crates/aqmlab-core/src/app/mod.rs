@@ -848,7 +848,8 @@ fn kind_of(v: &Value, path: &str) -> Result<&'static TrafficKind> {
             ScenarioError::new(
                 format!("{path}.kind"),
                 format!(
-                    "\"{s}\": unknown traffic kind; expected one of: {}",
+                    "\"{s}\": unknown traffic kind{}; expected one of: {}",
+                    crate::scenario::suggest::did_you_mean(s, names.iter().copied()),
                     names.join(", ")
                 ),
             )
@@ -881,6 +882,16 @@ pub fn build(
         let pairs = placements(&mut p, topo)?;
         let start = p.duration_or("start", 0)?;
         let start_jitter = p.duration_or("start_jitter", 0)?;
+        if start >= duration {
+            return Err(p.error(
+                "start",
+                format!(
+                    "{} s: starts at or after the end of the run (duration = {} s); expected a start before the duration",
+                    start as f64 / 1e9,
+                    duration as f64 / 1e9
+                ),
+            ));
+        }
         let stop = p.duration_or("stop", duration)?;
         if stop <= start {
             return Err(p.error("stop", "must be later than `start`"));

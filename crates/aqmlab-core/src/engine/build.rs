@@ -88,6 +88,7 @@ impl Simulation {
         }
         let mut sim = Simulation {
             name: spec.name.clone(),
+            warnings: topo.warnings,
             seed,
             end,
             warmup: spec.warmup.map(|w| w.0).unwrap_or(0),

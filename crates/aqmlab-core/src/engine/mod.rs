@@ -87,6 +87,8 @@ pub struct RunOptions {
 
 pub struct Simulation {
     pub name: String,
+    /// Scenario warnings found while building (`qdisc::target_check`): the `warnings` table.
+    pub warnings: Vec<String>,
     pub seed: u64,
     pub end: Nanos,
     pub warmup: Nanos,

@@ -25,6 +25,8 @@ pub struct Node {
 
 /// The built network.
 pub struct Topology {
+    /// Things that are allowed but probably not meant (`qdisc::target_check`).
+    pub warnings: Vec<String>,
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
     pub routes: Routes,
@@ -45,6 +47,7 @@ impl Topology {
 
 struct Builder {
     seed: u64,
+    warnings: Vec<String>,
     nodes: Vec<Node>,
     node_index: BTreeMap<String, u32>,
     links: Vec<Link>,
@@ -109,11 +112,11 @@ impl Builder {
             delay: spec.delay.map_or(0, |d| d.0),
         };
         let default_q = json!({"kind": "pfifo", "limit": "1000pkt"});
-        let q = qdisc::build(
-            spec.qdisc.as_ref().unwrap_or(&default_q),
-            &format!("{path}.qdisc"),
-            &info,
-        )?;
+        let q_spec = spec.qdisc.as_ref().unwrap_or(&default_q);
+        let q = qdisc::build(q_spec, &format!("{path}.qdisc"), &info)?;
+        if let Some(w) = qdisc::target_check::warning(q_spec, &format!("{path}.qdisc"), &info) {
+            self.warnings.push(w);
+        }
         if q.monitor.is_some() {
             // Rebuilt once every link exists, with the monitored link's `LinkInfo`.
             self.monitors.push((
@@ -269,6 +272,7 @@ fn no_graph_fields(spec: &LinkSpec, path: &str) -> Result<()> {
 pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
     let mut b = Builder {
         seed,
+        warnings: Vec::new(),
         nodes: Vec::new(),
         node_index: BTreeMap::new(),
         links: Vec::new(),
@@ -432,6 +436,7 @@ pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
     resolve_monitors(&mut b)?;
     let ends: Vec<(u32, u32)> = b.links.iter().map(|l| (l.from, l.to)).collect();
     Ok(Topology {
+        warnings: std::mem::take(&mut b.warnings),
         routes: Routes::compute(b.nodes.len(), &ends),
         nodes: b.nodes,
         links: b.links,

@@ -54,6 +54,7 @@ pub mod sfb;
 pub mod sfq;
 pub mod sfq_codel;
 pub mod sred;
+pub mod target_check;
 
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
@@ -412,7 +413,8 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         return Err(ScenarioError::new(
             kind_path,
             format!(
-                "\"{name}\": unknown queue discipline; expected one of: {}",
+                "\"{name}\": unknown queue discipline{}; expected one of: {}",
+                crate::scenario::suggest::did_you_mean(name, names.iter().copied()),
                 names.join(", ")
             ),
         ));

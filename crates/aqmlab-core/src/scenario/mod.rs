@@ -7,6 +7,7 @@
 pub mod error;
 pub mod params;
 pub mod spec;
+pub mod suggest;
 pub mod units;
 
 pub use error::{Result, ScenarioError};

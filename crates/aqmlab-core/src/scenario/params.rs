@@ -279,7 +279,8 @@ impl<'a> Params<'a> {
                 return Err(self.error(
                     k,
                     format!(
-                        "unknown parameter for {component}; expected one of: {}",
+                        "unknown parameter for {component}{}; expected one of: {}",
+                        crate::scenario::suggest::did_you_mean(k, known.iter().copied()),
                         known.join(", ")
                     ),
                 ));

@@ -87,6 +87,26 @@ fn whole(v: f64, too_large: &str, expected: &str) -> Result<u64, String> {
 /// The longest duration: 2^64 − 1 ns, about 584 years.
 const DURATION_TOO_LARGE: &str = "at most 2^64 ns (about 584 years)";
 
+/// ` (did you mean "ms"?)` for the spellings people type for a duration unit.
+fn duration_hint(unit: &str) -> String {
+    let u = unit.to_ascii_lowercase();
+    let known = match u.trim_end_matches('s') {
+        "msec" | "millisecond" | "milli" => "ms",
+        "usec" | "microsecond" | "micro" => "us",
+        "nsec" | "nanosecond" | "nano" => "ns",
+        "second" | "sec" => "s",
+        "minute" | "min" | "mn" => "min",
+        "hour" | "hr" => "h",
+        _ => {
+            return crate::scenario::suggest::did_you_mean(
+                unit,
+                ["ns", "us", "ms", "s", "min", "h"],
+            )
+        }
+    };
+    format!(" (did you mean \"{known}\"?)")
+}
+
 pub fn parse_duration(text: &str) -> Result<Nanos, String> {
     let expected = "expected a duration with a unit (ns, us, ms, s, min, h), like \"5ms\"";
     let (v, unit) = split(text).map_err(|e| format!("{e}; {expected}"))?;
@@ -98,7 +118,12 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
         "min" => 60e9,
         "h" => 3600e9,
         "" => return Err(format!("missing unit; {expected}")),
-        u => return Err(format!("unknown unit `{u}`; {expected}")),
+        u => {
+            return Err(format!(
+                "unknown unit `{u}`{}; {expected}",
+                duration_hint(u)
+            ))
+        }
     };
     whole(v * scale, DURATION_TOO_LARGE, expected)
 }
@@ -184,6 +209,17 @@ mod tests {
         assert!(parse_duration("5 parsecs")
             .unwrap_err()
             .contains("unknown unit `parsecs`"));
+        let e = parse_duration("10msec").unwrap_err();
+        assert!(
+            e.starts_with("unknown unit `msec` (did you mean \"ms\"?)"),
+            "{e}"
+        );
+        assert!(parse_duration("3 Seconds")
+            .unwrap_err()
+            .contains("(did you mean \"s\"?)"));
+        assert!(!parse_duration("3 parsecs")
+            .unwrap_err()
+            .contains("did you mean"));
         assert!(parse_duration("-1ms").unwrap_err().contains("negative"));
     }
 
