@@ -15,7 +15,7 @@ LINK = "L->R"
 def figures(sweep_dir: Path) -> list[Figure]:
     agg = load(sweep_dir)
     n = int(agg["n"].max())
-    ci = f"Mean over {n} seeds with its 95 % Student-t confidence interval."
+    ci = f"Mean over {n} seeds with its 95 % interval (none with fewer than 3 seeds; percentile bootstrap where Student t would leave the range)."
     figs = [
         Figure(
             "probe-owd",

@@ -123,7 +123,7 @@ def txq_figures(sweep_dir: Path) -> list[Figure]:
         pl.concat_str(pl.col("rsq"), pl.col(DOCSIS).str.extract(r"txq_overflow=(\w+)"), separator=", TxQ ")
         .alias("rsq, TxQ"))
     n = int(agg["n"].max())
-    ci = f"Cases 01, 02, 09 as in README.md. Mean over {n} seeds with the 95 % Student-t confidence interval."
+    ci = f"Cases 01, 02, 09 as in README.md. Mean over {n} seeds with its 95 % interval (none with fewer than 3 seeds; percentile bootstrap where Student t would leave the range)."
     figs = []
     for metric, table, entity, what in [
         ("plt_s_median", "apps", "web", "Median page load time"),
@@ -152,7 +152,7 @@ def figures(dirs: dict[str, Path]) -> list[Figure]:
     sweep_dir = dirs["matrix"]
     agg = tidy(load(sweep_dir))
     n = int(agg["n"].max())
-    ci = f"Load cases 01-09 as in README.md. Mean over {n} seeds with the 95 % Student-t confidence interval."
+    ci = f"Load cases 01-09 as in README.md. Mean over {n} seeds with its 95 % interval (none with fewer than 3 seeds; percentile bootstrap where Student t would leave the range)."
     panels = [
         ("mos", "apps", "voip", "VoIP MOS (Cole-Rosenbluth E-model, network delay + 20 ms; the one-way upstream call)"),
         ("late_rate", "apps", "voip", "VoIP packets later than the 60 ms jitter buffer"),

@@ -119,8 +119,9 @@ def grouped_bars(s: pl.DataFrame, title: str, ylabel: str, scale: float = 1.0):
                 r = s.filter((pl.col("qdisc") == qd) & (pl.col("period") == per))
                 if not r.height:
                     continue
-                m, h = r["mean"][0] * scale, (r["ci_half"][0] or 0.0) * scale
-                ax.bar(j + (i - (len(qs) - 1) / 2) * width, m, width, yerr=h, capsize=3,
+                m, lo, hi = r["mean"][0], r["ci_low"][0], r["ci_high"][0]
+                err = [[(m - lo) * scale if lo is not None else 0.0], [(hi - m) * scale if hi is not None else 0.0]]
+                ax.bar(j + (i - (len(qs) - 1) / 2) * width, m * scale, width, yerr=err, capsize=3,
                        color=plots.OKABE_ITO[i], label=qd if j == 0 else None)
         ax.set_xticks(range(len(PERIODS)), PERIODS)
         ax.set_ylabel(ylabel)
@@ -157,7 +158,7 @@ def queue_series(sweep_dir: Path) -> list[Figure]:
 def figures(dirs: dict[str, Path]) -> list[Figure]:
     plt.rcParams["figure.max_open_warning"] = 0  # the report holds every figure until it is written
     figs = []
-    ci = "Mean over seeds with the 95 % Student-t confidence interval."
+    ci = "Mean over seeds with its 95 % interval (none with fewer than 3 seeds; percentile bootstrap where Student t would leave the range)."
     for exp, d in sorted(dirs.items()):
         m = run_metrics(d)
         link = m.filter(pl.col("group") == "link")

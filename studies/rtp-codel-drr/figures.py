@@ -60,7 +60,7 @@ def figures(sweep_dir: Path) -> list[Figure]:
     agg = load(sweep_dir, tables=(*CORE_TABLES, "app_flows"))
     agg = agg.with_columns(pl.col(QDISC).cast(pl.Utf8).str.extract(r"kind=([a-z_]+)").alias(KIND))
     n = int(agg["n"].max())
-    ci = f"Mean over {n} seeds with its 95 % Student-t confidence band."
+    ci = f"Mean over {n} seeds with its 95 % interval band (none with fewer than 3 seeds; percentile bootstrap where Student t would leave the range)."
     specs = [
         ("utilization", "queues", "utilization", [LINK], "utilisation (fraction)", 1.0, "Bottleneck utilisation",
          "Busy time / run time of the A→B link."),
