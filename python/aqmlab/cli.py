@@ -148,10 +148,24 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no tables.")] = False,
     all_rows: Annotated[bool, typer.Option("--all", help="List every link and flow (default: the bottleneck, links that dropped packets, up to 20 flows).")] = False,
+    format: Annotated[str, typer.Option("--format", help="parquet: --out is a folder of tables; flent: --out is a flent result file (FILE.flent.gz, docs/flent.md).")] = "parquet",
 ) -> None:
     """Simulate one scenario."""
+    flent_meta = None
     try:
-        if out is not None:
+        if format not in ("parquet", "flent"):
+            raise ScenarioError("--format", f"{format!r}: expected parquet or flent")
+        if format == "flent":
+            from . import flent
+            from .scenario import load_scenario
+
+            if out is None or not str(out).endswith((".flent.gz", ".flent")):
+                raise ScenarioError("--out", f"{out}: --format flent writes one file: expected --out FILE.flent.gz")
+            doc, flent_meta, notes = flent.prepare(load_scenario(scenario, set))
+            for n in notes:
+                err_console.print(f"flent export: {n}", highlight=False)
+            scenario, set = doc, None
+        elif out is not None:
             check_run_out(out)
     except ScenarioError as e:
         fail(e)
@@ -181,7 +195,12 @@ def run(
             bar.stop()
     if out is not None:
         try:
-            res.write_parquet(out)
+            if format == "flent":
+                from . import flent
+
+                flent.write(res, res.scenario, out, flent_meta)
+            else:
+                res.write_parquet(out)
         except ScenarioError as e:
             fail(e)
     if res.pcap_files and out is None:
@@ -192,7 +211,7 @@ def run(
     elif not quiet:
         print_results(res, out_console, all_rows)
         if out is not None:
-            out_console.print(f"tables written to {out}/")
+            out_console.print(f"flent result written to {out}" if format == "flent" else f"tables written to {out}/")
 
 
 class SweepProgress:

@@ -69,3 +69,20 @@ def fmt(metric: str, v, half=None) -> str:
     else:
         text, pm = f"{v:.4g}", (_num(h, 2) if h is not None else None)
     return f"{text} ± {pm}" if pm is not None else text
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration_s(text: str) -> float:
+    """Seconds of a scenario duration like ``"5ms"`` or ``"1.5s"`` (the units of
+    ``crates/aqmlab-core/src/scenario/units.rs``); ValueError otherwise."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-z]+)\s*", str(text))
+    if not m or m.group(2) not in _DURATION_UNITS:
+        raise ValueError(f"expected a duration with a unit ({', '.join(_DURATION_UNITS)}), like \"5s\"")
+    v = float(m.group(1))
+    if v < 0:
+        raise ValueError("a duration cannot be negative")
+    return v * _DURATION_UNITS[m.group(2)]

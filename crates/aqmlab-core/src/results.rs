@@ -451,6 +451,20 @@ pub fn collect(sim: &Simulation) -> Results {
         ));
     }
 
+    if let Some(series) = &sim.flow_series {
+        type R<'a> = &'a crate::engine::FlowSampleRow;
+        tables.push(Table::from_rows(
+            "flow_series",
+            &[
+                col("time_ns", |r: &R| r.time),
+                col("flow", |r: &R| r.flow as u64),
+                col("bytes_delivered", |r: &R| r.bytes_delivered),
+                col("packets_delivered", |r: &R| r.packets_delivered),
+            ],
+            &series.rows,
+        ));
+    }
+
     if let Some(series) = &sim.tcp_series {
         tables.push(Table::from_rows(
             "tcp",

@@ -127,6 +127,10 @@ impl Simulation {
                 interval: iv.0,
                 rows: Vec::new(),
             }),
+            flow_series: spec.output.flow_timeseries.map(|iv| FlowSeries {
+                interval: iv.0,
+                rows: Vec::new(),
+            }),
             seg_buf: Vec::with_capacity(64),
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,
@@ -186,6 +190,9 @@ impl Simulation {
         }
         if sim.tcp_series.is_some() {
             sim.events.schedule(0, Event::TcpSample);
+        }
+        if sim.flow_series.is_some() {
+            sim.events.schedule(0, Event::FlowSample);
         }
         Ok(sim)
     }
