@@ -92,6 +92,12 @@ class NotApplicable(Exception):
     """A section that cannot apply to the discipline under test."""
 
 
+def staggered(n: int) -> list[dict]:
+    """n NewReno flows, flow i starting at i seconds, as mild-/medium-/heavy-congestion.cc
+    start them (``ac.Start (Seconds ((i * nflow) / nflow))``)."""
+    return [tcp(f"tcp-{i}", start=f"{i}s") for i in range(n)]
+
+
 def _dur(quick: bool, full: str = "300s", q: str = "30s") -> str:
     return q if quick else full
 
@@ -181,16 +187,16 @@ def experiments() -> list[Experiment]:
     ns3 = "ns-3 aqm-eval-suite examples/"
     return [
         Experiment("4.5-ecn", "4.5", "Interaction with ECN", "*assumed*: §8.2.2 medium congestion (5 flows) with ECN-capable senders and the AQM marking",
-                   lambda q: base(_dur(q), [tcp("tcp", count=5, ecn=True)]), adapt=_with_ecn, notes="AQM with `ecn = true`; DropTail cannot mark (it drops)"),
+                   lambda q: base(_dur(q), [{**f, "ecn": True} for f in staggered(5)]), adapt=_with_ecn, notes="AQM with `ecn = true`; DropTail cannot mark (it drops)"),
         Experiment("4.6-scheduling", "4.6", "Interaction with scheduling", "*assumed*: two classes of 3 NewReno flows each in a 2-band round robin (wrr), the discipline under test as each band's queue",
                    lambda q: base(_dur(q), [tcp("class-0", hosts="a", count=3, **{"class": 0}), tcp("class-1", hosts="b", count=3, **{"class": 1})],
                                   groups=[{"name": "a", "count": 1}, {"name": "b", "count": 1}]), adapt=_in_scheduler),
         Experiment("5.1.1-tcp-friendly", "5.1", "TCP-friendly sender, same initial window", ns3 + "tcp-friendly-same-initcwnd.cc (1 NewReno flow, IW 3)",
                    lambda q: base(_dur(q), [tcp("tcp")])),
-        Experiment("5.1.2-tcp-friendly-iw", "5.1", "TCP-friendly senders, different initial windows", ns3 + "tcp-friendly-different-initcwnd.cc (*assumed* IW 3 and IW 10)",
-                   lambda q: base(_dur(q), [tcp("iw3"), tcp("iw10", iw=10)])),
-        Experiment("5.2-aggressive", "5.2", "Aggressive transport sender", ns3 + "aggressive-transport-sender.cc (*assumed*: one CUBIC flow with IW 10)",
-                   lambda q: base(_dur(q), [tcp("cubic", cc="cubic", iw=10)])),
+        Experiment("5.1.2-tcp-friendly-iw", "5.1", "TCP-friendly senders, different initial windows", ns3 + "tcp-friendly-different-initcwnd.cc (a long-lived NewReno flow with IW 3; from 0.5 s a 100-segment NewReno transfer with IW 10, its completion time)",
+                   lambda q: base(_dur(q), [tcp("iw3"), tcp("iw10", kind="tcp-file", iw=10, size="144800B", start="0.5s")])),
+        Experiment("5.2-aggressive", "5.2", "Aggressive transport sender", ns3 + "aggressive-transport-sender.cc (one CUBIC flow, IW 3)",
+                   lambda q: base(_dur(q), [tcp("cubic", cc="cubic")])),
         Experiment("5.3-unresponsive", "5.3", "Unresponsive transport sender", ns3 + "unresponsive-with-friendly-transport.cc (NewReno + 0.8 Mbit/s UDP)",
                    lambda q: base(_dur(q), [tcp("tcp"), {"kind": "udp-cbr", "name": "udp", "hosts": "a", "rate": "0.8Mbit", "size": "726B"}])),
         Experiment("5.4-lbe", "5.4", "Less-than-best-effort transport sender", ns3 + "LBE-transport-sender.cc (LEDBAT + NewReno)",
@@ -201,12 +207,12 @@ def experiments() -> list[Experiment]:
                    lambda q: base(_dur(q), [tcp("bulk"), tcp("iw10-bursts", kind="tcp-onoff", iw=10, size="100KB", pause="1s"),
                                             {"kind": "video", "name": "video", "hosts": "a", "fps": 5.0},
                                             {"kind": "udp-cbr", "name": "cbr", "hosts": "a", "rate": "64kbit", "size": "200B"}])),
-        Experiment("8.2.2-mild", "8.2", "Stability: mild congestion", ns3 + "mild-congestion.cc (3 flows = int(0.036 × 90))",
-                   lambda q: base(_dur(q), [tcp("tcp", count=3)])),
-        Experiment("8.2.2-medium", "8.2", "Stability: medium congestion", ns3 + "medium-congestion.cc (5 flows)",
-                   lambda q: base(_dur(q), [tcp("tcp", count=5)])),
-        Experiment("8.2.2-heavy", "8.2", "Stability: heavy congestion", ns3 + "heavy-congestion.cc (10 flows = int(0.114 × 90))",
-                   lambda q: base(_dur(q), [tcp("tcp", count=10)])),
+        Experiment("8.2.2-mild", "8.2", "Stability: mild congestion", ns3 + "mild-congestion.cc (3 flows = int(0.036 × 90), flow i starting at i s)",
+                   lambda q: base(_dur(q), staggered(3))),
+        Experiment("8.2.2-medium", "8.2", "Stability: medium congestion", ns3 + "medium-congestion.cc (5 flows = int(0.081 × 62), flow i starting at i s)",
+                   lambda q: base(_dur(q), staggered(5))),
+        Experiment("8.2.2-heavy", "8.2", "Stability: heavy congestion", ns3 + "heavy-congestion.cc (10 flows = int(0.114 × 90), flow i starting at i s)",
+                   lambda q: base(_dur(q), staggered(10))),
         Experiment("8.2.3-varying-load", "8.2", "Stability: varying congestion levels", ns3 + "vary-congestion-level.cc (10 flows, 6 of them on and off every 20-40 s)",
                    lambda q: _varying_congestion(q)),
         Experiment("8.2.4-capacity-long", "8.2", "Stability: varying capacity, long time scale", ns3 + "vary-available-capacity-uno.cc (100 ↔ 10 Mbit/s every 20 s, 2 flows)",
@@ -435,6 +441,9 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict]]) -> pl.Da
             g = dict(zip(tcpf["app"].to_list(), tcpf["goodput_window_bps"].to_list()))
             ref, var = g.get("rtt-100ms", math.nan), g.get("rtt-varied", math.nan)
             row["goodput_ratio"] = var / ref if ref else math.nan
+        if e.id == "5.1.2-tcp-friendly-iw":
+            c = f.filter(pl.col("app") == "iw10")["completion_s"]
+            row["completion_s_iw10"] = float(c[0]) if c.len() and c[0] is not None else math.nan
         a = apps.filter(pl.col("run_id") == rid) if apps.height else apps
         for app, col, key in (("video", "frame_loss_rate", "video_frame_loss"), ("voip", "mos", "voip_mos"),
                               ("udp", "loss_rate", "udp_loss_rate"), ("cbr", "loss_rate", "cbr_loss_rate"),
