@@ -53,7 +53,7 @@ def base(duration: str, flows: list[dict], rate: str = "1Mbit", delay: str = "48
         "name": "rfc7928",
         "duration": duration,
         "seed": 1,
-        "output": {"timeseries": "100ms", "timeseries_links": ["L->R"], "flow_timeseries": "1s", "drops": True},
+        "output": {"timeseries": "100ms", "timeseries_links": ["L->R"], "flow_timeseries": "1s", "drops": True, "transfers": True},
         "topology": {
             "kind": "dumbbell",
             "bottleneck": {"rate": rate, "delay": delay, "qdisc": dict(DROPTAIL)},
@@ -412,6 +412,7 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict]]) -> pl.Da
     drops = load_runs(path, "drops")
     apps = load_runs(path, "apps")
     summary = load_runs(path, "summary")
+    transfers = load_runs(path, "transfers")
     links = ["R1->R2", "R2->R3"] if e.id == "10-multi-aqm" else ["L->R"]
     rows = []
     for rid in queues["run_id"].unique(maintain_order=True).to_list():
@@ -444,6 +445,10 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict]]) -> pl.Da
         if e.id == "5.1.2-tcp-friendly-iw":
             c = f.filter(pl.col("app") == "iw10")["completion_s"]
             row["completion_s_iw10"] = float(c[0]) if c.len() and c[0] is not None else math.nan
+        if transfers.height and "completion_s" in transfers.columns:
+            tr = transfers.filter((pl.col("run_id") == rid) & pl.col("app").is_in(["iw10-bursts", "web"]))
+            if tr.height:
+                row["transfer_s_median"] = float(tr["completion_s"].median())
         a = apps.filter(pl.col("run_id") == rid) if apps.height else apps
         for app, col, key in (("video", "frame_loss_rate", "video_frame_loss"), ("voip", "mos", "voip_mos"),
                               ("udp", "loss_rate", "udp_loss_rate"), ("cbr", "loss_rate", "cbr_loss_rate"),

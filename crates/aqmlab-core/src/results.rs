@@ -451,6 +451,23 @@ pub fn collect(sim: &Simulation) -> Results {
         ));
     }
 
+    if let Some(log) = &sim.transfer_log {
+        type R<'a> = &'a crate::engine::TransferRow;
+        let name = |r: &R| sim.entries[r.entry as usize].name.clone();
+        tables.push(Table::from_rows(
+            "transfers",
+            &[
+                col("flow", |r: &R| r.flow as u64),
+                col("app", name),
+                col("start_s", |r: &R| r.start as f64 / 1e9),
+                col("end_s", |r: &R| r.end as f64 / 1e9),
+                col("bytes", |r: &R| r.bytes),
+                col("completion_s", |r: &R| (r.end - r.start) as f64 / 1e9),
+            ],
+            &log.rows,
+        ));
+    }
+
     if let Some(series) = &sim.flow_series {
         type R<'a> = &'a crate::engine::FlowSampleRow;
         tables.push(Table::from_rows(

@@ -131,6 +131,7 @@ impl Simulation {
                 interval: iv.0,
                 rows: Vec::new(),
             }),
+            transfer_log: spec.output.transfers.then(TransferLog::default),
             seg_buf: Vec::with_capacity(64),
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,

@@ -28,6 +28,7 @@ pub use guard::{default_max_memory, RunFailure};
 pub use pep::PepLeg;
 pub use record::{
     Cause, DropRecord, FlowSampleRow, FlowSeries, SampleRow, Series, TcpSampleRow, TcpSeries,
+    TransferLog, TransferRow,
 };
 pub use tcp::TcpEndpoint;
 
@@ -138,6 +139,7 @@ pub struct Simulation {
     tcp_flow: Vec<u32>,
     pub tcp_series: Option<TcpSeries>,
     pub flow_series: Option<FlowSeries>,
+    pub transfer_log: Option<TransferLog>,
     /// Report the per-packet sojourn histograms (`output.sojourn_hist`).
     pub sojourn_hist: bool,
     /// Report the per-flow one-way delay histograms (`output.owd_hist`).

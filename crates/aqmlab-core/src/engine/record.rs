@@ -34,6 +34,45 @@ pub struct FlowSeries {
     pub rows: Vec<FlowSampleRow>,
 }
 
+/// One finite TCP transfer (`output.transfers`): from the application's write of its
+/// bytes to the acknowledgement of the last one (RFC 7928 §2.1 completion time).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferRow {
+    pub flow: u32,
+    pub entry: u32,
+    pub start: Nanos,
+    pub end: Nanos,
+    pub bytes: u64,
+}
+
+/// The transfers of a run: those written and not yet acknowledged (by flow id: the
+/// earliest write and the bytes so far; writes before a completion end together,
+/// since the sender completes when everything written is acknowledged) and the rows.
+#[derive(Default)]
+pub struct TransferLog {
+    pub pending: std::collections::HashMap<u32, (Nanos, u64)>,
+    pub rows: Vec<TransferRow>,
+}
+
+impl TransferLog {
+    pub fn written(&mut self, flow: u32, now: Nanos, bytes: u64) {
+        let e = self.pending.entry(flow).or_insert((now, 0));
+        e.1 += bytes;
+    }
+
+    pub fn done(&mut self, flow: u32, entry: u32, now: Nanos) {
+        if let Some((start, bytes)) = self.pending.remove(&flow) {
+            self.rows.push(TransferRow {
+                flow,
+                entry,
+                start,
+                end: now,
+                bytes,
+            });
+        }
+    }
+}
+
 /// One row of the opt-in drop log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DropRecord {

@@ -224,6 +224,9 @@ pub struct OutputSpec {
     /// and packets of every flow); off when absent.
     #[serde(default)]
     pub flow_timeseries: Option<Duration>,
+    /// One row per finite TCP transfer (`transfers` table).
+    #[serde(default)]
+    pub transfers: bool,
     /// Keep the per-packet sojourn distribution of every link (`sojourn_hist` table).
     #[serde(default)]
     pub sojourn_hist: bool,
