@@ -436,6 +436,8 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict]]) -> pl.Da
             "goodput_mbps": float(sum(gp)) / 1e6,
             "jain_index": jain,
             "sync_index": sync_index(dr, tcpf["flow"].to_list(), 0.1),
+            # §2.6: every flow's mean |IPDV| (flows table), averaged over the flows.
+            "ipdv_ms_mean": float(f["ipdv_ms_mean"].fill_nan(None).mean()) if "ipdv_ms_mean" in f.columns and f.height else math.nan,
             "wall_us_per_hop": _per_hop(summary.filter(pl.col("run_id") == rid)),
         }
         if e.id == "6-rtt-fairness":

@@ -331,6 +331,7 @@ pub fn collect(sim: &Simulation) -> Results {
                 r.s.completion.map(secs).unwrap_or(f64::NAN)
             }),
             col("transfers", |r: &FlowRow| r.s.transfers),
+            col("ipdv_ms_mean", |r: &FlowRow| ms(r.s.ipdv_mean)),
         ],
         flow_rows(sim, &groups),
     ));

@@ -39,7 +39,8 @@ fn one_transfer_by_hand() {
 #[test]
 fn every_transfer_of_a_connection_has_a_row() {
     // 100 kB, 1 s idle, repeated: one row per burst, the flow's `transfers` counter.
-    let r = run("[[traffic]]\nkind = \"tcp-onoff\"\nhosts = \"a\"\nsize = \"100KB\"\npause = \"1s\"");
+    let r =
+        run("[[traffic]]\nkind = \"tcp-onoff\"\nhosts = \"a\"\nsize = \"100KB\"\npause = \"1s\"");
     let t = r.table("transfers");
     let n = r.table("flows").f64s("transfers")[0];
     assert!(n >= 8.0, "{n}");
