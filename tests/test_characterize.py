@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from aqmlab.characterize import characterize, experiments, sync_index
+from aqmlab.characterize import characterize, experiments, loss_intervals, sync_index
 from aqmlab.cli import app
 from aqmlab.errors import ScenarioError
 
@@ -23,6 +23,16 @@ def test_sync_index_by_hand():
     drops = pl.DataFrame({"time_ns": [0, 10, 1_000_000_000, 1_000_000_010], "flow": [1, 2, 2, 1]})
     assert sync_index(drops, [1, 2], 0.1) == 1.0
     assert math.isnan(sync_index(pl.DataFrame({"time_ns": [], "flow": []}), [1], 0.1))
+
+
+def test_loss_intervals_by_hand():
+    # Flow 1 loses at 0, 1, 3 s: gaps 1 and 2 s, mean 1.5, std 0.7071 → CV 0.4714.
+    # Flow 2 loses once (no interval pair): left out.
+    drops = pl.DataFrame({"time_ns": [0, 10**9, 3 * 10**9, 5 * 10**9], "flow": [1, 1, 1, 2]})
+    m, cv = loss_intervals(drops, [1, 2])
+    assert m == pytest.approx(1.5)
+    assert cv == pytest.approx(math.sqrt(0.5) / 1.5)
+    assert all(math.isnan(x) for x in loss_intervals(drops, [2]))
 
 
 def test_every_experiment_cites_its_section_and_source():

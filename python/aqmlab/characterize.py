@@ -395,6 +395,24 @@ def sync_index(drops: pl.DataFrame, tcp_flows: list[int], gap_s: float) -> float
     return sum(len(e) / len(ids) for e in events) / len(events)
 
 
+def loss_intervals(drops: pl.DataFrame, flows: list[int]) -> tuple[float, float]:
+    """RFC 7928 §2.3: per flow, the times between its consecutive losses (drops and
+    marks at the link); returns the mean interval (s) and its coefficient of variation
+    (std / mean), each averaged over the flows with at least two intervals (NaN if none)."""
+    means, cvs = [], []
+    for fl in flows:
+        t = sorted(drops.filter(pl.col("flow") == fl)["time_ns"].to_list()) if drops.height else []
+        gaps = [(b - a) / 1e9 for a, b in zip(t, t[1:])]
+        if len(gaps) < 2:
+            continue
+        m = sum(gaps) / len(gaps)
+        sd = math.sqrt(sum((g - m) ** 2 for g in gaps) / (len(gaps) - 1))
+        means.append(m)
+        cvs.append(sd / m if m > 0 else math.nan)
+    avg = lambda v: sum(v) / len(v) if v else math.nan  # noqa: E731
+    return avg(means), avg(cvs)
+
+
 def _label(placed: list[tuple[str, dict]]) -> dict[str, str]:
     from .aggregate import axis_value
 
@@ -436,6 +454,8 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict]]) -> pl.Da
             "goodput_mbps": float(sum(gp)) / 1e6,
             "jain_index": jain,
             "sync_index": sync_index(dr, tcpf["flow"].to_list(), 0.1),
+            # §2.3: loss intervals of the TCP flows.
+            **dict(zip(("loss_interval_s_mean", "loss_interval_cv"), loss_intervals(dr, tcpf["flow"].to_list()))),
             # §2.6: every flow's mean |IPDV| (flows table), averaged over the flows.
             "ipdv_ms_mean": float(f["ipdv_ms_mean"].fill_nan(None).mean()) if "ipdv_ms_mean" in f.columns and f.height else math.nan,
             "wall_us_per_hop": _per_hop(summary.filter(pl.col("run_id") == rid)),

@@ -31,7 +31,7 @@ SECTION_TITLES = {
 
 #: The metrics shown per experiment (RFC 7928 §2), in order.
 METRICS = ["queue_delay_ms_mean", "queue_delay_ms_p95", "goodput_mbps", "utilization", "drop_rate", "marks",
-           "jain_index", "sync_index", "ipdv_ms_mean", "goodput_ratio", "completion_s_iw10", "transfer_s_median", "video_frame_loss", "voip_mos", "udp_loss_rate",
+           "jain_index", "sync_index", "loss_interval_s_mean", "loss_interval_cv", "ipdv_ms_mean", "goodput_ratio", "completion_s_iw10", "transfer_s_median", "video_frame_loss", "voip_mos", "udp_loss_rate",
            "cbr_loss_rate", "ledbat_mbps", "burst_loss_rate"]
 
 
