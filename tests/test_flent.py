@@ -142,3 +142,22 @@ def test_ping_rtt_is_the_base_rtt_on_an_idle_path():
     assert all(math.isclose(r, 40.0 + ser, abs_tol=1e-6) for r in p["rtt_ms"].to_list())
     app = res.apps.row(0, named=True)
     assert app["probes_sent"] == 30 and app["probes_lost"] == 0
+
+
+def test_sweep_writes_a_flent_file_per_run(tmp_path):
+    from typer.testing import CliRunner
+
+    from aqmlab.cli import app
+
+    sweep = tmp_path / "s.toml"
+    sweep.write_text(f'name = "s"\nbase = "{ROOT / "examples/five-tcp.toml"}"\nseeds = 1\nset = {{ duration = "6s" }}\n'
+                     '[grid]\n"topology.bottleneck.qdisc.kind" = ["pfifo", "codel"]\n')
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["sweep", str(sweep), "--format", "flent", "--out", str(out), "-q", "--workers", "1"])
+    assert r.exit_code == 0, r.output
+    files = sorted(out.glob("runs/*/run.flent.gz"))
+    assert len(files) == 2
+    for f in files:
+        rs = resultset.load(str(f))
+        assert rs.meta("NAME") == "tcp_nup" and len(rs.x_values) == 30
+        assert values(rs, "TCP upload sum") and values(rs, "Ping (ms) ICMP")

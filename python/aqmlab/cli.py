@@ -279,25 +279,47 @@ def sweep(
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
+    format: Annotated[str, typer.Option("--format", help="parquet (the tables), or flent: also a run.flent.gz in every run's folder (docs/flent.md).")] = "parquet",
 ) -> None:
     """Run a sweep: every grid/zip point × seed, each run written as it finishes.
 
     Exit status: 0 when every run succeeded, 1 when some failed, 2 for a bad input."""
     from .sweep import read_sweep_file, run_sweep_file
 
+    base = None
+    flent_meta = None
     try:
         sf = read_sweep_file(sweep_file)
+        if format not in ("parquet", "flent"):
+            raise ScenarioError("--format", f"{format!r}: expected parquet or flent")
+        if format == "flent":
+            from . import flent
+            from .scenario import load_scenario
+
+            base, flent_meta, notes = flent.prepare(load_scenario(sf.base))
+            for n in notes:
+                err_console.print(f"flent export: {n}", highlight=False)
     except ScenarioError as e:
         fail(ScenarioError(e.path, f"{e.message} (in {sweep_file})") if e.path else e)
     res = run_with_progress(
         lambda progress: run_sweep_file(
             sf, quick=quick, out=out, executor=executor, address=address, workers=workers,
             seeds=seeds, set=set, resume=resume, progress=progress, allow_mixed=allow_mixed,
+            base=base,
         ),
         title=sf.name,
         show=not (quiet or json_out),
         json_out=json_out,
     )
+    if format == "flent":
+        from . import flent
+
+        try:
+            n = flent.write_sweep(res.out, flent_meta)
+        except ScenarioError as e:
+            fail(e)
+        if not (quiet or json_out):
+            err_console.print(f"flent results: {n} runs → {res.out}/runs/*/run.flent.gz", highlight=False)
     finish_sweep(res, json_out, quiet)
 
 

@@ -315,3 +315,20 @@ def write(res, doc: dict, path: str | os.PathLike, meta: dict | None = None, tit
     else:
         with open(path, "w") as fp:
             fp.write(text)
+
+
+def write_sweep(out: str | os.PathLike, meta: dict | None = None) -> int:
+    """Write ``run.flent.gz`` into every finished run folder of the sweep at ``out``
+    (run with a base from `prepare`); returns how many were written."""
+    from pathlib import Path
+
+    from .results import Results
+
+    n = 0
+    for run in sorted((Path(out) / "runs").iterdir()):
+        if not (run / "summary.parquet").exists():
+            continue
+        res = Results.read_parquet(run)
+        write(res, res.scenario, run / "run.flent.gz", meta, title=run.name)
+        n += 1
+    return n
