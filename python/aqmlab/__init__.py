@@ -12,10 +12,12 @@ from .runner import run
 from .scenario import load_scenario, validate, qdisc_docs, traffic_docs
 from .sweep import sweep
 from .aggregate import load, load_runs
+from .characterize import characterize
 
 __all__ = [
     "Results",
     "ScenarioError",
+    "characterize",
     "SimulationError",
     "__version__",
     "load",

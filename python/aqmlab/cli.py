@@ -165,10 +165,24 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no tables.")] = False,
     all_rows: Annotated[bool, typer.Option("--all", help="List every link and flow (default: the bottleneck, links that dropped packets, up to 20 flows).")] = False,
+    format: Annotated[str, typer.Option("--format", help="parquet: --out is a folder of tables; flent: --out is a flent result file (FILE.flent.gz, docs/flent.md).")] = "parquet",
 ) -> None:
     """Simulate one scenario."""
+    flent_meta = None
     try:
-        if out is not None:
+        if format not in ("parquet", "flent"):
+            raise ScenarioError("--format", f"{format!r}: expected parquet or flent")
+        if format == "flent":
+            from . import flent
+            from .scenario import load_scenario
+
+            if out is None or not str(out).endswith((".flent.gz", ".flent")):
+                raise ScenarioError("--out", f"{out}: --format flent writes one file: expected --out FILE.flent.gz")
+            doc, flent_meta, notes = flent.prepare(load_scenario(scenario, set))
+            for n in notes:
+                err_console.print(f"flent export: {n}", highlight=False)
+            scenario, set = doc, None
+        elif out is not None:
             check_run_out(out)
     except ScenarioError as e:
         fail(e)
@@ -198,7 +212,12 @@ def run(
             bar.stop()
     if out is not None:
         try:
-            res.write_parquet(out)
+            if format == "flent":
+                from . import flent
+
+                flent.write(res, res.scenario, out, flent_meta)
+            else:
+                res.write_parquet(out)
         except ScenarioError as e:
             fail(e)
     if res.pcap_files and out is None:
@@ -209,7 +228,7 @@ def run(
     elif not quiet:
         print_results(res, out_console, all_rows)
         if out is not None:
-            out_console.print(f"tables written to {out}/")
+            out_console.print(f"flent result written to {out}" if format == "flent" else f"tables written to {out}/")
 
 
 class SweepProgress:
@@ -277,25 +296,47 @@ def sweep(
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
+    format: Annotated[str, typer.Option("--format", help="parquet (the tables), or flent: also a run.flent.gz in every run's folder (docs/flent.md).")] = "parquet",
 ) -> None:
     """Run a sweep: every grid/zip point × seed, each run written as it finishes.
 
     Exit status: 0 when every run succeeded, 1 when some failed, 2 for a bad input."""
     from .sweep import read_sweep_file, run_sweep_file
 
+    base = None
+    flent_meta = None
     try:
         sf = read_sweep_file(sweep_file)
+        if format not in ("parquet", "flent"):
+            raise ScenarioError("--format", f"{format!r}: expected parquet or flent")
+        if format == "flent":
+            from . import flent
+            from .scenario import load_scenario
+
+            base, flent_meta, notes = flent.prepare(load_scenario(sf.base))
+            for n in notes:
+                err_console.print(f"flent export: {n}", highlight=False)
     except ScenarioError as e:
         fail(ScenarioError(e.path, f"{e.message} (in {sweep_file})") if e.path else e)
     res = run_with_progress(
         lambda progress: run_sweep_file(
             sf, quick=quick, out=out, executor=executor, address=address, workers=workers,
             seeds=seeds, set=set, resume=resume, progress=progress, allow_mixed=allow_mixed,
+            base=base,
         ),
         title=sf.name,
         show=not (quiet or json_out),
         json_out=json_out,
     )
+    if format == "flent":
+        from . import flent
+
+        try:
+            n = flent.write_sweep(res.out, flent_meta)
+        except ScenarioError as e:
+            fail(e)
+        if not (quiet or json_out):
+            err_console.print(f"flent results: {n} runs → {res.out}/runs/*/run.flent.gz", highlight=False)
     finish_sweep(res, json_out, quiet)
 
 
@@ -859,6 +900,36 @@ def compare_real(
     out_console.print(f"emulator scheduling error: p50 {e['sched_err_us_p50']:.1f} µs, p99 {e['sched_err_us_p99']:.1f} µs, max {e['sched_err_us_max']:.0f} µs", highlight=False)
     if out is not None:
         out_console.print(f"written to {out}/ (comparison.csv, comparison.png, simulated/, emulated/)")
+
+
+@app.command()
+def characterize(
+    aqm: Annotated[str, typer.Argument(help="Queue discipline to characterise (aqmlab qdiscs lists them).")],
+    against: Annotated[Optional[str], typer.Option(help="Further disciplines to run beside it, comma-separated (DropTail always runs).")] = None,
+    set: SetOpt = None,
+    quick: Annotated[bool, typer.Option("--quick", help="30 s runs, one seed, fewer RTTs: a first look in about a minute.")] = False,
+    out: Annotated[Optional[Path], typer.Option(help="Output folder (default out/characterize/AQM).")] = None,
+    sections: Annotated[Optional[str], typer.Option(help="Only these RFC 7928 sections or experiment ids, comma-separated (e.g. 5.1,6,8.2).")] = None,
+    seeds: Annotated[Optional[int], typer.Option(help="Seeds per point (default 3; 1 with --quick).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    buffer: Annotated[str, typer.Option(help="The buffer (limit) of every discipline: a BDP multiple, packets or bytes.")] = "1BDP",
+) -> None:
+    """Characterise a queue discipline with the RFC 7928 guideline experiments beside
+    DropTail; writes OUT/report.html (docs/characterize.md)."""
+    from .characterize import characterize as run_suite
+
+    def show(what: str) -> None:
+        err_console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {what}", highlight=False)
+
+    try:
+        r = run_suite(aqm, against=[a.strip() for a in against.split(",") if a.strip()] if against else None, set=set,
+                      quick=quick, out=out, sections=[s.strip() for s in sections.split(",") if s.strip()] if sections else None,
+                      workers=workers, seeds=seeds, progress=show, buffer=buffer)
+    except (ScenarioError, SimulationError) as e:
+        fail(e)
+    for k, why in r.skipped.items():
+        err_console.print(f"{k}: {why}", highlight=False)
+    out_console.print(f"{len(r.metrics)} experiments in {r.wall_s:.1f} s → {r.report}", highlight=False)
 
 
 def main() -> None:

@@ -45,7 +45,9 @@ def run(
         check_seed(seed, "seed")
     if out is not None:
         check_run_out(out)
-    doc = load_scenario(scenario, set)
+    from .flent import expand_presets
+
+    doc, _ = expand_presets(load_scenario(scenario, set))
     wants_pcap = bool(doc.get("output", {}).get("pcap")) if isinstance(doc.get("output"), dict) else False
     if out is None and wants_pcap:
         out = tempfile.mkdtemp(prefix="aqmlab-pcap-")

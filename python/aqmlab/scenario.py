@@ -187,8 +187,10 @@ def _json_default(o: Any) -> Any:
 def validate(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
     """Check a scenario completely (fields, units, nodes, links, parameters). Returns the
     resolved dict; raises `ScenarioError`."""
+    from .flent import expand_presets
+
     doc = load_scenario(scenario, overrides)
-    _core.validate(to_json(doc))
+    _core.validate(to_json(expand_presets(doc)[0]))
     return doc
 
 

@@ -77,3 +77,20 @@ def fmt_interval(metric: str, mean, half=None, low=None, high=None) -> str:
     if half is None and low is not None and high is not None:
         return f"{fmt(metric, mean)} [{fmt(metric, low)}, {fmt(metric, high)}]"
     return fmt(metric, mean, half)
+
+
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration_s(text: str) -> float:
+    """Seconds of a scenario duration like ``"5ms"`` or ``"1.5s"`` (the units of
+    ``crates/aqmlab-core/src/scenario/units.rs``); ValueError otherwise."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([a-z]+)\s*", str(text))
+    if not m or m.group(2) not in _DURATION_UNITS:
+        raise ValueError(f"expected a duration with a unit ({', '.join(_DURATION_UNITS)}), like \"5s\"")
+    v = float(m.group(1))
+    if v < 0:
+        raise ValueError("a duration cannot be negative")
+    return v * _DURATION_UNITS[m.group(2)]

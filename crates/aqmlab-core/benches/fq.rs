@@ -19,6 +19,7 @@ const PER_FLOW: usize = 4;
 
 fn bench(c: &mut Criterion) {
     let link = LinkInfo {
+        base_rtt: aqmlab_core::scenario::bdp::BaseRtt::Unknown,
         rate_bps: 10_000_000_000,
         mtu: 1500,
         delay: 0,

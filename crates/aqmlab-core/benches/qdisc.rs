@@ -36,6 +36,7 @@ struct Bench {
 impl Bench {
     fn new(spec: serde_json::Value) -> Self {
         let link = LinkInfo {
+            base_rtt: aqmlab_core::scenario::bdp::BaseRtt::Unknown,
             rate_bps: RATE,
             mtu: 1500,
             delay: 0,

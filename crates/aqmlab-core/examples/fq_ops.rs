@@ -24,6 +24,7 @@ fn main() {
         }
     };
     let link = LinkInfo {
+        base_rtt: aqmlab_core::scenario::bdp::BaseRtt::Unknown,
         rate_bps: 10_000_000_000,
         mtu: 1500,
         delay: 0,

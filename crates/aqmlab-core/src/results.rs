@@ -331,6 +331,7 @@ pub fn collect(sim: &Simulation) -> Results {
                 r.s.completion.map(secs).unwrap_or(f64::NAN)
             }),
             col("transfers", |r: &FlowRow| r.s.transfers),
+            col("ipdv_ms_mean", |r: &FlowRow| ms(r.s.ipdv_mean)),
         ],
         flow_rows(sim, &groups),
     ));
@@ -446,6 +447,37 @@ pub fn collect(sim: &Simulation) -> Results {
                 col("drop_prob", |r: &&crate::engine::SampleRow| r.drop_prob),
                 col("vcap_bps", |r: &&crate::engine::SampleRow| r.vcap_bps),
                 col("sent_bytes", |r: &&crate::engine::SampleRow| r.sent_bytes),
+            ],
+            &series.rows,
+        ));
+    }
+
+    if let Some(log) = &sim.transfer_log {
+        type R<'a> = &'a crate::engine::TransferRow;
+        let name = |r: &R| sim.entries[r.entry as usize].name.clone();
+        tables.push(Table::from_rows(
+            "transfers",
+            &[
+                col("flow", |r: &R| r.flow as u64),
+                col("app", name),
+                col("start_s", |r: &R| r.start as f64 / 1e9),
+                col("end_s", |r: &R| r.end as f64 / 1e9),
+                col("bytes", |r: &R| r.bytes),
+                col("completion_s", |r: &R| (r.end - r.start) as f64 / 1e9),
+            ],
+            &log.rows,
+        ));
+    }
+
+    if let Some(series) = &sim.flow_series {
+        type R<'a> = &'a crate::engine::FlowSampleRow;
+        tables.push(Table::from_rows(
+            "flow_series",
+            &[
+                col("time_ns", |r: &R| r.time),
+                col("flow", |r: &R| r.flow as u64),
+                col("bytes_delivered", |r: &R| r.bytes_delivered),
+                col("packets_delivered", |r: &R| r.packets_delivered),
             ],
             &series.rows,
         ));

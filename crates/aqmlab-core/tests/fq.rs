@@ -244,6 +244,7 @@ fn bad_child_spec_in_a_scenario_names_its_path() {
 #[test]
 fn the_documented_examples_build() {
     let link = aqmlab_core::qdisc::LinkInfo {
+        base_rtt: aqmlab_core::scenario::bdp::BaseRtt::Unknown,
         rate_bps: 10_000_000,
         mtu: 1500,
         delay: 0,

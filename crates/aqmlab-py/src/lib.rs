@@ -75,7 +75,9 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<Vec<String>> {
     match built {
         Ok(w) => Ok(w),
         // A pcap request without an output directory is not a scenario fault.
-        Err(e) if e.path == "output.pcap" && e.message.contains("output directory") => Ok(Vec::new()),
+        Err(e) if e.path == "output.pcap" && e.message.contains("output directory") => {
+            Ok(Vec::new())
+        }
         Err(e) => Err(scenario_error(e)),
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod dist;
 pub mod emodel;
+pub mod ping;
 pub mod playout;
 pub mod rtcp;
 pub mod rtcp_session;
@@ -346,6 +347,7 @@ registry! {
     Http(tcp_http::HttpUser) => [tcp_http::KIND],
     WebPage(web::page::WebPage) => [web::page::WEB_PAGE],
     WebPackMime(web::packmime::PackMime) => [web::packmime::WEB_PACKMIME],
+    Ping(ping::Ping) => [ping::KIND],
 }
 
 /// Flow kinds (the `flows` table's `kind`).

@@ -420,6 +420,7 @@ mod tests {
 
     fn pipe(rate: u64, delay: Nanos, qdisc: serde_json::Value) -> Pipe {
         let info = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: rate,
             mtu: 1500,
             delay: 0,

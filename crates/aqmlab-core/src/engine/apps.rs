@@ -66,7 +66,10 @@ impl Simulation {
                 let s = self.slot(f).expect("just made");
                 self.flows[s].conn = self.flows[s].pep.is_none();
             }
-            Action::Write { bytes, fin, .. } => {
+            Action::Write { flow, bytes, fin } => {
+                if let (Some(log), true) = (&mut self.transfer_log, bytes != u64::MAX) {
+                    log.written(flow, now, bytes);
+                }
                 let s = self.sender_of(slot);
                 let st = &mut self.flows[slot].stats;
                 match &mut self.tcp[s] {
@@ -215,6 +218,10 @@ impl Simulation {
     pub(super) fn on_transfer_done(&mut self, slot: u32) {
         let slot = slot as usize;
         let flow = self.flows[slot].id;
+        let (now, entry) = (self.now(), self.flows[slot].entry);
+        if let Some(log) = &mut self.transfer_log {
+            log.done(flow, entry, now);
+        }
         // A split flow's transfer is done for the app when the terminal has it (PEP).
         if self.pep_upstream_done(slot) {
             let a = self.flows[slot].app as usize;

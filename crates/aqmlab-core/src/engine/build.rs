@@ -1,5 +1,6 @@
 //! Building a `Simulation` from a scenario.
 use super::*;
+use crate::scenario::bdp;
 
 impl Simulation {
     /// Build a simulation of `spec` with `seed` (overriding the scenario's own seed).
@@ -9,10 +10,9 @@ impl Simulation {
             .max_memory
             .map_or_else(guard::default_max_memory, |m| m.0);
         guard::check_topology_estimate(&spec.topology, max_memory)?;
-        let topo = topology::build(&spec.topology, seed)?;
         let end = spec.duration.0;
         let warmup = spec.warmup.map_or(0, |w| w.0);
-        let traffic = app::build(&spec.traffic, &topo, seed, end, warmup)?;
+        let (topo, traffic) = build_network(spec, seed, end, warmup)?;
         let mut links = topo.links;
 
         let link_ids = |names: &[String], field: &str| -> Result<Vec<u32>> {
@@ -128,6 +128,11 @@ impl Simulation {
                 interval: iv.0,
                 rows: Vec::new(),
             }),
+            flow_series: spec.output.flow_timeseries.map(|iv| FlowSeries {
+                interval: iv.0,
+                rows: Vec::new(),
+            }),
+            transfer_log: spec.output.transfers.then(TransferLog::default),
             seg_buf: Vec::with_capacity(64),
             qevents: Vec::with_capacity(64),
             wall: std::time::Duration::ZERO,
@@ -188,6 +193,76 @@ impl Simulation {
         if sim.tcp_series.is_some() {
             sim.events.schedule(0, Event::TcpSample);
         }
+        if sim.flow_series.is_some() {
+            sim.events.schedule(0, Event::FlowSample);
+        }
         Ok(sim)
     }
+}
+
+/// The network and its traffic. A topology with queue limits in BDP is built twice:
+/// first to learn the traffic's routes (BDP limits stand in as one packet), then with
+/// each link's base RTT (`scenario::bdp`); the traffic is built again on the final one.
+fn build_network(
+    spec: &ScenarioSpec,
+    seed: u64,
+    end: Nanos,
+    warmup: Nanos,
+) -> Result<(topology::Topology, app::Traffic)> {
+    if !has_bdp_limit(&spec.topology) {
+        let topo = topology::build(&spec.topology, seed)?;
+        let traffic = app::build(&spec.traffic, &topo, seed, end, warmup)?;
+        return Ok((topo, traffic));
+    }
+    let first = topology::build_with_rtts(&spec.topology, seed, Vec::new(), bdp::BaseRtt::Pending)?;
+    let traffic = app::build(&spec.traffic, &first, seed, end, warmup)?;
+    let rtts = base_rtts(&first, &traffic);
+    let topo = topology::build_with_rtts(&spec.topology, seed, rtts, bdp::BaseRtt::NoFlows)?;
+    let traffic = app::build(&spec.traffic, &topo, seed, end, warmup)?;
+    Ok((topo, traffic))
+}
+
+/// True if a queue discipline of the topology (or a child of one) has a limit in BDP.
+fn has_bdp_limit(t: &crate::scenario::spec::TopologySpec) -> bool {
+    fn walk(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(m) => m.iter().any(|(k, x)| {
+                (k == "limit" && x.as_str().is_some_and(|s| bdp::parse_multiple(s).is_some()))
+                    || walk(x)
+            }),
+            serde_json::Value::Array(a) => a.iter().any(walk),
+            _ => false,
+        }
+    }
+    let hosts = t.hosts.iter().flat_map(|h| [&h.left, &h.right]);
+    [&t.bottleneck, &t.reverse]
+        .into_iter()
+        .chain(hosts)
+        .flatten()
+        .chain(&t.links)
+        .filter_map(|l| l.qdisc.as_ref())
+        .any(walk)
+}
+
+/// Each link's base RTT over the flows of `traffic` that cross it (`scenario::bdp`).
+fn base_rtts(topo: &topology::Topology, traffic: &app::Traffic) -> Vec<bdp::BaseRtt> {
+    let route = |mut at: u32, dst: u32| {
+        let mut links = Vec::new();
+        while at != dst && links.len() <= topo.links.len() {
+            let l = topo.routes.next_link(at, dst);
+            if l == NO_ROUTE {
+                break;
+            }
+            links.push(l);
+            at = topo.links[l as usize].to;
+        }
+        links
+    };
+    let paths: Vec<_> = traffic
+        .routes
+        .iter()
+        .map(|&(_, src, dst, both)| (route(src, dst), route(dst, src), both))
+        .collect();
+    let delay: Vec<Nanos> = topo.links.iter().map(|l| l.delay).collect();
+    bdp::link_base_rtts(topo.links.len(), &delay, &paths)
 }

@@ -170,7 +170,9 @@ impl Simulation {
                 )
             }
             Event::Transport { .. } => "a TCP endpoint's timer".to_string(),
-            Event::Sample | Event::TcpSample => "the time-series sampler".to_string(),
+            Event::Sample | Event::TcpSample | Event::FlowSample => {
+                "the time-series sampler".to_string()
+            }
             Event::WarmupEnd => "the end of the warm-up".to_string(),
         }
     }
@@ -192,6 +194,12 @@ impl Simulation {
                 self.tcp_series
                     .as_ref()
                     .map_or(0, |s| rows::<TcpSampleRow>(s.rows.len())),
+            ),
+            (
+                "flow time-series rows",
+                self.flow_series
+                    .as_ref()
+                    .map_or(0, |s| rows::<FlowSampleRow>(s.rows.len())),
             ),
             (
                 "drop-log rows",
@@ -230,6 +238,23 @@ impl Simulation {
                         "this run would keep ~{:.2} GB of time-series rows ({samples} samples x {} links), above max_memory = {:.2} GB; use a longer interval, `output.timeseries_links`, or raise max_memory",
                         est as f64 / 1e9,
                         s.links.len(),
+                        self.guard.max_memory as f64 / 1e9
+                    ),
+                ));
+            }
+        }
+        if let Some(s) = &self.flow_series {
+            let samples = self.end / s.interval + 1;
+            let flows = self.static_flows.max(1) as u64;
+            let est = samples
+                .saturating_mul(flows)
+                .saturating_mul(rows::<FlowSampleRow>(1));
+            if est > self.guard.max_memory {
+                return Err(ScenarioError::new(
+                    "output.flow_timeseries",
+                    format!(
+                        "this run would keep ~{:.2} GB of flow time-series rows ({samples} samples x {flows} flows), above max_memory = {:.2} GB; use a longer interval or raise max_memory",
+                        est as f64 / 1e9,
                         self.guard.max_memory as f64 / 1e9
                     ),
                 ));

@@ -86,7 +86,7 @@ impl Simulation {
                 f.stats.bytes_delivered += pk.size as u64;
                 f.stats.active_to = Some(now);
             }
-            f.stats.owd.record(now - pk.created);
+            f.stats.record_owd(now - pk.created);
         }
         self.delivered += 1;
         if pk.kind == PacketKind::Tcp {

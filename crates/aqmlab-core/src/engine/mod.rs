@@ -26,7 +26,10 @@ mod tcp;
 pub use conns::{ConnTotals, FlowRecord};
 pub use guard::{default_max_memory, RunFailure};
 pub use pep::PepLeg;
-pub use record::{Cause, DropRecord, SampleRow, Series, TcpSampleRow, TcpSeries};
+pub use record::{
+    Cause, DropRecord, FlowSampleRow, FlowSeries, SampleRow, Series, TcpSampleRow, TcpSeries,
+    TransferLog, TransferRow,
+};
 pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
@@ -137,6 +140,8 @@ pub struct Simulation {
     /// The flow slot of each endpoint.
     tcp_flow: Vec<u32>,
     pub tcp_series: Option<TcpSeries>,
+    pub flow_series: Option<FlowSeries>,
+    pub transfer_log: Option<TransferLog>,
     /// Report the per-packet sojourn histograms (`output.sojourn_hist`).
     pub sojourn_hist: bool,
     /// Report the per-flow one-way delay histograms (`output.owd_hist`).
@@ -264,6 +269,7 @@ impl Simulation {
             Event::Transport { endpoint } => self.on_transport_timer(endpoint as usize),
             Event::Sample => self.on_sample(),
             Event::TcpSample => self.on_tcp_sample(),
+            Event::FlowSample => self.on_flow_sample(),
             Event::WarmupEnd => self.on_warmup_end(),
         }
     }

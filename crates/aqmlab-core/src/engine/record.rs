@@ -18,6 +18,61 @@ pub struct TcpSeries {
     pub rows: Vec<TcpSampleRow>,
 }
 
+/// One row of the opt-in per-flow delivery time series (`output.flow_timeseries`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSampleRow {
+    pub time: Nanos,
+    pub flow: u32,
+    /// The flow's `bytes_delivered` and `packets_delivered` so far (restarted at the
+    /// warm-up, like the `flows` counters).
+    pub bytes_delivered: u64,
+    pub packets_delivered: u64,
+}
+
+pub struct FlowSeries {
+    pub interval: Nanos,
+    pub rows: Vec<FlowSampleRow>,
+}
+
+/// One finite TCP transfer (`output.transfers`): from the application's write of its
+/// bytes to the acknowledgement of the last one (RFC 7928 §2.1 completion time).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferRow {
+    pub flow: u32,
+    pub entry: u32,
+    pub start: Nanos,
+    pub end: Nanos,
+    pub bytes: u64,
+}
+
+/// The transfers of a run: those written and not yet acknowledged (by flow id: the
+/// earliest write and the bytes so far; writes before a completion end together,
+/// since the sender completes when everything written is acknowledged) and the rows.
+#[derive(Default)]
+pub struct TransferLog {
+    pub pending: std::collections::HashMap<u32, (Nanos, u64)>,
+    pub rows: Vec<TransferRow>,
+}
+
+impl TransferLog {
+    pub fn written(&mut self, flow: u32, now: Nanos, bytes: u64) {
+        let e = self.pending.entry(flow).or_insert((now, 0));
+        e.1 += bytes;
+    }
+
+    pub fn done(&mut self, flow: u32, entry: u32, now: Nanos) {
+        if let Some((start, bytes)) = self.pending.remove(&flow) {
+            self.rows.push(TransferRow {
+                flow,
+                entry,
+                start,
+                end: now,
+                bytes,
+            });
+        }
+    }
+}
+
 /// One row of the opt-in drop log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DropRecord {
@@ -144,6 +199,27 @@ impl Simulation {
         let next = now + series.interval;
         if next <= self.end {
             self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    /// Sample every flow made at build time (connections that apps open while running
+    /// come and go, and are not sampled).
+    pub(super) fn on_flow_sample(&mut self) {
+        let now = self.now();
+        let Some(series) = &mut self.flow_series else {
+            return;
+        };
+        for f in &self.flows[..self.static_flows as usize] {
+            series.rows.push(FlowSampleRow {
+                time: now,
+                flow: f.id,
+                bytes_delivered: f.stats.bytes_delivered,
+                packets_delivered: f.stats.packets_delivered,
+            });
+        }
+        let next = now + series.interval;
+        if next <= self.end {
+            self.events.schedule(next, Event::FlowSample);
         }
     }
 

@@ -10,6 +10,7 @@ use super::docsis::Docsis;
 use super::link::{Link, RateChange};
 use crate::measure::link_stats::LinkStats;
 use crate::qdisc::{self, LinkInfo};
+use crate::scenario::bdp::BaseRtt;
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::{LinkSpec, Rate, TopologySpec};
 use crate::sim::rng::Rng;
@@ -55,11 +56,22 @@ struct Builder {
     link_names: std::collections::BTreeSet<String>,
     /// Links whose discipline monitors another link: (link, qdisc path, qdisc spec).
     monitors: Vec<(usize, String, Option<serde_json::Value>)>,
+    /// Per link (by index), the base RTT of its flows for limits in BDP; links past
+    /// the end get `default_rtt`.
+    base_rtts: Vec<BaseRtt>,
+    default_rtt: BaseRtt,
 }
 
 const DEFAULT_MTU: u32 = 1500;
 
 impl Builder {
+    fn rtt_of(&self, link: usize) -> BaseRtt {
+        self.base_rtts
+            .get(link)
+            .copied()
+            .unwrap_or(self.default_rtt)
+    }
+
     fn add_node(&mut self, name: &str, path: &str) -> Result<u32> {
         if name.is_empty() {
             return Err(ScenarioError::new(
@@ -107,6 +119,7 @@ impl Builder {
         }
         let access = build_model(spec, path, mtu, self.seed, &name)?;
         let info = LinkInfo {
+            base_rtt: self.rtt_of(self.links.len()),
             rate_bps: access.as_ref().map_or(spec.rate.0, |m| m.rsq_rate_bps()),
             mtu,
             delay: spec.delay.map_or(0, |d| d.0),
@@ -270,7 +283,20 @@ fn no_graph_fields(spec: &LinkSpec, path: &str) -> Result<()> {
 }
 
 pub fn build(spec: &TopologySpec, seed: u64) -> Result<Topology> {
+    build_with_rtts(spec, seed, Vec::new(), BaseRtt::Unknown)
+}
+
+/// `build`, with the base RTT of each link's flows (by link index; `default_rtt` for
+/// the others) for queue limits in BDP (`scenario::bdp`).
+pub fn build_with_rtts(
+    spec: &TopologySpec,
+    seed: u64,
+    base_rtts: Vec<BaseRtt>,
+    default_rtt: BaseRtt,
+) -> Result<Topology> {
     let mut b = Builder {
+        base_rtts,
+        default_rtt,
         seed,
         warnings: Vec::new(),
         nodes: Vec::new(),
@@ -470,6 +496,7 @@ fn resolve_monitors(b: &mut Builder) -> Result<()> {
             ));
         }
         let info = LinkInfo {
+            base_rtt: b.rtt_of(m),
             rate_bps: b.links[m].rate_bps,
             mtu: b.links[m].mtu,
             delay: b.links[m].delay,

@@ -170,6 +170,7 @@ mod tests {
         let r = from_params(
             &mut p,
             &LinkInfo {
+                base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
                 rate_bps,
                 mtu: 1500,
                 delay: 0,

@@ -299,6 +299,7 @@ pub(crate) mod tests {
     pub(crate) fn build(v: serde_json::Value, per_flow: Option<PerFlow>) -> Result<Avqred> {
         let mut p = Params::new("q", v.as_object().unwrap(), &[]);
         let link = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 8_000_000,
             mtu: 1500,
             delay: 0,

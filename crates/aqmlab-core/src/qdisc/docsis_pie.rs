@@ -386,6 +386,7 @@ mod tests {
         let q = DocsisPie::from_params(
             &mut p,
             &LinkInfo {
+                base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
                 rate_bps: 10_000_000,
                 mtu: 1500,
                 delay: 0,

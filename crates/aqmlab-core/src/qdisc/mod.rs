@@ -177,6 +177,8 @@ pub struct LinkInfo {
     /// The link's (fixed part of its) propagation delay: ns-2 RED's automatic
     /// `q_weight_` reads it (`red_ns2.rs`).
     pub delay: Nanos,
+    /// The base RTT of the flows crossing the link, for limits in BDP (`scenario::bdp`).
+    pub base_rtt: crate::scenario::bdp::BaseRtt,
 }
 
 /// A queue discipline: the four core methods, and optional ones with defaults so a
@@ -420,7 +422,11 @@ pub fn build(spec: &Value, path: &str, link: &LinkInfo) -> Result<Qdisc> {
         ));
     };
     let monitor = monitor::read(map, path, kind.doc.kind)?;
-    let mut p = Params::new(path, map, &["kind", "monitor"]);
+    let mut p = Params::new(path, map, &["kind", "monitor"]).with_bdp(
+        link.rate_bps,
+        link.mtu,
+        link.base_rtt,
+    );
     let inner = (kind.build)(&mut p, link)?;
     p.finish(&format!("queue discipline `{name}`"))?;
     Ok(Qdisc {
@@ -514,6 +520,7 @@ mod tests {
 
     fn info() -> LinkInfo {
         LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 10_000_000,
             mtu: 1500,
             delay: 0,

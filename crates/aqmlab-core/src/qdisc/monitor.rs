@@ -103,6 +103,7 @@ mod tests {
         let spec = json!({"kind": "red", "min": "2pkt", "max": "4pkt", "probability": 0.0,
                           "wq": 0.5, "mean_pkt_size": "500B"});
         let info = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 1_000_000_000,
             mtu: 1500,
             delay: 0,
@@ -159,6 +160,7 @@ mod tests {
     fn sred_reads_the_monitored_queue() {
         let spec = json!({"kind": "sred", "limit": "60pkt", "zombies": 10});
         let info = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 10_000_000,
             mtu: 1500,
             delay: 0,
@@ -176,6 +178,7 @@ mod tests {
     #[test]
     fn only_the_listed_kinds_take_monitor_and_it_must_be_a_name() {
         let info = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 10_000_000,
             mtu: 1500,
             delay: 0,

@@ -373,6 +373,7 @@ mod tests {
 
     fn info() -> LinkInfo {
         LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 10_000_000,
             mtu: 1500,
             delay: 0,

@@ -388,6 +388,7 @@ mod tests {
     fn build_on(v: serde_json::Value, rate_bps: u64, delay: Nanos, adaptive: bool) -> Red {
         let mut p = Params::new("q", v.as_object().unwrap(), &[]);
         let link = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps,
             mtu: 1500,
             delay,
@@ -601,6 +602,7 @@ mod tests {
         ] {
             let mut p = Params::new("q", v.as_object().unwrap(), &[]);
             let link = LinkInfo {
+                base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
                 rate_bps: 2_000_000,
                 mtu: 1500,
                 delay: 0,
@@ -610,6 +612,7 @@ mod tests {
         }
         // ns-2-only fields without defaults = "ns2".
         let link = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 2_000_000,
             mtu: 1500,
             delay: 0,

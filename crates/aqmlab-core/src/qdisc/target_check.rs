@@ -57,6 +57,7 @@ mod tests {
             rate_bps,
             mtu: 1500,
             delay: 0,
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
         }
     }
 

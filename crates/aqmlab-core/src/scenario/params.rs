@@ -5,6 +5,7 @@
 //! meaning); `aqmlab qdiscs` prints those, and `Params::finish` rejects any key that
 //! the component did not read.
 
+use super::bdp::{self, BaseRtt};
 use super::error::{Result, ScenarioError};
 use super::units::{self, Limit};
 use crate::sim::time::Nanos;
@@ -56,6 +57,8 @@ pub struct Params<'a> {
     read: Vec<&'static str>,
     /// Keys handled by the caller (e.g. `kind`), never reported as unknown.
     ignored: &'static [&'static str],
+    /// A queue discipline's link (rate, MTU, base RTT of its flows), for limits in BDP.
+    bdp: Option<(u64, u32, BaseRtt)>,
 }
 
 fn show(v: &Value) -> String {
@@ -76,7 +79,15 @@ impl<'a> Params<'a> {
             map,
             read: Vec::new(),
             ignored,
+            bdp: None,
         }
+    }
+
+    /// Let `limit` keys be written in bandwidth-delay products of a link of `rate_bps`,
+    /// `mtu` and base RTT `rtt` (`scenario::bdp`).
+    pub fn with_bdp(mut self, rate_bps: u64, mtu: u32, rtt: BaseRtt) -> Self {
+        self.bdp = Some((rate_bps, mtu, rtt));
+        self
     }
 
     pub fn path(&self) -> &str {
@@ -189,7 +200,25 @@ impl<'a> Params<'a> {
         Ok(self.size(name)?.unwrap_or(default))
     }
 
+    /// A queue limit: packets, bytes, or (for a queue discipline) a multiple of its
+    /// link's bandwidth-delay product, `"1BDP"` (`scenario::bdp`).
     pub fn limit(&mut self, name: &'static str) -> Result<Option<Limit>> {
+        if let Some(Value::String(s)) = self.map.get(name) {
+            if let Some(k) = bdp::parse_multiple(s) {
+                self.read.push(name);
+                let shown = format!("\"{s}\"");
+                let k = k.map_err(|e| self.error(name, format!("{shown}: {e}")))?;
+                let Some((rate, mtu, rtt)) = self.bdp else {
+                    return Err(self.error(
+                        name,
+                        format!("{shown}: a limit in BDP is only for a queue discipline on a link; expected packets or bytes"),
+                    ));
+                };
+                return bdp::packets(k, rate, mtu, rtt)
+                    .map(|n| Some(Limit::Packets(n)))
+                    .map_err(|e| self.error(name, format!("{shown}: {e}")));
+            }
+        }
         self.unit(name, "a limit", units::parse_limit)
     }
 

@@ -220,6 +220,13 @@ pub struct OutputSpec {
     /// off when absent.
     #[serde(default)]
     pub tcp_timeseries: Option<Duration>,
+    /// Sample interval of the per-flow `flow_series` table (cumulative delivered bytes
+    /// and packets of every flow); off when absent.
+    #[serde(default)]
+    pub flow_timeseries: Option<Duration>,
+    /// One row per finite TCP transfer (`transfers` table).
+    #[serde(default)]
+    pub transfers: bool,
     /// Keep the per-packet sojourn distribution of every link (`sojourn_hist` table).
     #[serde(default)]
     pub sojourn_hist: bool,
@@ -315,6 +322,14 @@ impl ScenarioSpec {
             if t.0 == 0 {
                 return Err(ScenarioError::new(
                     "output.timeseries",
+                    "expected an interval greater than zero",
+                ));
+            }
+        }
+        if let Some(t) = self.output.flow_timeseries {
+            if t.0 == 0 {
+                return Err(ScenarioError::new(
+                    "output.flow_timeseries",
                     "expected an interval greater than zero",
                 ));
             }

@@ -29,6 +29,8 @@ pub enum Event {
     Sample,
     /// Take one sample of the per-flow TCP time series.
     TcpSample,
+    /// Take one sample of the per-flow delivery time series.
+    FlowSample,
     /// End of warm-up: statistics restart from here.
     WarmupEnd,
 }
