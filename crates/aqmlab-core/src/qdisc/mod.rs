@@ -37,6 +37,7 @@ pub mod pfavqred;
 pub mod pi;
 pub mod pi2;
 pub mod pie;
+pub mod pie_linux;
 pub mod pie_ns2;
 pub mod prio;
 pub mod queue;
