@@ -128,3 +128,87 @@ fn pie_dq_rate_estimator_matches_linux_sch_pie() {
         0,
     );
 }
+
+/// 15,000 packets, a third each Not-ECT, ECT(0) and ECT(1), some small; phases up to
+/// 3× overload, so p' passes 1/k (overload) and the step, the 2-MTU guard and both
+/// WRR directions are exercised.
+fn dualpi2_trace(seed: u64) -> Vec<Event> {
+    trace::make(&TraceSpec {
+        seed,
+        packets: 15_000,
+        service: 1_200_000,
+        phases: vec![
+            (0.9, 1000 * MS),
+            (1.1, 2000 * MS),
+            (0.3, 500 * MS),
+            (3.0, 2000 * MS),
+            (0.0, 200 * MS),
+            (1.5, 1500 * MS),
+        ],
+        sizes: vec![1500, 1500, 1500, 1000, 300, 64],
+        ecn: vec![Ecn::NotEct, Ecn::Ect0, Ecn::Ect1],
+        flows: 1,
+    })
+}
+
+fn check_dualpi2(
+    name: &str,
+    spec: serde_json::Value,
+    opts: linux_ref::dualpi2::Options,
+    tr: &[Event],
+    min: (usize, usize, usize),
+) {
+    let rng = Rng::stream(11, name);
+    let got = trace::run_aqmlab(spec, link(), tr, rng.clone());
+    let want = linux_ref::dualpi2::DualPi2::new(opts, link().mtu, rng).run(tr);
+    assert_same(name, &got, &want);
+    let (overflow, early, mark, sent) = tally(&got);
+    let arrivals = tr
+        .iter()
+        .filter(|e| matches!(e, Event::Arrive { .. }))
+        .count();
+    eprintln!(
+        "{name}: {arrivals} arrivals: overflow {overflow}, early {early}, mark {mark}, sent {sent}"
+    );
+    assert!(arrivals >= 10_000);
+    assert!(overflow >= min.0, "{name}: only {overflow} overflow drops");
+    assert!(early >= min.1, "{name}: only {early} early drops");
+    assert!(mark >= min.2, "{name}: only {mark} marks");
+}
+
+#[test]
+fn dualpi2_default_matches_linux_sch_dualpi2() {
+    let tr = dualpi2_trace(4);
+    let opts = linux_ref::dualpi2::defaults();
+    check_dualpi2(
+        "dualpi2",
+        json!({"kind": "dualpi2"}),
+        opts,
+        &tr,
+        (0, 500, 500),
+    );
+}
+
+#[test]
+fn dualpi2_options_match_linux_sch_dualpi2() {
+    let tr = dualpi2_trace(5);
+    let mut o = linux_ref::dualpi2::defaults();
+    o.limit = 300;
+    o.step_in_packets = true;
+    o.step_thresh = 20;
+    o.min_qlen_step = 2;
+    o.coupling_factor = 3;
+    o.drop_overload = false;
+    o.drop_early = true;
+    o.c_protection = 30;
+    o.ecn_mask = 3;
+    check_dualpi2(
+        "dualpi2-options",
+        json!({"kind": "dualpi2", "limit": "300pkt", "step_packets": 20, "min_qlen_step": 2,
+               "coupling_factor": 3, "drop_overload": false, "drop_early": true,
+               "c_protection": 30, "ecn_mask": "any_ect"}),
+        o,
+        &tr,
+        (100, 100, 500),
+    );
+}

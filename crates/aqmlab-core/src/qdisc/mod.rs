@@ -27,6 +27,7 @@ pub mod docsis_pie;
 pub mod drr;
 pub mod drr_lists;
 pub mod dualpi2;
+pub mod dualpi2_rfc;
 pub mod fifo;
 pub mod fq_codel;
 pub mod fq_pie;

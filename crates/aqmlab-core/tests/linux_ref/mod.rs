@@ -2,5 +2,6 @@
 //! (each file cites its lines), and the trace harness that compares them with aqmlab.
 #![allow(dead_code)]
 
+pub mod dualpi2;
 pub mod pie;
 pub mod trace;
