@@ -212,3 +212,82 @@ fn dualpi2_options_match_linux_sch_dualpi2() {
         (100, 100, 500),
     );
 }
+
+/// 15,000 packets over 8 flows of weights 1..8, a mix of sizes and ECN codepoints,
+/// phases up to 2.5× overload.
+fn fq_codel_trace(seed: u64, ecn: &[Ecn]) -> Vec<Event> {
+    trace::make(&TraceSpec {
+        seed,
+        packets: 15_000,
+        service: 1_200_000,
+        phases: vec![
+            (1.2, 3000 * MS),
+            (0.6, 1000 * MS),
+            (2.5, 1500 * MS),
+            (0.0, 300 * MS),
+            (1.05, 3000 * MS),
+        ],
+        sizes: vec![1500, 1500, 1500, 1000, 576, 64],
+        ecn: ecn.to_vec(),
+        flows: 8,
+    })
+}
+
+fn check_fq_codel(
+    name: &str,
+    spec: serde_json::Value,
+    opts: linux_ref::fq_codel::Options,
+    tr: &[Event],
+    min: (usize, usize, usize),
+) {
+    let rng = Rng::stream(13, name);
+    let got = trace::run_aqmlab(spec, link(), tr, rng);
+    let want = linux_ref::fq_codel::FqCodel::new(opts, link().mtu).run(tr);
+    assert_same(name, &got, &want);
+    let (overflow, early, mark, sent) = tally(&got);
+    let arrivals = tr
+        .iter()
+        .filter(|e| matches!(e, Event::Arrive { .. }))
+        .count();
+    eprintln!(
+        "{name}: {arrivals} arrivals: overflow {overflow}, early {early}, mark {mark}, sent {sent}"
+    );
+    assert!(arrivals >= 10_000);
+    assert!(overflow >= min.0, "{name}: only {overflow} overflow drops");
+    assert!(early >= min.1, "{name}: only {early} early drops");
+    assert!(mark >= min.2, "{name}: only {mark} marks");
+}
+
+#[test]
+fn fq_codel_default_matches_linux_sch_fq_codel() {
+    let tr = fq_codel_trace(6, &[Ecn::NotEct, Ecn::NotEct, Ecn::Ect0, Ecn::Ect1]);
+    let mut o = linux_ref::fq_codel::defaults(link().mtu);
+    o.flows = 16;
+    check_fq_codel(
+        "fq_codel",
+        json!({"kind": "fq_codel", "flows": 16, "classify": "class"}),
+        o,
+        &tr,
+        (0, 300, 300),
+    );
+}
+
+#[test]
+fn fq_codel_small_limit_and_ce_threshold_match_linux_sch_fq_codel() {
+    let tr = fq_codel_trace(7, &[Ecn::NotEct, Ecn::Ect0, Ecn::Ect1]);
+    let mut o = linux_ref::fq_codel::defaults(link().mtu);
+    o.flows = 16;
+    o.limit = 200;
+    o.drop_batch = 8;
+    o.ce_threshold_us = Some(2500);
+    o.target_ms = 3;
+    o.interval_ms = 40;
+    check_fq_codel(
+        "fq_codel-limit-ce",
+        json!({"kind": "fq_codel", "flows": 16, "classify": "class", "limit": "200pkt",
+               "drop_batch": 8, "ce_threshold": "2500us", "target": "3ms", "interval": "40ms"}),
+        o,
+        &tr,
+        (100, 100, 300),
+    );
+}

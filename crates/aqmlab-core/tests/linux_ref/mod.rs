@@ -3,5 +3,6 @@
 #![allow(dead_code)]
 
 pub mod dualpi2;
+pub mod fq_codel;
 pub mod pie;
 pub mod trace;
