@@ -613,7 +613,7 @@ impl Discipline for Pie {
 /// net/sched/sch_pie.c), so tc's defaults 2 and 20 are the RFC's 0.125 and 1.25. Read
 /// as Hz they would make PIE 16 times too aggressive, silently. A non-zero integer is
 /// therefore refused with the conversion; a float is Hz (`2.0` if 2 Hz is meant).
-fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f64> {
+pub(super) fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f64> {
     if let Some(n) = p.peek(name).and_then(|v| v.as_i64()).filter(|&n| n != 0) {
         let hz = n as f64 / 16.0;
         return Err(p.error(
@@ -630,7 +630,7 @@ fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f
 
 /// A gain in Hz as Linux stores it, in whole 1/16 Hz (tc's unit): the Linux variant
 /// cannot represent anything else, so other values are refused.
-fn sixteenths(p: &Params, name: &'static str, hz: f64) -> Result<u32> {
+pub(super) fn sixteenths(p: &Params, name: &'static str, hz: f64) -> Result<u32> {
     let n = hz * 16.0;
     if (n - n.round()).abs() > 1e-9 {
         return Err(p.error(
