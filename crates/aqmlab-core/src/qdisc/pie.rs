@@ -1,7 +1,13 @@
 //! PIE, Proportional Integral controller Enhanced (RFC 8033), cross-checked with Linux
 //! `include/net/pie.h` + `net/sched/sch_pie.c` and ns-3 `pie-queue-disc.cc`.
 //!
-//! Every `tupdate` (a timer: `next_timer`/`on_timer`) PIE estimates the queueing delay
+//! Three variants (`variant`):
+//! - **`"linux"` (default)**: Linux's code in its own fixed-point arithmetic
+//!   (`pie_linux.rs`, which documents it; oracle-tested in `tests/linux_oracle.rs`).
+//! - `"rfc"`: the RFC 8033 pseudocode, described below.
+//! - `"ns2"`: the PIE authors' ns-2 `pie.cc` (`pie_ns2.rs`).
+//!
+//! The RFC variant: every `tupdate` (a timer: `next_timer`/`on_timer`) PIE estimates the queueing delay
 //! and moves its drop probability:
 //!
 //! ```text
@@ -35,7 +41,8 @@
 //!   packet's bytes are counted but not its serialisation time, a cycle of n packets
 //!   over-estimates the rate by n/(n−1) (RFC and Linux alike); we keep that.
 //!
-//! Where the sources differ, and what we do:
+//! Where the sources differ, and what the RFC variant does (the Linux variant does what
+//! Linux does):
 //! - Decrement of the burst allowance: by `tupdate` at each update (RFC, FreeBSD), not by
 //!   inter-dequeue time (Linux), nor ns-3's NO_BURST/IN_BURST state machine. The RFC
 //!   pseudocode and FreeBSD re-arm it at enqueue when both delays are below target/2
