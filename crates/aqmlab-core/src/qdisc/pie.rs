@@ -1003,4 +1003,33 @@ mod tests {
         let q = Pie::from_params(&mut p, 1500).unwrap();
         assert_eq!((q.alpha, q.beta), (2.0, 0.0));
     }
+
+    #[test]
+    fn linux_variant_is_the_default_and_refuses_the_rfc_knobs() {
+        let v = json!({"alpha": 0.25, "beta": 2.5, "target": "20ms", "bytemode": true});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let q = Pie::from_params(&mut p, 1500).unwrap();
+        p.finish("pie").unwrap();
+        let l = q.linux.as_ref().expect("linux by default");
+        // 0.25 Hz = tc alpha 4, 2.5 Hz = tc beta 40; 20 ms = 312500 ticks of 64 ns.
+        assert_eq!((l.params.alpha, l.params.beta), (4, 40));
+        assert_eq!(l.params.target, 312_500);
+        assert!(l.params.bytemode);
+        assert_eq!(q.next_timer(), Some(500 * MS));
+        for (bad, field) in [
+            (json!({"max_burst": "100ms"}), "q.max_burst"),
+            (json!({"dq_threshold": "10KB"}), "q.dq_threshold"),
+            (json!({"derandomize": true}), "q.derandomize"),
+            (json!({"alpha": 0.1}), "q.alpha"),
+            (json!({"alpha": 2}), "q.alpha"),
+        ] {
+            let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
+            let e = Pie::from_params(&mut p, 1500).unwrap_err();
+            assert_eq!(e.path, field, "{e}");
+        }
+        let v = json!({"alpha": 0.1});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let e = Pie::from_params(&mut p, 1500).unwrap_err();
+        assert!(e.message.contains("nearest 0.125"), "{e}");
+    }
 }
