@@ -555,10 +555,11 @@ mod tests {
         assert_eq!(p.stats.arrivals, 0);
     }
 
-    /// PIE's periodic update (every 15 ms) runs from `advance` even with no traffic.
+    /// PIE's periodic update (every 15 ms; the RFC variant's first one at 15 ms, not
+    /// Linux's 0.5 s) runs from `advance` even with no traffic.
     #[test]
     fn qdisc_timers_fire_from_advance() {
-        let mut p = pipe(8_000_000, 0, json!({"kind": "pie"}));
+        let mut p = pipe(8_000_000, 0, json!({"kind": "pie", "variant": "rfc"}));
         p.arrive(0, &dgram(1000, 0));
         let t = p.next_deadline().unwrap();
         assert!(t <= 15 * NS_PER_MS + NS_PER_US, "{t}");

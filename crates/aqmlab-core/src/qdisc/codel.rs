@@ -32,8 +32,14 @@
 //!   nanoseconds, as the RFC pseudocode writes it. `"newton"` reproduces Linux: a Q0.32
 //!   reciprocal square root kept in 16 bits (`REC_INV_SQRT_BITS`), refined by one Newton
 //!   step per `count` change, so e.g. the second drop comes 50 ms (not 70.7 ms) after the
-//!   first. Linux's time unit is 1.024 µs; ours is 1 ns, so integer rounding differs
-//!   slightly even in `newton` mode.
+//!   first.
+//! - **Clock** (`clock`): `"ns"` (default for `codel`) runs the law in nanoseconds;
+//!   `"linux"` (default for `fq_codel`) in Linux's `codel_time_t` of 1024 ns
+//!   (codel.h:62-70): sojourn, target, interval and `drop_next` truncated as Linux
+//!   truncates them. With `sqrt = "newton"` and `clock = "linux"` the decisions are
+//!   Linux's (`tests/linux_oracle.rs` checks FQ-CoDel on 30,000 packets).
+//! - **Empty queue**: a dequeue that finds the queue empty clears `first_above_time`
+//!   and leaves the dropping state (codel_impl.h:160-163; RFC 8289 `dodequeue`).
 //! - **ECN** (`ecn`): an ECT packet is CE-marked instead of dropped. As in Linux a mark
 //!   counts like a drop (`count++`, `drop_next` advanced from `drop_next`) but ends the
 //!   dequeue: at most one mark per dequeue. ns-3 advances from `now` here; we follow Linux.
@@ -135,7 +141,13 @@ pub struct CodelParams {
     /// `Linux` unless `variant` selects the ns-2 code (then `reentry`, `min_bytes` and
     /// `sqrt` are not used).
     pub variant: Variant,
+    /// Time unit of the control law as a right shift of nanoseconds: 0 (1 ns) or
+    /// `LINUX_CLOCK_SHIFT` (Linux `codel_time_t`, 1.024 µs, `clock = "linux"`).
+    pub clock_shift: u32,
 }
+
+/// Linux `CODEL_SHIFT` (include/net/codel.h:62): `codel_time_t` counts 1024 ns.
+pub const LINUX_CLOCK_SHIFT: u32 = 10;
 
 impl CodelParams {
     /// Linux `codel_params_init`: target 5 ms, interval 100 ms, no ECN, no CE threshold.
@@ -150,7 +162,14 @@ impl CodelParams {
             reentry: Reentry::Linux,
             sqrt: InvSqrt::Exact,
             variant: Variant::Linux,
+            clock_shift: 0,
         }
+    }
+
+    /// `t` in the control law's time unit.
+    #[inline]
+    pub fn clock(&self, t: Nanos) -> Nanos {
+        t >> self.clock_shift
     }
 }
 
@@ -192,7 +211,7 @@ pub struct CodelVars {
     pub drop_next: Nanos,
     /// When sojourn will have been above target for a full interval; `None` while below.
     pub first_above_time: Option<Nanos>,
-    /// Sojourn time of the last packet examined.
+    /// Sojourn time of the last packet examined (in the unit of `CodelParams::clock`).
     pub ldelay: Nanos,
     /// ns-2 variants: the largest packet dequeued so far (ns-2 `maxpacket_`, used as
     /// the MTU of the one-MTU test; 0 until the first dequeue, read as 256).
@@ -222,30 +241,33 @@ impl CodelVars {
 
     /// `t + interval/sqrt(count)`.
     fn control_law(&self, t: Nanos, p: &CodelParams) -> Nanos {
+        let interval = p.clock(p.interval);
         match p.sqrt {
-            InvSqrt::Exact => control_law(t, p.interval, self.count),
+            InvSqrt::Exact => control_law(t, interval, self.count),
             // Linux reciprocal_scale(interval, rec_inv_sqrt << SHIFT).
             InvSqrt::Newton => {
                 let scale = (self.rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT;
-                t + ((p.interval as u128 * scale as u128) >> 32) as Nanos
+                t + ((interval as u128 * scale as u128) >> 32) as Nanos
             }
         }
     }
 
     /// Linux `codel_should_drop` (RFC 8289 `dodequeue`'s ok_to_drop): examine the packet
-    /// just removed from the head; `backlog` is the backlog left after removing it.
+    /// just removed from the head; `backlog` is the backlog left after removing it;
+    /// `now` is in the control law's unit (`CodelParams::clock`).
     fn should_drop(
         &mut self,
         pkt: Option<PacketId>,
         backlog: u64,
         p: &CodelParams,
+        now: Nanos,
         ctx: &QdiscCtx,
     ) -> bool {
         let Some(pkt) = pkt else {
             self.first_above_time = None;
             return false;
         };
-        self.ldelay = ctx.now - ctx.packets[pkt].enqueued;
+        self.ldelay = now - p.clock(ctx.packets[pkt].enqueued);
         let too_little = match p.variant {
             Variant::Linux => p.too_little_queued(backlog),
             Variant::Ns2 | Variant::Ns2Patch2012 => {
@@ -256,7 +278,7 @@ impl CodelVars {
                 backlog <= self.maxpacket as u64
             }
         };
-        if self.ldelay < p.target || too_little {
+        if self.ldelay < p.clock(p.target) || too_little {
             // Went below: stay below for at least an interval before dropping again.
             self.first_above_time = None;
             return false;
@@ -266,19 +288,20 @@ impl CodelVars {
                 // Just went above from below: drop only if it stays above an interval.
                 // ns-2 `Txtdocs/codel.cc` ("next 3 lines added by kmn"): soon after the
                 // last episode, wait only interval/sqrt(count) instead.
-                let soon = diff(ctx.now, self.drop_next) < 8 * p.interval as i64;
+                let interval = p.clock(p.interval);
+                let soon = diff(now, self.drop_next) < 8 * interval as i64;
                 self.first_above_time =
                     Some(if p.variant == Variant::Ns2 && soon && self.count > 1 {
-                        control_law(ctx.now, p.interval, self.count)
+                        control_law(now, interval, self.count)
                     } else {
-                        ctx.now + p.interval
+                        now + interval
                     });
                 false
             }
             // Linux `codel_time_after` is strict; ns-2 `now >= first_above_time_`.
             Some(t) => match p.variant {
-                Variant::Linux => diff(ctx.now, t) > 0,
-                Variant::Ns2 | Variant::Ns2Patch2012 => diff(ctx.now, t) >= 0,
+                Variant::Linux => diff(now, t) > 0,
+                Variant::Ns2 | Variant::Ns2Patch2012 => diff(now, t) >= 0,
             },
         }
     }
@@ -312,15 +335,14 @@ pub fn codel_dequeue(
     ctx: &mut QdiscCtx,
 ) -> Option<PacketId> {
     let Some(mut pkt) = queue.pop_front(ctx.packets) else {
+        // An empty queue cannot be above target (Linux codel_impl.h:160-163, RFC 8289
+        // `dodequeue`, ns-2 `dodeque` alike).
         v.dropping = false;
-        if p.variant != Variant::Linux {
-            // ns-2 `dodeque` on an empty queue: `first_above_time_ = 0`.
-            v.first_above_time = None;
-        }
+        v.first_above_time = None;
         return None;
     };
-    let now = ctx.now;
-    let drop = v.should_drop(Some(pkt), queue.bytes() + extra_backlog, p, ctx);
+    let now = p.clock(ctx.now);
+    let drop = v.should_drop(Some(pkt), queue.bytes() + extra_backlog, p, now, ctx);
     let mut out = Some(pkt);
     if v.dropping {
         if !drop {
@@ -342,7 +364,7 @@ pub fn codel_dequeue(
                 }
                 ctx.drop(pkt, DropReason::Early, Stage::Dequeue);
                 out = queue.pop_front(ctx.packets);
-                if !v.should_drop(out, queue.bytes() + extra_backlog, p, ctx) {
+                if !v.should_drop(out, queue.bytes() + extra_backlog, p, now, ctx) {
                     v.dropping = false;
                 } else {
                     if count_after {
@@ -362,23 +384,24 @@ pub fn codel_dequeue(
             ctx.drop(pkt, DropReason::Early, Stage::Dequeue);
             out = queue.pop_front(ctx.packets);
             // Updates first_above_time; the result does not change the entry decision.
-            v.should_drop(out, queue.bytes() + extra_backlog, p, ctx);
+            v.should_drop(out, queue.bytes() + extra_backlog, p, now, ctx);
         }
         v.dropping = true;
         // If delay went above target soon after the last episode ended, the drop rate
         // that controlled it then is a good starting point now.
         let delta = v.count.wrapping_sub(v.lastcount);
         let since = diff(now, v.drop_next);
+        let interval = p.clock(p.interval);
         let reseed = match (p.variant, p.reentry) {
             (Variant::Linux, Reentry::Linux) => {
-                (delta > 1 && since < 16 * p.interval as i64).then_some(delta)
+                (delta > 1 && since < 16 * interval as i64).then_some(delta)
             }
             (Variant::Linux, Reentry::Acm2012) => {
-                (v.count > 2 && since < 8 * p.interval as i64).then(|| v.count - 2)
+                (v.count > 2 && since < 8 * interval as i64).then(|| v.count - 2)
             }
-            (Variant::Ns2, _) => ns2_reseed(v.count, since, p.interval),
+            (Variant::Ns2, _) => ns2_reseed(v.count, since, interval),
             (Variant::Ns2Patch2012, _) => {
-                (v.count > 1 && since < 16 * p.interval as i64).then(|| v.count - 1)
+                (v.count > 1 && since < 16 * interval as i64).then(|| v.count - 1)
             }
         };
         match reseed {
@@ -398,7 +421,7 @@ pub fn codel_dequeue(
     if let (Some(pk), Some(ce)) = (out, p.ce_threshold) {
         // A packet already CE (e.g. marked by the control law just now) is not
         // reported twice.
-        if v.ldelay > ce && ctx.packets[pk].ecn != Ecn::Ce {
+        if v.ldelay > p.clock(ce) && ctx.packets[pk].ecn != Ecn::Ce {
             ctx.mark(pk, Stage::Dequeue);
         }
     }
@@ -468,6 +491,7 @@ pub const DOC: KindDoc = KindDoc {
             default: "exact",
             doc: "interval/sqrt(count) by exact sqrt, or newton (Linux Q0.32 reciprocal sqrt)",
         },
+        CLOCK_DOC,
         ParamDoc {
             name: "variant",
             ty: "string",
@@ -475,6 +499,14 @@ pub const DOC: KindDoc = KindDoc {
             doc: "linux (RFC 8289), ns2 (Nichols's ns-2 codel.cc, 2013: largest-packet MTU, now >= first_above_time, count-2 re-entry, limit 50pkt) or ns2-2012 (the 2012 ns-2.35 patch: count-1 re-entry)",
         },
     ],
+};
+
+/// The control law's clock, shared by `codel`, `fq_codel` and `sfq_codel`.
+pub const CLOCK_DOC: ParamDoc = ParamDoc {
+    name: "clock",
+    ty: "string",
+    default: "ns",
+    doc: "time unit of the control law: ns, or linux (codel_time_t, 1.024 µs: sojourn, target, interval and drop times truncated as Linux does)",
 };
 
 /// The ns-3 one-MTU rule, shared by `codel`, `fq_codel` and `sfq_codel`.
@@ -522,6 +554,10 @@ impl Codel {
             "newton" => InvSqrt::Newton,
             _ => InvSqrt::Exact,
         };
+        c.clock_shift = match p.choice_or("clock", "ns", &["ns", "linux"])? {
+            "linux" => LINUX_CLOCK_SHIFT,
+            _ => 0,
+        };
         Ok(c)
     }
 
@@ -533,7 +569,14 @@ impl Codel {
         };
         if variant != Variant::Linux {
             // The ns-2 code fixes these rules itself and has no ECN.
-            for name in ["reentry", "min_bytes", "sqrt", "ecn", "ce_threshold"] {
+            for name in [
+                "reentry",
+                "min_bytes",
+                "sqrt",
+                "clock",
+                "ecn",
+                "ce_threshold",
+            ] {
                 if p.peek(name).is_some() {
                     return Err(p.error(
                         name,

@@ -117,8 +117,14 @@ pub const DOC: KindDoc = KindDoc {
         ParamDoc {
             name: "sqrt",
             ty: "string",
-            default: "exact",
-            doc: "CoDel interval/sqrt(count): exact or newton (Linux)",
+            default: "newton",
+            doc: "CoDel interval/sqrt(count): newton (Linux's Q0.32 reciprocal sqrt) or exact",
+        },
+        ParamDoc {
+            name: "clock",
+            ty: "string",
+            default: "linux",
+            doc: "CoDel's time unit: linux (codel_time_t, 1.024 µs) or ns",
         },
         classify::PARAM_CLASSIFY,
         classify::PARAM_SALT,
@@ -221,9 +227,18 @@ impl FqCodel {
         let mtu_whole_qdisc = p.choice_or("mtu_check", "qdisc", &["qdisc", "flow"])? == "qdisc";
         // RFC 8290 and Linux enable ECN by default, unlike plain CoDel.
         let ecn_given = p.raw("ecn").is_some();
+        // Linux's arithmetic by default: Newton's reciprocal sqrt and codel_time_t.
+        let sqrt_given = p.raw("sqrt").is_some();
+        let clock_given = p.raw("clock").is_some();
         let mut params = codel::Codel::params_from(p, mtu)?;
         if !ecn_given {
             params.ecn = true;
+        }
+        if !sqrt_given {
+            params.sqrt = codel::InvSqrt::Newton;
+        }
+        if !clock_given {
+            params.clock_shift = codel::LINUX_CLOCK_SHIFT;
         }
         let classifier =
             Classifier::from_params(p, flows, &[Mode::Flow, Mode::Class, Mode::Tag], |c, n| {

@@ -1,32 +1,32 @@
 //! FQ-PIE: Ramakrishnan, Bhasin, Tahiliani et al., "FQ-PIE Queue Discipline in the
 //! Linux Kernel: Design, Implementation and Challenges", IEEE LCN Workshops 2019, as in
-//! Linux `net/sched/sch_fq_pie.c` (reimplemented).
+//! Linux `net/sched/sch_fq_pie.c` (Linux 6.12), on the same Linux PIE functions as `pie`
+//! (`pie_linux.rs`: `pie_drop_early`, `pie_process_dequeue`,
+//! `pie_calculate_probability`) run per flow, in Linux's fixed-point arithmetic.
 //!
-//! FQ-CoDel's flow isolation with PIE instead of CoDel per flow:
-//!
-//! - **Enqueue**: hash the packet into one of `flows` queues (salted 5-tuple hash as
-//!   `fq_codel`). If the qdisc holds `limit` packets the arrival is dropped (Linux
-//!   fq_pie drops the arrival, not the fattest flow's head). Otherwise PIE's
-//!   `drop_early` runs on that flow's own state and backlog (safeguards: no drop while
-//!   the flow's `qdelay_old < target/2` and `prob < 0.2`, or while it holds at most two
-//!   MTUs, or during its burst allowance); a drop decision marks instead when `ecn` is on,
-//!   the packet is ECN-capable and the flow's probability is at most `ecn_prob`.
+//! - **Enqueue** (`fq_pie_qdisc_enqueue`): hash the packet into one of `flows` queues
+//!   (salted 5-tuple hash as `fq_codel`). At `limit` packets the arrival is dropped
+//!   (Linux fq_pie drops the arrival, not the fattest flow's head). Otherwise
+//!   `pie_drop_early` on that flow's state and backlog (burst allowance, current delay
+//!   below target/2 with prob < 20 %, flow backlog < 2 MTU, de-randomisation); a drop
+//!   verdict marks instead when `ecn` is on, the packet is ECN-capable and the flow's
+//!   probability is at most `ecn_prob` (whole percent, as Linux). Every drop clears the
+//!   flow's `accu_prob`. Linux counts but does not enforce `memory_limit`; so do we
+//!   not model it.
 //! - **Dequeue**: the DRR++ lists (`drr_lists.rs`: new flows first, `quantum` bytes per
-//!   round). Each flow's delay estimate is the sojourn of its last dequeued packet, 0 if
-//!   that emptied the flow (Linux timestamp mode).
-//! - **Timer**: every `tupdate`, PIE's `calculate_drop_prob` (`pie::PieLaw`, with RFC
-//!   8033 auto-scaling and burst allowance) runs for every flow — O(flows) per update,
-//!   as Linux (which spreads it over several timer runs).
+//!   round), then `pie_process_dequeue` with the flow's backlog after the packet.
+//! - **Timer**: first 0.5 s after start, then every `tupdate`:
+//!   `pie_calculate_probability` for every flow with its backlog (Linux walks at most
+//!   2048 flows per timer run; with up to 2048 flows that is all of them at once, which
+//!   is what we do for any number).
 //!
-//! Parameters are tc fq_pie's; `alpha`/`beta` in Hz as in `pie` (Linux 2/16, 20/16).
-//! Not implemented: `memory_limit`, `bytemode`, `dq_rate_estimator` and `max_burst` as a
-//! separate knob (fixed at 150 ms as Linux's `pie_params_init`), and the Linux timer's
-//! batching of flows.
+//! `alpha`/`beta` in Hz as in `pie`, multiples of 1/16 Hz (Linux 2/16, 20/16).
 
 use super::classify::{self, Classifier, Mode};
 use super::drr_lists::DrrLists;
 use super::periodic;
-use super::pie::{PieLaw, ECN_THRESHOLD};
+use super::pie;
+use super::pie_linux::{self, LinuxPieParams, LinuxPieVars, MAX_PROB};
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
 use crate::net::packet::PacketId;
@@ -38,10 +38,7 @@ use crate::sim::time::{Nanos, NS_PER_MS};
 #[derive(Debug, Default)]
 struct Flow {
     q: PacketQueue,
-    prob: f64,
-    qdelay: Nanos,
-    qdelay_old: Nanos,
-    burst_allowance: Nanos,
+    vars: LinuxPieVars,
 }
 
 #[derive(Debug)]
@@ -49,10 +46,12 @@ pub struct FqPie {
     classifier: Classifier,
     flows: Vec<Flow>,
     lists: DrrLists,
-    pub law: PieLaw,
+    pub params: LinuxPieParams,
+    tupdate: Nanos,
     limit: usize,
     ecn: bool,
-    ecn_prob: f64,
+    /// Whole percent (Linux `ecn_prob`).
+    ecn_prob: u64,
     mtu: u32,
     packets: usize,
     bytes: u64,
@@ -62,7 +61,7 @@ pub struct FqPie {
 pub const DOC: KindDoc = KindDoc {
     kind: "fq_pie",
     summary: "FQ-PIE: fq_codel's flow queues and DRR++ with a PIE controller per flow",
-    source: "Ramakrishnan et al., LCN 2019; Linux net/sched/sch_fq_pie.c",
+    source: "Ramakrishnan et al., LCN 2019; Linux net/sched/sch_fq_pie.c, include/net/pie.h",
     params: &[
         ParamDoc {
             name: "limit",
@@ -92,13 +91,13 @@ pub const DOC: KindDoc = KindDoc {
             name: "alpha",
             ty: "float",
             default: "0.125",
-            doc: "PIE gain on (qdelay − target), Hz",
+            doc: "PIE gain on (qdelay − target), Hz, a multiple of 1/16 (tc's alpha 2)",
         },
         ParamDoc {
             name: "beta",
             ty: "float",
             default: "1.25",
-            doc: "PIE gain on (qdelay − qdelay_old), Hz",
+            doc: "PIE gain on (qdelay − qdelay_old), Hz, a multiple of 1/16 (tc's beta 20)",
         },
         ParamDoc {
             name: "quantum",
@@ -116,7 +115,19 @@ pub const DOC: KindDoc = KindDoc {
             name: "ecn_prob",
             ty: "float",
             default: "0.1",
-            doc: "highest probability at which to mark rather than drop",
+            doc: "highest probability at which to mark rather than drop (whole percent, as Linux)",
+        },
+        ParamDoc {
+            name: "bytemode",
+            ty: "bool",
+            default: "false",
+            doc: "scale the probability by packet size / MTU",
+        },
+        ParamDoc {
+            name: "dq_rate_estimator",
+            ty: "bool",
+            default: "false",
+            doc: "per-flow delay from Linux's departure-rate estimator instead of timestamps",
         },
         classify::PARAM_SALT,
     ],
@@ -132,27 +143,17 @@ impl FqPie {
         let n = classifier.queues() as usize;
         FqPie {
             classifier,
-            flows: (0..n)
-                .map(|_| Flow {
-                    burst_allowance: 150 * NS_PER_MS,
-                    ..Flow::default()
-                })
-                .collect(),
+            flows: (0..n).map(|_| Flow::default()).collect(),
             lists: DrrLists::new(n, mtu + 14),
-            law: PieLaw {
-                target: 15 * NS_PER_MS,
-                tupdate: 15 * NS_PER_MS,
-                alpha: 0.125,
-                beta: 1.25,
-                max_burst: 150 * NS_PER_MS,
-            },
+            params: LinuxPieParams::new(),
+            tupdate: 15 * NS_PER_MS,
             limit: 10240,
             ecn: false,
-            ecn_prob: ECN_THRESHOLD,
+            ecn_prob: 10,
             mtu,
             packets: 0,
             bytes: 0,
-            next_update: 15 * NS_PER_MS,
+            next_update: pie_linux::FIRST_UPDATE,
         }
     }
 
@@ -170,52 +171,58 @@ impl FqPie {
         let classifier = Classifier::from_params(p, flows, &[Mode::Flow], |c, n| c.min(n - 1))?;
         let mut q = FqPie::new(classifier, mtu);
         q.limit = limit;
-        q.law.target = p.duration_or("target", q.law.target)?;
-        q.law.tupdate = p.timer_period_or("tupdate", q.law.tupdate)?;
-        q.law.alpha = p.f64_or("alpha", q.law.alpha, 0.0, 100.0)?;
-        q.law.beta = p.f64_or("beta", q.law.beta, 0.0, 100.0)?;
+        let target = p.positive_duration_or("target", 15 * NS_PER_MS)?;
+        q.params.target = pie_linux::ticks(target);
+        q.tupdate = p.timer_period_or("tupdate", q.tupdate)?;
+        let alpha = pie::hz_not_tc_scale(p, "alpha", 0.125)?;
+        let beta = pie::hz_not_tc_scale(p, "beta", 1.25)?;
+        q.params.alpha = pie::sixteenths(p, "alpha", alpha)?;
+        q.params.beta = pie::sixteenths(p, "beta", beta)?;
+        q.params.bytemode = p.bool_or("bytemode", false)?;
+        q.params.dq_rate_estimator = p.bool_or("dq_rate_estimator", false)?;
         let quantum = p.size_or("quantum", mtu as u64 + 14)?;
         if quantum == 0 || quantum > 1 << 20 {
             return Err(p.error("quantum", format!("{quantum}B: expected 1B to 1MB")));
         }
         q.lists = DrrLists::new(flows as usize, quantum as u32);
         q.ecn = p.bool_or("ecn", false)?;
-        q.ecn_prob = p.f64_or("ecn_prob", q.ecn_prob, 0.0, 1.0)?;
-        q.next_update = q.law.tupdate;
-        Ok(q)
-    }
-
-    /// PIE's `drop_early` on one flow (RFC 8033 §4.1 safeguards, flow backlog).
-    fn drop_early(&self, f: &Flow, ctx: &mut QdiscCtx) -> bool {
-        if f.burst_allowance > 0
-            || (f.qdelay_old < self.law.target / 2 && f.prob < 0.2)
-            || f.q.bytes() <= 2 * self.mtu as u64
-        {
-            return false;
+        let ecn_prob = p.f64_or("ecn_prob", 0.1, 0.0, 1.0)?;
+        let pct = (ecn_prob * 100.0).round();
+        if (ecn_prob * 100.0 - pct).abs() > 1e-9 {
+            return Err(p.error(
+                "ecn_prob",
+                format!("{ecn_prob}: expected whole percent (Linux's ecn_prob is an integer %)"),
+            ));
         }
-        ctx.rng.uniform() < f.prob
+        q.ecn_prob = pct as u64;
+        Ok(q)
     }
 }
 
 impl Discipline for FqPie {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let idx = self.classifier.classify(&ctx.packets[p], ctx.rng) as usize;
         if self.packets >= self.limit {
+            self.flows[idx].vars.accu_prob = 0;
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
             return false;
         }
-        let idx = self.classifier.classify(&ctx.packets[p], ctx.rng);
-        let f = &self.flows[idx as usize];
-        if self.drop_early(f, ctx) {
-            let mark = self.ecn && f.prob <= self.ecn_prob && ctx.mark(p, Stage::Enqueue);
-            if !mark {
-                ctx.drop(p, DropReason::Early, Stage::Enqueue);
-                return false;
-            }
+        let size = ctx.packets[p].size;
+        let f = &mut self.flows[idx];
+        if f.vars
+            .drop_early(&self.params, self.mtu, f.q.bytes(), size, ctx.rng)
+            && !(self.ecn
+                && f.vars.prob <= (MAX_PROB / 100) * self.ecn_prob
+                && ctx.mark(p, Stage::Enqueue))
+        {
+            f.vars.accu_prob = 0;
+            ctx.drop(p, DropReason::Early, Stage::Enqueue);
+            return false;
         }
-        self.flows[idx as usize].q.push_back(p, ctx.packets);
+        f.q.push_back(p, ctx.packets);
         self.packets += 1;
-        self.bytes += ctx.packets[p].size as u64;
-        self.lists.activate(idx);
+        self.bytes += size as u64;
+        self.lists.activate(idx as u32);
         true
     }
 
@@ -227,15 +234,12 @@ impl Discipline for FqPie {
                 self.lists.emptied(pick);
                 continue;
             };
-            let size = ctx.packets[p].size;
-            f.qdelay = if f.q.is_empty() {
-                0
-            } else {
-                ctx.now - ctx.packets[p].enqueued
-            };
+            let pk = &ctx.packets[p];
+            f.vars
+                .process_dequeue(&self.params, pk.size, pk.enqueued, f.q.bytes(), ctx.now);
             self.packets -= 1;
-            self.bytes -= size as u64;
-            self.lists.charge(pick.flow, size);
+            self.bytes -= pk.size as u64;
+            self.lists.charge(pick.flow, pk.size);
             return Some(p);
         }
     }
@@ -253,16 +257,11 @@ impl Discipline for FqPie {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if !periodic::fire(&mut self.next_update, ctx.now, self.law.tupdate) {
+        if !periodic::fire(&mut self.next_update, ctx.now, self.tupdate) {
             return;
         }
         for f in &mut self.flows {
-            self.law.step(
-                f.qdelay,
-                &mut f.prob,
-                &mut f.qdelay_old,
-                &mut f.burst_allowance,
-            );
+            f.vars.calculate_probability(&self.params, f.q.bytes());
         }
     }
 }
@@ -291,28 +290,25 @@ mod tests {
     fn per_flow_probability_only_rises_for_the_flow_with_delay() {
         let mut h = Harness::new();
         let mut q = fq(2);
-        // Flow 0: 10 packets at 0; flow 1: one packet at 25 ms. At 30 ms dequeue:
-        // DRR++ serves flow 0 first (new, arrived first): sojourn 30 ms with packets
-        // behind → flow 0 qdelay 30 ms. Flow 1 untouched: qdelay 0.
+        // Flow 0: 10 packets at 0; flow 1: one at 25 ms. At 30 ms DRR++ serves flow 0
+        // (new, arrived first): sojourn 30 ms with packets behind -> flow 0 qdelay
+        // 30 ms = 468750 ticks; flow 1 untouched.
         for _ in 0..10 {
             arrive(&mut q, &mut h, 0, 0);
         }
         arrive(&mut q, &mut h, 1, 25 * MS);
-        q.next_update = 30 * MS;
         let got = q.dequeue(&mut h.ctx(30 * MS)).unwrap();
         assert_eq!(h.packets[got].class, 0);
-        assert_eq!(q.flows[0].qdelay, 30 * MS);
-        q.on_timer(&mut h.ctx(30 * MS));
-        // Flow 0: p = 0.125·(0.030 − 0.015) + 1.25·0.030 = 0.001875 + 0.0375 = 0.039375,
-        //   prob 0 → scale 1/2048: 1.922607421875e-5.
-        // Flow 1: qdelay 0, old 0: p = −0.001875/2048 < 0 → clamped 0 (decay of 0 is 0).
-        assert!((q.flows[0].prob - 1.922_607_421_875e-5).abs() < 1e-18);
-        assert_eq!(q.flows[1].prob, 0.0);
-        assert_eq!(q.next_timer(), Some(45 * MS));
-        // Burst allowance: 150 − 15 = 135 ms for both (flow 1 re-armed to 150: both
-        // delays < 7.5 ms and prob 0).
-        assert_eq!(q.flows[0].burst_allowance, 135 * MS);
-        assert_eq!(q.flows[1].burst_allowance, 150 * MS);
+        assert_eq!(q.next_timer(), Some(500 * MS));
+        q.on_timer(&mut h.ctx(500 * MS));
+        // Flow 0: Linux's first step from 0 (pie_linux.rs test): 281474·234375 +
+        // 2814749·468750 ≈ 1.92e-5. Flow 1: no delay, stays 0.
+        assert_eq!(
+            q.flows[0].vars.prob,
+            281_474 * 234_375 + 2_814_749 * 468_750
+        );
+        assert_eq!(q.flows[1].vars.prob, 0);
+        assert_eq!(q.next_timer(), Some(515 * MS));
     }
 
     #[test]
@@ -320,22 +316,22 @@ mod tests {
         let mut h = Harness::new();
         let mut q = fq(2);
         q.limit = 6;
-        // Flow 0 congested: prob 1, allowance spent, qdelay_old 20 ms (≥ 7.5 ms).
-        q.flows[0].prob = 1.0;
-        q.flows[0].burst_allowance = 0;
-        q.flows[0].qdelay_old = 20 * MS;
-        // First three arrivals: flow backlog ≤ 2 MTU (0, 1000, 2000 B ≤ 3000) → kept.
+        // Flow 0 congested: prob 100 %, allowance spent, current delay 20 ms.
+        q.flows[0].vars.prob = MAX_PROB;
+        q.flows[0].vars.burst_time = 0;
+        q.flows[0].vars.qdelay = pie_linux::ticks(20 * MS);
+        // Flow backlog 0, 1000, 2000 B < 3000 (2 MTU): kept; at 3000 B accu_prob
+        // reaches 1.0 (≥ 0.85) and the draw (rnd >> 8 < MAX_PROB) drops.
         for _ in 0..3 {
             assert!(arrive(&mut q, &mut h, 0, 0).1);
         }
-        // Fourth: backlog 3000 B, still ≤ 3000 → kept; fifth: 4000 B > 3000 → dropped.
-        assert!(arrive(&mut q, &mut h, 0, 0).1);
-        let (p5, ok) = arrive(&mut q, &mut h, 0, 0);
+        let (p4, ok) = arrive(&mut q, &mut h, 0, 0);
         assert!(!ok);
-        assert_eq!(h.dropped(), vec![(p5, DropReason::Early)]);
+        assert_eq!(h.dropped(), vec![(p4, DropReason::Early)]);
         // Flow 1 is unaffected by flow 0's probability.
-        assert!(arrive(&mut q, &mut h, 1, 0).1);
-        assert!(arrive(&mut q, &mut h, 1, 0).1);
+        for _ in 0..3 {
+            assert!(arrive(&mut q, &mut h, 1, 0).1);
+        }
         // 6 packets queued = limit: the next arrival overflows.
         let (p8, ok) = arrive(&mut q, &mut h, 1, 0);
         assert!(!ok);

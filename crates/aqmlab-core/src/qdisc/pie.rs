@@ -1,7 +1,13 @@
 //! PIE, Proportional Integral controller Enhanced (RFC 8033), cross-checked with Linux
 //! `include/net/pie.h` + `net/sched/sch_pie.c` and ns-3 `pie-queue-disc.cc`.
 //!
-//! Every `tupdate` (a timer: `next_timer`/`on_timer`) PIE estimates the queueing delay
+//! Three variants (`variant`):
+//! - **`"linux"` (default)**: Linux's code in its own fixed-point arithmetic
+//!   (`pie_linux.rs`, which documents it; oracle-tested in `tests/linux_oracle.rs`).
+//! - `"rfc"`: the RFC 8033 pseudocode, described below.
+//! - `"ns2"`: the PIE authors' ns-2 `pie.cc` (`pie_ns2.rs`).
+//!
+//! The RFC variant: every `tupdate` (a timer: `next_timer`/`on_timer`) PIE estimates the queueing delay
 //! and moves its drop probability:
 //!
 //! ```text
@@ -35,7 +41,8 @@
 //!   packet's bytes are counted but not its serialisation time, a cycle of n packets
 //!   over-estimates the rate by n/(n−1) (RFC and Linux alike); we keep that.
 //!
-//! Where the sources differ, and what we do:
+//! Where the sources differ, and what the RFC variant does (the Linux variant does what
+//! Linux does):
 //! - Decrement of the burst allowance: by `tupdate` at each update (RFC, FreeBSD), not by
 //!   inter-dequeue time (Linux), nor ns-3's NO_BURST/IN_BURST state machine. The RFC
 //!   pseudocode and FreeBSD re-arm it at enqueue when both delays are below target/2
@@ -62,6 +69,7 @@
 //! PIE authors' ns-2 `pie.cc` (`pie_ns2.rs`).
 
 use super::periodic;
+use super::pie_linux;
 use super::pie_ns2;
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -127,6 +135,8 @@ pub struct Pie {
     measurement_start: Nanos,
     dq_count: u64,
     avg_dq_time: Nanos,
+    /// Some with `variant = "linux"`, the default (`pie_linux.rs`).
+    pub linux: Option<Linux>,
     /// Some with `variant = "ns2"` (`pie_ns2.rs`).
     pub ns2: Option<pie_ns2::Ns2>,
     pub(super) queue: PacketQueue,
@@ -184,31 +194,31 @@ pub const DOC: KindDoc = KindDoc {
             name: "dq_rate_estimator",
             ty: "bool",
             default: "false",
-            doc: "estimate delay from the departure rate (RFC) instead of timestamps (Linux)",
+            doc: "estimate delay from the departure rate (Linux: 16384-B cycles, EWMA 1/8; rfc: dq_threshold, avg_dq_time) instead of per-packet timestamps",
         },
         ParamDoc {
             name: "max_burst",
             ty: "duration",
             default: "150ms",
-            doc: "MAX_BURST, burst allowance",
+            doc: "variant = rfc only: MAX_BURST, burst allowance (Linux: fixed 150 ms)",
         },
         ParamDoc {
             name: "dq_threshold",
             ty: "size",
             default: "16384B",
-            doc: "DQ_THRESHOLD, bytes per departure-rate measurement",
+            doc: "variant = rfc only: DQ_THRESHOLD, bytes per departure-rate measurement (Linux: fixed 16384 B)",
         },
         ParamDoc {
             name: "derandomize",
             ty: "bool",
             default: "false",
-            doc: "RFC 8033 §5.4 de-randomisation (0.85 / 8.5)",
+            doc: "variant = rfc only: RFC 8033 §5.4 de-randomisation (0.85 / 8.5; Linux: always on)",
         },
         ParamDoc {
             name: "variant",
             ty: "string",
-            default: "rfc",
-            doc: "rfc (RFC 8033 / Linux), or ns2: the PIE authors' ns-2 pie.cc (rate estimator, its scaling, burst states; target 20ms, tupdate 30ms, max_burst 100ms, dq_threshold 10000B, limit 50pkt of mean_pkt_size, bytemode on)",
+            default: "linux",
+            doc: "linux (sch_pie.c in its fixed-point arithmetic: always de-randomised, current-delay safeguard, burst allowance run down by dequeue time, +2 % above 250 ms, first update at 0.5 s), rfc (RFC 8033 pseudocode), or ns2: the PIE authors' ns-2 pie.cc (rate estimator, its scaling, burst states; target 20ms, tupdate 30ms, max_burst 100ms, dq_threshold 10000B, limit 50pkt of mean_pkt_size, bytemode on)",
         },
         ParamDoc {
             name: "mean_pkt_size",
@@ -250,6 +260,7 @@ impl Pie {
             measurement_start: 0,
             dq_count: 0,
             avg_dq_time: 0,
+            linux: None,
             ns2: None,
             queue: PacketQueue::new(),
         }
@@ -257,7 +268,11 @@ impl Pie {
 
     pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
         let mut q = Pie::new(mtu);
-        let ns2 = p.choice_or("variant", "rfc", &["rfc", "ns2"])? == "ns2";
+        let variant = p.choice_or("variant", "linux", &["linux", "rfc", "ns2"])?;
+        if variant == "linux" {
+            return Pie::linux_from_params(p, mtu);
+        }
+        let ns2 = variant == "ns2";
         if ns2 {
             for name in ["dq_rate_estimator", "derandomize"] {
                 if p.peek(name).is_some() {
@@ -311,6 +326,88 @@ impl Pie {
         q.burst_allowance = q.max_burst;
         q.next_update = q.tupdate;
         Ok(q)
+    }
+
+    /// `variant = "linux"` (the default): Linux's parameters, and refusals of the
+    /// RFC variant's knobs that Linux does not have.
+    fn linux_from_params(p: &mut Params, mtu: u32) -> Result<Self> {
+        for (name, why) in [
+            (
+                "max_burst",
+                "Linux's burst allowance is fixed at 150 ms (pie.h:103)",
+            ),
+            (
+                "dq_threshold",
+                "Linux's measurement cycle is fixed at 16384 B (pie.h:13)",
+            ),
+            (
+                "derandomize",
+                "Linux always de-randomises (sch_pie.c:65-73)",
+            ),
+            ("mean_pkt_size", "it is ns-2's parameter"),
+        ] {
+            if p.raw(name).is_some() {
+                return Err(p.error(
+                    name,
+                    format!(
+                        "not used with variant = \"linux\" (the default): {why}; \
+                         set variant = \"rfc\" for RFC 8033's form"
+                    ),
+                ));
+            }
+        }
+        let mut q = Pie::new(mtu);
+        q.limit = p.limit_or("limit", q.limit)?;
+        if matches!(q.limit, Limit::Packets(0) | Limit::Bytes(0)) {
+            return Err(p.error(
+                "limit",
+                format!("\"{}\": expected a limit greater than zero", q.limit),
+            ));
+        }
+        let mut lp = pie_linux::LinuxPieParams::new();
+        q.target = p.positive_duration_or("target", q.target)?;
+        lp.target = pie_linux::ticks(q.target);
+        q.tupdate = p.timer_period_or("tupdate", q.tupdate)?;
+        q.alpha = hz_not_tc_scale(p, "alpha", q.alpha)?;
+        q.beta = hz_not_tc_scale(p, "beta", q.beta)?;
+        lp.alpha = sixteenths(p, "alpha", q.alpha)?;
+        lp.beta = sixteenths(p, "beta", q.beta)?;
+        q.ecn = p.bool_or("ecn", false)?;
+        q.bytemode = p.bool_or("bytemode", false)?;
+        lp.bytemode = q.bytemode;
+        q.dq_rate_estimator = p.bool_or("dq_rate_estimator", false)?;
+        lp.dq_rate_estimator = q.dq_rate_estimator;
+        q.max_burst = pie_linux::BURST_TIME;
+        q.dq_threshold = pie_linux::QUEUE_THRESHOLD;
+        q.derandomize = true;
+        q.next_update = pie_linux::FIRST_UPDATE;
+        q.linux = Some(Linux {
+            params: lp,
+            vars: pie_linux::LinuxPieVars::default(),
+        });
+        Ok(q)
+    }
+
+    /// Linux `pie_qdisc_enqueue` (sch_pie.c:85-125).
+    fn enqueue_linux(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        let l = self.linux.as_mut().expect("linux variant");
+        let size = ctx.packets[p].size;
+        if !self.queue.fits(self.limit, size) {
+            l.vars.accu_prob = 0;
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return false;
+        }
+        let backlog = self.queue.bytes();
+        if l.vars
+            .drop_early(&l.params, self.mtu, backlog, size, ctx.rng)
+            && !(self.ecn && l.vars.may_mark() && ctx.mark(p, Stage::Enqueue))
+        {
+            l.vars.accu_prob = 0;
+            ctx.drop(p, DropReason::Early, Stage::Enqueue);
+            return false;
+        }
+        self.queue.push_back(p, ctx.packets);
+        true
     }
 
     /// RFC 8033 `drop_early()`: should the arrival of `size` bytes be dropped/marked?
@@ -414,6 +511,9 @@ impl PieLaw {
 
 impl Discipline for Pie {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
+        if self.linux.is_some() {
+            return self.enqueue_linux(p, ctx);
+        }
         if self.ns2.is_some() {
             return self.enqueue_ns2(p, ctx);
         }
@@ -439,6 +539,12 @@ impl Discipline for Pie {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId> {
         let p = self.queue.pop_front(ctx.packets)?;
         let now = ctx.now;
+        if let Some(l) = &mut self.linux {
+            let pk = &ctx.packets[p];
+            l.vars
+                .process_dequeue(&l.params, pk.size, pk.enqueued, self.queue.bytes(), now);
+            return Some(p);
+        }
         if self.ns2.is_some() {
             self.dequeued_ns2(ctx.packets[p].size, now);
             return Some(p);
@@ -483,7 +589,11 @@ impl Discipline for Pie {
     }
 
     fn drop_prob(&self) -> Option<f64> {
-        Some(self.drop_prob)
+        match &self.linux {
+            // Linux lets `prob` pass 100 % (it guards only u64 overflow).
+            Some(l) => Some(l.vars.prob_fraction().min(1.0)),
+            None => Some(self.drop_prob),
+        }
     }
 
     fn next_timer(&self) -> Option<Nanos> {
@@ -492,7 +602,9 @@ impl Discipline for Pie {
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         if periodic::fire(&mut self.next_update, ctx.now, self.tupdate) {
-            if self.ns2.is_some() {
+            if let Some(l) = &mut self.linux {
+                l.vars.calculate_probability(&l.params, self.queue.bytes());
+            } else if self.ns2.is_some() {
                 self.update_ns2();
             } else {
                 self.update();
@@ -508,7 +620,7 @@ impl Discipline for Pie {
 /// net/sched/sch_pie.c), so tc's defaults 2 and 20 are the RFC's 0.125 and 1.25. Read
 /// as Hz they would make PIE 16 times too aggressive, silently. A non-zero integer is
 /// therefore refused with the conversion; a float is Hz (`2.0` if 2 Hz is meant).
-fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f64> {
+pub(super) fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f64> {
     if let Some(n) = p.peek(name).and_then(|v| v.as_i64()).filter(|&n| n != 0) {
         let hz = n as f64 / 16.0;
         return Err(p.error(
@@ -521,6 +633,30 @@ fn hz_not_tc_scale(p: &mut Params, name: &'static str, default: f64) -> Result<f
         ));
     }
     p.f64_or(name, default, 0.0, 100.0)
+}
+
+/// A gain in Hz as Linux stores it, in whole 1/16 Hz (tc's unit): the Linux variant
+/// cannot represent anything else, so other values are refused.
+pub(super) fn sixteenths(p: &Params, name: &'static str, hz: f64) -> Result<u32> {
+    let n = hz * 16.0;
+    if (n - n.round()).abs() > 1e-9 {
+        return Err(p.error(
+            name,
+            format!(
+                "{hz}: variant = \"linux\" takes {name} in whole 1/16 Hz (Linux stores \
+                 tc's integer, include/net/pie.h); nearest {}, or set variant = \"rfc\"",
+                n.round() / 16.0
+            ),
+        ));
+    }
+    Ok(n.round() as u32)
+}
+
+/// The Linux variant's parameters and state (`pie_linux.rs`).
+#[derive(Debug)]
+pub struct Linux {
+    pub params: pie_linux::LinuxPieParams,
+    pub vars: pie_linux::LinuxPieVars,
 }
 
 #[cfg(test)]
@@ -822,7 +958,7 @@ mod tests {
 
     #[test]
     fn invalid_params_are_rejected_with_their_path() {
-        let v = json!({"target": "20ms", "tupdate": "30ms", "alpha": 0.25, "beta": 2.5,
+        let v = json!({"variant": "rfc", "target": "20ms", "tupdate": "30ms", "alpha": 0.25, "beta": 2.5,
                        "dq_rate_estimator": true, "max_burst": "100ms", "dq_threshold": "10KB",
                        "derandomize": true, "ecn": true, "bytemode": true, "limit": "100pkt"});
         let mut p = Params::new("q", v.as_object().unwrap(), &[]);
@@ -866,5 +1002,34 @@ mod tests {
         let mut p = Params::new("q", v.as_object().unwrap(), &[]);
         let q = Pie::from_params(&mut p, 1500).unwrap();
         assert_eq!((q.alpha, q.beta), (2.0, 0.0));
+    }
+
+    #[test]
+    fn linux_variant_is_the_default_and_refuses_the_rfc_knobs() {
+        let v = json!({"alpha": 0.25, "beta": 2.5, "target": "20ms", "bytemode": true});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let q = Pie::from_params(&mut p, 1500).unwrap();
+        p.finish("pie").unwrap();
+        let l = q.linux.as_ref().expect("linux by default");
+        // 0.25 Hz = tc alpha 4, 2.5 Hz = tc beta 40; 20 ms = 312500 ticks of 64 ns.
+        assert_eq!((l.params.alpha, l.params.beta), (4, 40));
+        assert_eq!(l.params.target, 312_500);
+        assert!(l.params.bytemode);
+        assert_eq!(q.next_timer(), Some(500 * MS));
+        for (bad, field) in [
+            (json!({"max_burst": "100ms"}), "q.max_burst"),
+            (json!({"dq_threshold": "10KB"}), "q.dq_threshold"),
+            (json!({"derandomize": true}), "q.derandomize"),
+            (json!({"alpha": 0.1}), "q.alpha"),
+            (json!({"alpha": 2}), "q.alpha"),
+        ] {
+            let mut p = Params::new("q", bad.as_object().unwrap(), &[]);
+            let e = Pie::from_params(&mut p, 1500).unwrap_err();
+            assert_eq!(e.path, field, "{e}");
+        }
+        let v = json!({"alpha": 0.1});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let e = Pie::from_params(&mut p, 1500).unwrap_err();
+        assert!(e.message.contains("nearest 0.125"), "{e}");
     }
 }

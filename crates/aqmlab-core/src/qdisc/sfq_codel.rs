@@ -93,6 +93,7 @@ pub const DOC: KindDoc = KindDoc {
             default: "exact",
             doc: "CoDel interval/sqrt(count): exact (as ns-2) or newton",
         },
+        codel::CLOCK_DOC,
         classify::PARAM_SALT,
         child_stats::PARAM_DOC,
     ],
