@@ -218,6 +218,7 @@ mod tests {
     fn build(v: serde_json::Value) -> Result<Gk> {
         let mut p = Params::new("q", v.as_object().unwrap(), &[]);
         let link = LinkInfo {
+            base_rtt: crate::scenario::bdp::BaseRtt::Unknown,
             rate_bps: 8_000_000,
             mtu: 1500,
             delay: 0,
