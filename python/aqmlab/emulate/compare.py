@@ -57,6 +57,49 @@ def metrics(res) -> dict[str, float]:
     }
 
 
+#: An emulated run is trusted only if its emulator kept up: p99 scheduling error at most
+#: this (µs; docs/emulation.md measured ≤ 0.13 ms at every supported rate on a loaded
+#: machine) and at most this fraction of datagrams later than 1 ms.
+TRUST_P99_US = 1000.0
+TRUST_LATE_FRACTION = 0.001
+
+
+def trustworthy(res) -> bool:
+    """Did the emulator keep up in this emulated run (p99 scheduling error ≤ 1 ms and
+    at most 0.1 % of datagrams more than 1 ms late)?"""
+    e = res.emulation.row(0, named=True)
+    p99, n, late = e["sched_err_us_p99"], e["datagrams"], e["late_over_1ms"]
+    return p99 is not None and not math.isnan(p99) and p99 <= TRUST_P99_US and late <= TRUST_LATE_FRACTION * max(n, 1)
+
+
+def spread(xs: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, sample standard deviation, min, max) of the finite values; NaN when none
+    (the standard deviation also for a single value)."""
+    v = [x for x in xs if x is not None and not math.isnan(x)]
+    if not v:
+        return (math.nan,) * 4
+    m = sum(v) / len(v)
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else math.nan
+    return m, sd, min(v), max(v)
+
+
+def cell_summary(cell: str, emu: list[dict[str, float]], sims: dict[str, list[dict[str, float]]],
+                 trusted: list[bool]) -> dict:
+    """Per metric: the emulated runs' mean/sd/min/max (trusted runs only) and each
+    simulated variant's, plus whether the simulated and emulated ranges overlap."""
+    kept = [m for m, ok in zip(emu, trusted) if ok]
+    out: dict = {"cell": cell, "emulated_runs": len(emu), "trusted_runs": len(kept), "metrics": {}}
+    for name, _ in METRICS:
+        e = spread([m[name] for m in kept])
+        row = {"emulated": e}
+        for label, runs in sims.items():
+            s = spread([m[name] for m in runs])
+            row[label] = s
+            row[f"{label}_overlap"] = not (s[3] < e[2] or e[3] < s[2]) if not math.isnan(s[0] + e[0]) else None
+        out["metrics"][name] = row
+    return out
+
+
 def table(sim: dict[str, float], emu: dict[str, float]) -> pl.DataFrame:
     rows = []
     for m, what in METRICS:
