@@ -862,4 +862,77 @@ mod tests {
         assert_eq!(f.update(BW_RTTS, 12, 30), 40);
         assert_eq!(f.update(BW_RTTS, 13, 200), 200);
     }
+
+    /// `bbr_update_ack_aggregation` by hand, bw = 1 segment/ms (10^6 B/s, MSS 1000):
+    /// - 10 ms, 2 acked: expected over [0, 10 ms] = 10 ≥ 0 acked → new epoch at 10 ms; 2.
+    /// - 12 ms, 2: expected 2 ≥ 2 → new epoch at 12 ms; extra 2.
+    /// - 12.5 ms, 2: expected ⌊0.5⌋ = 0 < 2: epoch goes on, 4 acked, extra 4.
+    /// - 13 ms, 4: expected 1, 8 acked, extra 7 (the max).
+    /// - 20 ms, 2: expected 8 ≥ 8 → new epoch, extra 2; the max stays 7.
+    ///
+    /// The allowance is 7 segments once the pipe is full (0 before, 0 when off); with
+    /// min_rtt 50 ms the cwnd target is 2·BDP (100) + 7 + 3 TSO goals = 110, even, instead
+    /// of 103 → 104. A cwnd of 5 caps an excess at 5; after 5 round starts the other
+    /// window slot is cleared and used, after 5 more the first one.
+    #[test]
+    fn extra_acked_by_hand() {
+        let mut b = Bbr::new(0, true);
+        b.bw.update(BW_RTTS, 0, 1_000_000);
+        b.min_rtt = 50 * MS;
+        let w = Window {
+            cwnd: 200 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        let rs = |t: Nanos, segs: u64| RateSample {
+            now: t,
+            delivered: Some(segs * MSS),
+            interval: MS,
+            acked_sacked: segs * MSS,
+            delivered_mstamp: t,
+            ..Default::default()
+        };
+        let steps = [
+            (10 * MS, 2, 2),
+            (12 * MS, 2, 2),
+            (12 * MS + MS / 2, 2, 4),
+            (13 * MS, 4, 7),
+            (20 * MS, 2, 7),
+        ];
+        for (t, segs, max) in steps {
+            b.update_ack_aggregation(&rs(t, segs), &w);
+            assert_eq!(b.extra_acked, [max, 0], "at {t}");
+        }
+        assert_eq!(b.ack_epoch_stamp, 20 * MS);
+        assert_eq!(b.ack_epoch_acked, 2);
+        assert_eq!(b.aggregation_segs(1_000_000, MSS), 0); // pipe not yet full
+        b.full_bw_reached = true;
+        b.cwnd_gain = CWND_GAIN; // PROBE_BW's 2
+        assert_eq!(b.aggregation_segs(1_000_000, MSS), 7);
+        let mut w2 = w;
+        let mut s = rs(21 * MS, 2);
+        b.set_cwnd(&s, &mut w2, 1_000_000, 10);
+        assert_eq!(w2.cwnd, 110 * MSS);
+        let mut off = b.clone();
+        off.extra_acked_on = false;
+        let mut w3 = w;
+        off.set_cwnd(&s, &mut w3, 1_000_000, 10);
+        assert_eq!(w3.cwnd, 104 * MSS);
+        // The excess is capped at cwnd.
+        let small = Window { cwnd: 5 * MSS, ..w };
+        s = rs(21 * MS, 20);
+        b.update_ack_aggregation(&s, &small);
+        assert_eq!(b.extra_acked, [7, 0]); // 2 + 20 − 1 expected = 21 → 5 < 7
+                                           // Window rotation on round starts.
+        for i in 1..=5 {
+            b.round_start = true;
+            b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
+        }
+        assert_eq!((b.extra_acked_win_idx, b.extra_acked), (1, [7, 1]));
+        for i in 6..=10 {
+            b.round_start = true;
+            b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
+        }
+        assert_eq!((b.extra_acked_win_idx, b.extra_acked), (0, [1, 1]));
+    }
 }
