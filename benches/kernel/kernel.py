@@ -52,6 +52,35 @@ def scenario(cell: tuple[str, str, str], duration: str) -> tuple[Path, dict]:
     return ROOT / "examples" / "emulation" / f"{base}.toml", sets
 
 
+#: The metrics of the markdown table.
+SHOWN = [("goodput_mbps", "goodput Mbit/s"), ("drop_pct", "drop %"), ("retransmits", "retransmits"),
+         ("sojourn_ms_mean", "sojourn mean ms")]
+
+
+def markdown(rows: list[dict]) -> str:
+    """One line per cell and metric: the kernel's mean (min–max over trusted runs), each
+    simulated variant's, and the variant's mean relative to the kernel's."""
+    labels = sorted({k for r in rows for m in r["metrics"].values() for k in m if k != "emulated" and not k.endswith("_overlap")})
+    fmt = lambda v: "nan" if v != v else (f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}")
+    head = "| cell | runs (trusted) | metric | kernel | " + " | ".join(f"sim {lab} (vs kernel)" for lab in labels) + " |"
+    out = [head, "|" + " --- |" * (4 + len(labels))]
+    for r in rows:
+        for m, name in SHOWN:
+            row = r["metrics"][m]
+            e = row["emulated"]
+            cells = [f"{fmt(e[0])} ({fmt(e[2])}–{fmt(e[3])})"]
+            for lab in labels:
+                s = row.get(lab)
+                if s is None:
+                    cells.append("")
+                    continue
+                rel = f"{100 * (s[0] - e[0]) / e[0]:+.0f} %" if e[0] == e[0] and e[0] else "n/a"
+                ov = "" if row.get(f"{lab}_overlap") else ", no overlap"
+                cells.append(f"{fmt(s[0])} ({fmt(s[2])}–{fmt(s[3])}) {rel}{ov}")
+            out.append(f"| {r['cell']} | {r['emulated_runs']} ({r['trusted_runs']}) | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=ROOT / "out" / "kernel")
@@ -107,7 +136,8 @@ def main() -> None:
                 continue
             ok = [trustworthy(r) for r in emu]
             rows.append(cell_summary(cell_name(cell), [metrics(r) for r in emu], {k: [metrics(r) for r in v] for k, v in sims.items()}, ok))
-        print(json.dumps(rows, indent=1))
+        (a.out / "table.json").write_text(json.dumps(rows, indent=1))
+        print(markdown(rows))
 
 
 if __name__ == "__main__":
