@@ -211,7 +211,9 @@ impl CubicLinux {
             self.update(cwnd32, acked32, a.now);
             cwnd = self.cong_avoid_ai(cwnd32, acked32) as u64;
         }
-        w.cwnd = w.cwnd - old.min(w.cwnd / mss) * mss + cwnd * mss;
+        // Only grows: the segments added (a fraction left by the connection's
+        // byte-based recovery stays).
+        w.cwnd += (cwnd - old) * mss;
     }
 
     /// `tcp_cong_avoid_ai(tp, cnt, acked)`: returns the new cwnd.
