@@ -203,6 +203,13 @@ def kernel_info(sysctls: Mapping[str, Mapping[str, str]] | None = None) -> dict:
     for line in r.stdout.splitlines():
         k, _, v = line.partition(" = ")
         info["sysctls"][k.strip()] = " ".join(v.split())
+    for k in SYSCTLS:
+        if k not in info["sysctls"]:
+            # Global settings (net.core.default_qdisc) exist only in the first namespace.
+            try:
+                info["sysctls"][k] = " ".join(Path("/proc/sys", *k.split(".")).read_text().split())
+            except OSError:
+                pass
     for side, kv in (sysctls or {}).items():
         for k, v in kv.items():
             info["sysctls"][f"{k} ({side})"] = v
