@@ -240,6 +240,12 @@ macro_rules! tcp_params {
                 "cc = cubic runs Linux tcp_cubic.c bictcp_update (whole segments, integer cnt, curve at t + min RTT, fixed Reno-friendly slope) instead of RFC 9438; ns3, rfc: false",
             ),
             p(
+                "linux_reno",
+                "bool",
+                "true (profile)",
+                "cc = reno/newreno grow and cut the window in whole segments as Linux tcp_reno_cong_avoid/tcp_reno_ssthresh (no RFC 3465 cap, ssthresh = max(cwnd/2 rounded down, 2) segments) instead of RFC 5681 byte counting; ns3, rfc: false",
+            ),
+            p(
                 "bbr_extra_acked",
                 "bool",
                 "true (profile)",
@@ -621,6 +627,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         ns3_cubic: p.bool_or("ns3_cubic", d.ns3_cubic)?,
         quickack: p.bool_or("quickack", d.quickack)?,
         linux_cubic: p.bool_or("linux_cubic", d.linux_cubic)?,
+        linux_reno: p.bool_or("linux_reno", d.linux_reno)?,
         bbr_extra_acked: p.bool_or("bbr_extra_acked", d.bbr_extra_acked)?,
         ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
         ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
@@ -659,6 +666,7 @@ const NOT_NS2: &[&str] = &[
     "pacing",
     "quickack",
     "linux_cubic",
+    "linux_reno",
     "bbr_extra_acked",
     "rwnd",
     "rate_cap",

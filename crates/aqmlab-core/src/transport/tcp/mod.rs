@@ -166,6 +166,10 @@ pub struct TcpConfig {
     /// integer `cnt`, the curve at t + min RTT, the fixed Reno-friendly slope) instead of
     /// RFC 9438 (`cc/cubic.rs`).
     pub linux_cubic: bool,
+    /// Reno/NewReno grow and cut the window in whole segments as Linux
+    /// `tcp_reno_cong_avoid`/`tcp_reno_ssthresh` (`cc/reno.rs`) instead of RFC 5681 with
+    /// RFC 3465 byte counting.
+    pub linux_reno: bool,
     /// BBR adds its ACK-aggregation allowance `extra_acked` to the cwnd target (Linux
     /// `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`).
     pub bbr_extra_acked: bool,
@@ -274,6 +278,7 @@ impl TcpProfile {
             ns3_cubic: false,
             quickack: true,
             linux_cubic: true,
+            linux_reno: true,
             bbr_extra_acked: true,
             ns3_prr: false,
             ns3_rto_ssthresh: false,
@@ -301,6 +306,7 @@ impl TcpProfile {
                 ns3_cubic: true,
                 quickack: false,
                 linux_cubic: false,
+                linux_reno: false,
                 bbr_extra_acked: false,
                 ns3_prr: true,
                 ns3_rto_ssthresh: true,
@@ -323,6 +329,7 @@ impl TcpProfile {
                 ssthresh_from_cwnd: false,
                 quickack: false,
                 linux_cubic: false,
+                linux_reno: false,
                 bbr_extra_acked: false,
                 ..linux
             },
@@ -346,6 +353,7 @@ impl TcpProfile {
                 ns2: Some(ns2::Ns2Options::default()),
                 quickack: false,
                 linux_cubic: false,
+                linux_reno: false,
                 bbr_extra_acked: false,
                 ..linux
             },

@@ -13,13 +13,16 @@ const MS: Nanos = NS_PER_MS;
 const MSS: u64 = 1000;
 
 /// The linux profile with a 1000-byte MSS and IW 4; the receiver tests here check RFC
-/// 5681 delayed ACKs, so Linux's quick-ACK mode is off (its own tests below turn it on).
+/// 5681 delayed ACKs, so Linux's quick-ACK mode is off (its own tests below turn it on),
+/// and the windows are hand-worked with RFC 5681/3465 byte counting, so Reno is not
+/// Linux's whole-segment variant (tested in `cc/reno.rs`).
 fn cfg() -> TcpConfig {
     TcpConfig {
         mss: MSS as u32,
         iw: 4,
         sack: false,
         quickack: false,
+        linux_reno: false,
         ..TcpConfig::default()
     }
 }

@@ -39,7 +39,7 @@
 //!   `cubic.rs`'s ([`super::cubic::HyStart`]).
 
 use super::cubic::{HyStart, HyStartExit, HYSTART_LOW_WINDOW};
-use super::{AckSample, Window};
+use super::{linux_cong_avoid_ai, linux_slow_start, AckSample, Window};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 
 /// Jiffies per second (`CONFIG_HZ`).
@@ -116,7 +116,7 @@ pub struct CubicLinux {
     /// The Reno-friendly window estimate, segments.
     pub tcp_cwnd: u32,
     /// `tp->snd_cwnd_cnt`: acknowledged segments towards the next increment.
-    pub snd_cwnd_cnt: u32,
+    pub snd_cwnd_cnt: u64,
     hystart: Option<HyStart>,
 }
 
@@ -200,36 +200,16 @@ impl CubicLinux {
         let mut acked = a.acked.div_ceil(mss);
         let mut cwnd = old;
         if cwnd < ssthresh {
-            // tcp_slow_start.
-            let grown = (cwnd + acked).min(ssthresh);
-            acked -= grown - cwnd;
-            cwnd = grown;
+            (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
         }
         if acked > 0 {
             let cwnd32 = cwnd.min(u32::MAX as u64) as u32;
-            let acked32 = acked.min(u32::MAX as u64) as u32;
-            self.update(cwnd32, acked32, a.now);
-            cwnd = self.cong_avoid_ai(cwnd32, acked32) as u64;
+            self.update(cwnd32, acked.min(u32::MAX as u64) as u32, a.now);
+            cwnd = linux_cong_avoid_ai(cwnd, &mut self.snd_cwnd_cnt, self.cnt as u64, acked);
         }
         // Only grows: the segments added (a fraction left by the connection's
         // byte-based recovery stays).
         w.cwnd += (cwnd - old) * mss;
-    }
-
-    /// `tcp_cong_avoid_ai(tp, cnt, acked)`: returns the new cwnd.
-    fn cong_avoid_ai(&mut self, mut cwnd: u32, acked: u32) -> u32 {
-        let w = self.cnt;
-        if self.snd_cwnd_cnt >= w {
-            self.snd_cwnd_cnt = 0;
-            cwnd += 1;
-        }
-        self.snd_cwnd_cnt += acked;
-        if self.snd_cwnd_cnt >= w {
-            let delta = self.snd_cwnd_cnt / w;
-            self.snd_cwnd_cnt -= delta * w;
-            cwnd += delta;
-        }
-        cwnd
     }
 
     /// `cubictcp_acked` on every ACK of new data (before `on_ack`): `delay_min`, and
@@ -422,19 +402,14 @@ mod tests {
     /// and credit accumulated at a larger cnt is spent at once when cnt drops.
     #[test]
     fn cong_avoid_ai_credit() {
-        let mut c = CubicLinux {
-            cnt: 2,
-            ..CubicLinux::default()
-        };
-        assert_eq!(c.cong_avoid_ai(10, 1), 10);
-        assert_eq!(c.cong_avoid_ai(10, 1), 11);
-        assert_eq!(c.snd_cwnd_cnt, 0);
-        c.cnt = 10;
-        c.snd_cwnd_cnt = 9;
-        c.cnt = 5;
+        let mut cnt = 0;
+        assert_eq!(linux_cong_avoid_ai(10, &mut cnt, 2, 1), 10);
+        assert_eq!(linux_cong_avoid_ai(10, &mut cnt, 2, 1), 11);
+        assert_eq!(cnt, 0);
+        cnt = 9;
         // 9 ≥ 5: reset and +1, then 1 < 5.
-        assert_eq!(c.cong_avoid_ai(20, 1), 21);
-        assert_eq!(c.snd_cwnd_cnt, 1);
+        assert_eq!(linux_cong_avoid_ai(20, &mut cnt, 5, 1), 21);
+        assert_eq!(cnt, 1);
     }
 
     /// cubictcp_recalc_ssthresh: 100 → ssthresh 70 (100·717/1024 = 70.02), W_max 100;

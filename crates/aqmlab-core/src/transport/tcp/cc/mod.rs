@@ -141,10 +141,13 @@ impl AnyCc {
     /// The controller `cfg.cc` names: `per_ack_growth`: the Reno family grows per ACK
     /// as ns-3 does (see `reno`); `ns3_cubic`: CUBIC is ns-3's `TcpCubic` (see
     /// `cubic_ns3`); `linux_cubic`: Linux's `tcp_cubic.c` (see `cubic_linux`);
-    /// `bbr_extra_acked`: BBR's ACK-aggregation allowance.
+    /// `linux_reno`: Reno in whole segments as Linux (see `reno`); `bbr_extra_acked`:
+    /// BBR's ACK-aggregation allowance.
     pub fn new(cfg: &TcpConfig) -> AnyCc {
         match cfg.cc {
-            CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::new(cfg.per_ack_growth)),
+            CcKind::Reno | CcKind::NewReno => {
+                AnyCc::Reno(reno::Reno::new(cfg.per_ack_growth, cfg.linux_reno))
+            }
             CcKind::Cubic { hystart } if cfg.ns3_cubic => {
                 AnyCc::CubicNs3(cubic_ns3::CubicNs3::new(hystart))
             }
@@ -289,6 +292,34 @@ impl AnyCc {
             _ => f64::NAN,
         }
     }
+}
+
+/// Linux `tcp_slow_start` (net/ipv4/tcp_cong.c) in segments: cwnd grows by the acked
+/// segments up to ssthresh (no RFC 3465 cap); returns (cwnd, segments left over).
+#[inline]
+pub fn linux_slow_start(cwnd: u64, ssthresh: u64, acked: u64) -> (u64, u64) {
+    let grown = (cwnd + acked).min(ssthresh.max(cwnd));
+    (grown, acked - (grown - cwnd))
+}
+
+/// Linux `tcp_cong_avoid_ai(tp, w, acked)` (net/ipv4/tcp_cong.c): one segment per `w`
+/// acknowledged segments, with the credit `snd_cwnd_cnt` (`cnt`); returns the new cwnd.
+#[inline]
+pub fn linux_cong_avoid_ai(cwnd: u64, cnt: &mut u64, w: u64, acked: u64) -> u64 {
+    let w = w.max(1);
+    let mut cwnd = cwnd;
+    // If credits accumulated at a higher w, apply them gently now.
+    if *cnt >= w {
+        *cnt = 0;
+        cwnd += 1;
+    }
+    *cnt += acked;
+    if *cnt >= w {
+        let delta = *cnt / w;
+        *cnt -= delta * w;
+        cwnd += delta;
+    }
+    cwnd
 }
 
 /// RFC 5681 §3.1 slow start with RFC 3465 appropriate byte counting (L = 2·SMSS):
