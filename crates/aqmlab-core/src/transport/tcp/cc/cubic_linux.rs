@@ -39,7 +39,9 @@
 //!   `cubic.rs`'s ([`super::cubic::HyStart`]).
 
 use super::cubic::{HyStart, HyStartExit, HYSTART_LOW_WINDOW};
-use super::{linux_cong_avoid_ai, linux_slow_start, AckSample, Window};
+use super::{
+    linux_cong_avoid_ai, linux_slow_start, linux_ssthresh_segs, segments, AckSample, Window,
+};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 
 /// Jiffies per second (`CONFIG_HZ`).
@@ -196,11 +198,12 @@ impl CubicLinux {
     pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         let mss = w.mss;
         let old = (w.cwnd / mss).max(1);
-        let ssthresh = (w.ssthresh / mss).min(u32::MAX as u64);
-        let mut acked = a.acked.div_ceil(mss);
+        let mut acked = segments(a.acked, mss);
         let mut cwnd = old;
-        if cwnd < ssthresh {
-            (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
+        if let Some(ssthresh) = linux_ssthresh_segs(w) {
+            if cwnd < ssthresh {
+                (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
+            }
         }
         if acked > 0 {
             let cwnd32 = cwnd.min(u32::MAX as u64) as u32;

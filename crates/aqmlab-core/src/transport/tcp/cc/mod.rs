@@ -294,6 +294,26 @@ impl AnyCc {
     }
 }
 
+/// Whole segments in `bytes` (a short segment counts as one, as the kernel counts
+/// packets); the common one- and two-segment ACKs without a division.
+#[inline]
+pub fn segments(bytes: u64, mss: u64) -> u64 {
+    if bytes == mss {
+        1
+    } else if bytes == 2 * mss {
+        2
+    } else {
+        bytes.div_ceil(mss)
+    }
+}
+
+/// The kernel's slow-start test `snd_cwnd < snd_ssthresh` in whole segments, without
+/// dividing in the common case cwnd ≥ ssthresh (then ⌊cwnd/mss⌋ ≥ ⌊ssthresh/mss⌋).
+#[inline]
+pub fn linux_ssthresh_segs(w: &Window) -> Option<u64> {
+    (w.cwnd < w.ssthresh).then(|| w.ssthresh / w.mss)
+}
+
 /// Linux `tcp_slow_start` (net/ipv4/tcp_cong.c) in segments: cwnd grows by the acked
 /// segments up to ssthresh (no RFC 3465 cap); returns (cwnd, segments left over).
 #[inline]

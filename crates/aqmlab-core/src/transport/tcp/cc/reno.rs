@@ -20,7 +20,10 @@
 //! `max(1, MSS²/cwnd)` bytes per ACK (`CongestionAvoidance`). With delayed ACKs (one ACK
 //! per two segments) that is ≈ ½ MSS per RTT, where RFC 3465 byte counting gives 1.
 
-use super::{half_flight, linux_cong_avoid_ai, linux_slow_start, reno_growth, AckSample, Window};
+use super::{
+    half_flight, linux_cong_avoid_ai, linux_slow_start, linux_ssthresh_segs, reno_growth, segments,
+    AckSample, Window,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
@@ -55,11 +58,12 @@ impl Reno {
     fn linux_growth(&mut self, w: &mut Window, acked: u64) {
         let mss = w.mss;
         let old = w.cwnd / mss;
-        let mut acked = acked.div_ceil(mss);
+        let mut acked = segments(acked, mss);
         let mut cwnd = old;
-        let ssthresh = w.ssthresh / mss;
-        if cwnd < ssthresh {
-            (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
+        if let Some(ssthresh) = linux_ssthresh_segs(w) {
+            if cwnd < ssthresh {
+                (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
+            }
         }
         if acked > 0 {
             cwnd = linux_cong_avoid_ai(cwnd, &mut self.acc, cwnd, acked);
