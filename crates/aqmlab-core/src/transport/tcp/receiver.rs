@@ -20,7 +20,7 @@
 //!   is acknowledged immediately (`tcp_in_quickack_mode` in `__tcp_ack_snd_check`),
 //!   and each ACK sent for received data takes one off it (`tcp_dec_quickack_mode`,
 //!   include/net/tcp.h). It is raised (never lowered) by `tcp_incr_quickack(max)` to
-//!   `min(max(window / (2·MSS), 2), max)` on: the first data segment and data after a
+//!   `window / (2·MSS)` (2 if that is 0), at most `max`, on: the first data segment and data after a
 //!   silence longer than the receiver's RTO (`tcp_event_data_recv`, max
 //!   `TCP_MAX_QUICKACKS` = 16); data entirely below `rcv_nxt` (`tcp_data_queue`, a
 //!   retransmission: `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`); with classic
@@ -127,7 +127,7 @@ impl TcpReceiver {
     }
 
     /// Linux `tcp_incr_quickack`: raise the quick-ACK credit to
-    /// `min(max(window / (2·MSS), 2), max)`.
+    /// `window / (2·MSS)` (2 if that is 0), at most `max`.
     fn incr_quickack(&mut self, max: u32) {
         let q = self.window() / (2 * self.cfg.mss as u64);
         let q = if q == 0 { 2 } else { q.min(max as u64) as u32 };
