@@ -9,7 +9,10 @@ import aqmlab
 from aqmlab import plots, report
 from conftest import AQMLAB, EXAMPLES, ROOT
 
-SHORT = {"duration": "25s", "warmup": "5s", "traffic[1].start": "5s"}
+# The uploads keep RFC 9438 CUBIC (`linux_cubic = false`), with which the delay bounds
+# below were set: with the linux profile's Linux CUBIC the 25 s run's median one-way
+# delay of the call is 797 ms instead of ~1 s (the reductions leave the FIFO less full).
+SHORT = {"duration": "25s", "warmup": "5s", "traffic[1].start": "5s", "traffic[0].linux_cubic": False}
 
 
 def cli(*args):

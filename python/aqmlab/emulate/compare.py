@@ -18,16 +18,32 @@ from ..runner import run as simulate
 from ..scenario import ScenarioLike, load_scenario
 
 #: The compared metrics: (name, what it is). All at the bottleneck `L->R` or summed
-#: over the forward flows, after the warm-up.
+#: over the forward flows, after the warm-up; every one means the same on both sides.
 METRICS = [
     ("goodput_mbps", "sum of the flows' goodput, Mbit/s"),
     ("utilization", "bottleneck busy time / measured time"),
     ("sojourn_ms_mean", "bottleneck sojourn, mean"),
     ("sojourn_ms_p95", "bottleneck sojourn, 95th percentile"),
-    ("drop_pct", "bottleneck drops / arrivals, %"),
+    ("drop_pct", "bottleneck drops / arrivals, % (0/0 without arrivals)"),
     ("retransmits", "TCP retransmitted segments, all flows"),
     ("timeouts", "TCP retransmission timeouts, all flows"),
     ("jain", "Jain's fairness index of the TCP flows' goodput"),
+    ("bytes_sent_mb", "TCP data on the wire, MB: payload + 52 B headers per data segment, retransmissions included"),
+    ("srtt_ms_mean", "mean of each TCP sender's smoothed RTT sampled every 100 ms (simulator SRTT / kernel tcpi_rtt)"),
+    ("in_flight_kb_mean", "mean of the TCP senders' bytes in flight (RFC 6675 pipe / kernel packets_out − sacked − lost + retrans), kB, sampled every 100 ms"),
+]
+
+#: Sampling interval of the TCP time series both sides record for srtt and in-flight.
+TCP_SERIES = "100ms"
+
+#: Kernel settings recorded with every comparison (read in a fresh network namespace,
+#: as the emulation's namespaces start, then the scenario's own per-namespace settings).
+SYSCTLS = [
+    "net.core.default_qdisc", "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_sack", "net.ipv4.tcp_ecn", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_recovery",
+    "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_frto", "net.ipv4.tcp_dsack", "net.ipv4.tcp_comp_sack_nr",
+    "net.ipv4.tcp_comp_sack_delay_ns", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_pacing_ss_ratio",
+    "net.ipv4.tcp_pacing_ca_ratio", "net.ipv4.tcp_min_rtt_wlen", "net.ipv4.tcp_reordering",
 ]
 
 
@@ -40,7 +56,39 @@ def linux_profile(doc: dict) -> dict:
     return doc
 
 
-def metrics(res) -> dict[str, float]:
+def with_tcp_series(doc: dict) -> dict:
+    """`doc` recording the TCP time series (srtt, in flight) at `TCP_SERIES`."""
+    doc = copy.deepcopy(doc)
+    doc.setdefault("output", {})["tcp_timeseries"] = TCP_SERIES
+    return doc
+
+
+def ratio(num: float, den: float) -> float:
+    """num/den, NaN for 0/0 (`ratio_text` shows it as "0/0")."""
+    if num is None or den is None or math.isnan(num) or math.isnan(den) or den == 0:
+        return math.nan
+    return num / den
+
+
+def ratio_text(num: float, den: float) -> str:
+    """How a ratio is shown: "0/0" when both are zero, "n/0" for a zero denominator,
+    "nan" only when a side has no value."""
+    if num is None or den is None or math.isnan(num) or math.isnan(den):
+        return "nan"
+    if den == 0:
+        return "0/0" if num == 0 else f"{num:.4g}/0"
+    return f"{num / den:.3f}"
+
+
+def _series_mean(res, col: str, scale: float, warmup_ns: int) -> float:
+    t = getattr(res, "tcp", None)
+    if t is None or t.height == 0:
+        return math.nan
+    v = t.filter(pl.col("time_ns") >= warmup_ns)[col].drop_nulls().drop_nans()
+    return float(v.mean()) * scale if v.len() else math.nan
+
+
+def metrics(res, warmup_ns: int = 0) -> dict[str, float]:
     q = res.queues.filter(pl.col("link") == res.queues["link"][0]).row(0, named=True)
     tcp = res.flows.filter(pl.col("kind") == "tcp")
     g = tcp["goodput_window_bps"].to_list()
@@ -50,42 +98,160 @@ def metrics(res) -> dict[str, float]:
         "utilization": q["utilization"],
         "sojourn_ms_mean": q["sojourn_ms_mean"],
         "sojourn_ms_p95": q["sojourn_ms_p95"],
-        "drop_pct": 100.0 * q["drops"] / q["arrivals"] if q["arrivals"] else 0.0,
+        "drop_pct": 100.0 * ratio(q["drops"], q["arrivals"]),
         "retransmits": float(tcp["retransmits"].sum()) if tcp.height else 0.0,
         "timeouts": float(tcp["timeouts"].sum()) if tcp.height else 0.0,
         "jain": jain,
+        "bytes_sent_mb": float(tcp["bytes_sent"].sum()) / 1e6 if tcp.height else 0.0,
+        "srtt_ms_mean": _series_mean(res, "srtt_ms", 1.0, warmup_ns),
+        "in_flight_kb_mean": _series_mean(res, "bytes_in_flight", 1e-3, warmup_ns),
     }
 
 
-def table(sim: dict[str, float], emu: dict[str, float]) -> pl.DataFrame:
+#: An emulated run is trusted only if its emulator kept up: p99 scheduling error at most
+#: this (µs; docs/emulation.md measured ≤ 0.13 ms at every supported rate on a loaded
+#: machine) and at most this fraction of datagrams later than 1 ms.
+TRUST_P99_US = 1000.0
+TRUST_LATE_FRACTION = 0.001
+
+
+def emulator_health(res) -> dict:
+    """The emulator's timing in one run: p99 and p99.9 scheduling error (µs), datagrams
+    later than 1 ms, datagrams, and whether it kept up (`trustworthy`)."""
+    e = res.emulation.row(0, named=True)
+    return {"sched_err_us_p99": e["sched_err_us_p99"], "sched_err_us_p999": e["sched_err_us_p999"],
+            "late_over_1ms": e["late_over_1ms"], "datagrams": e["datagrams"], "trusted": trustworthy(res)}
+
+
+def trustworthy(res) -> bool:
+    """Did the emulator keep up in this emulated run (p99 scheduling error ≤ 1 ms and
+    at most 0.1 % of datagrams more than 1 ms late)?"""
+    e = res.emulation.row(0, named=True)
+    p99, n, late = e["sched_err_us_p99"], e["datagrams"], e["late_over_1ms"]
+    return p99 is not None and not math.isnan(p99) and p99 <= TRUST_P99_US and late <= TRUST_LATE_FRACTION * max(n, 1)
+
+
+def spread(xs: Sequence[float]) -> tuple[float, float, float, float]:
+    """(mean, sample standard deviation, min, max) of the finite values; NaN when none
+    (the standard deviation also for a single value)."""
+    v = [x for x in xs if x is not None and not math.isnan(x)]
+    if not v:
+        return (math.nan,) * 4
+    m = sum(v) / len(v)
+    sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else math.nan
+    return m, sd, min(v), max(v)
+
+
+def cell_summary(cell: str, emu: list[dict[str, float]], sims: dict[str, list[dict[str, float]]],
+                 trusted: list[bool]) -> dict:
+    """Per metric: the emulated runs' mean/sd/min/max (trusted runs only) and each
+    simulated variant's, plus whether the simulated and emulated ranges overlap."""
+    kept = [m for m, ok in zip(emu, trusted) if ok]
+    out: dict = {"cell": cell, "emulated_runs": len(emu), "trusted_runs": len(kept), "metrics": {}}
+    for name, _ in METRICS:
+        e = spread([m[name] for m in kept])
+        row = {"emulated": e}
+        for label, runs in sims.items():
+            s = spread([m[name] for m in runs])
+            row[label] = s
+            row[f"{label}_overlap"] = not (s[3] < e[2] or e[3] < s[2]) if not math.isnan(s[0] + e[0]) else None
+        out["metrics"][name] = row
+    return out
+
+
+def table(sims: list[dict[str, float]], emus: list[dict[str, float]], trusted: list[bool]) -> pl.DataFrame:
+    """One row per metric: mean, sample sd, min and max over the seeds of each side (the
+    emulated side over the runs whose emulator kept up), the ratio of the means, and
+    whether the two ranges overlap."""
+    kept = [m for m, ok in zip(emus, trusted) if ok]
     rows = []
     for m, what in METRICS:
-        s, e = sim[m], emu[m]
-        rows.append({"metric": m, "simulated": s, "emulated": e,
-                     "emulated_over_simulated": e / s if s not in (0, None) and not math.isnan(s) else math.nan,
+        s = spread([x[m] for x in sims])
+        e = spread([x[m] for x in kept])
+        rows.append({"metric": m,
+                     "simulated": s[0], "simulated_sd": s[1], "simulated_min": s[2], "simulated_max": s[3],
+                     "emulated": e[0], "emulated_sd": e[1], "emulated_min": e[2], "emulated_max": e[3],
+                     "emulated_over_simulated": ratio(e[0], s[0]), "ratio_text": ratio_text(e[0], s[0]),
+                     "ranges_overlap": None if math.isnan(s[0] + e[0]) else not (s[3] < e[2] or e[3] < s[2]),
                      "meaning": what})
-    return pl.DataFrame(rows)
+    return pl.DataFrame(rows, schema_overrides={"ranges_overlap": pl.Boolean})
+
+
+def kernel_info(sysctls: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+    """The kernel release, `CONFIG_HZ` where the config is readable, and `SYSCTLS` as a
+    fresh network namespace has them (`unshare -n sysctl`), overlaid with the
+    scenario's per-namespace settings (`sysctls`: side → key → value)."""
+    import os
+    import subprocess
+
+    info: dict = {"kernel": os.uname().release, "hz": None, "sysctls": {}}
+    for path in ("/proc/config.gz", f"/boot/config-{os.uname().release}"):
+        try:
+            if path.endswith(".gz"):
+                import gzip
+
+                text = gzip.open(path, "rt").read()
+            else:
+                text = open(path).read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("CONFIG_HZ="):
+                info["hz"] = int(line.split("=", 1)[1])
+        break
+    r = subprocess.run(["unshare", "-n", "sysctl", *SYSCTLS], capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        k, _, v = line.partition(" = ")
+        info["sysctls"][k.strip()] = " ".join(v.split())
+    for k in SYSCTLS:
+        if k not in info["sysctls"]:
+            # Global settings (net.core.default_qdisc) exist only in the first namespace.
+            try:
+                info["sysctls"][k] = " ".join(Path("/proc/sys", *k.split(".")).read_text().split())
+            except OSError:
+                pass
+    for side, kv in (sysctls or {}).items():
+        for k, v in kv.items():
+            info["sysctls"][f"{k} ({side})"] = v
+    return info
 
 
 def compare_real(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] | Mapping[str, Any] | None = None,
-                 out: str | Path | None = None, **emulate_opts) -> tuple[pl.DataFrame, Any, Any]:
-    """Run ``scenario`` simulated and emulated; return (table, simulated, emulated).
-    With ``out``: both runs' tables in ``out/simulated`` and ``out/emulated``, the table
-    as ``out/comparison.csv`` and the figure ``out/comparison.png``."""
-    from . import emulate
+                 out: str | Path | None = None, seeds: int = 1, **emulate_opts) -> tuple[pl.DataFrame, list, list, dict]:
+    """Run ``scenario`` simulated and emulated for ``seeds`` seeds (``seed``,
+    ``seed + 1``, …); return (table, simulated runs, emulated runs, info) where ``info``
+    has the kernel (`kernel_info`) and each emulated run's timing (`emulator_health`).
+    With ``out``: each run's tables in ``out/sSEED/simulated`` and ``.../emulated``, the
+    table as ``out/comparison.csv``, ``out/info.json`` and the figure
+    ``out/comparison.png``."""
+    import json
 
-    doc = load_scenario(scenario, set)
-    sim = simulate(linux_profile(doc), seed=seed)
-    emu = emulate(doc, seed=seed, **emulate_opts)
-    t = table(metrics(sim), metrics(emu))
+    from . import emulate
+    from .plan import make_plan
+
+    if seeds < 1:
+        raise ValueError("seeds must be at least 1")
+    doc = with_tcp_series(load_scenario(scenario, set))
+    first = int(doc.get("seed", 1) if seed is None else seed)
+    warmup_ns = int(make_plan(doc, first).warmup_s * 1e9)
+    sims, emus = [], []
+    for s in range(first, first + seeds):
+        sims.append(simulate(linux_profile(doc), seed=s))
+        emus.append(emulate(doc, seed=s, **emulate_opts))
+    health = [emulator_health(e) for e in emus]
+    info = {"seeds": list(range(first, first + seeds)), "emulator": health,
+            **kernel_info(make_plan(doc, first).sysctls)}
+    t = table([metrics(r, warmup_ns) for r in sims], [metrics(r, warmup_ns) for r in emus], [h["trusted"] for h in health])
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        sim.write_parquet(out / "simulated")
-        emu.write_parquet(out / "emulated")
+        for s, sim, emu in zip(info["seeds"], sims, emus):
+            sim.write_parquet(out / f"s{s}" / "simulated")
+            emu.write_parquet(out / f"s{s}" / "emulated")
         t.write_csv(out / "comparison.csv")
+        (out / "info.json").write_text(json.dumps(info, indent=1, default=str))
         figure(t, doc.get("name", "scenario"), out / "comparison.png")
-    return t, sim, emu
+    return t, sims, emus, info
 
 
 def figure(t: pl.DataFrame, title: str, path: Path) -> None:
@@ -98,7 +264,9 @@ def figure(t: pl.DataFrame, title: str, path: Path) -> None:
     fig, axes = plt.subplots(1, n, figsize=(2.0 * n, 2.8))
     for ax, row in zip(axes, t.iter_rows(named=True)):
         vals = [row["simulated"], row["emulated"]]
-        ax.bar(["sim", "real"], [0 if v is None or math.isnan(v) else v for v in vals], color=["#4C72B0", "#DD8452"])
+        sds = [row["simulated_sd"], row["emulated_sd"]]
+        ax.bar(["sim", "real"], [0 if v is None or math.isnan(v) else v for v in vals], color=["#4C72B0", "#DD8452"],
+               yerr=[0 if v is None or math.isnan(v) else v for v in sds])
         ax.set_title(row["metric"], fontsize=8)
         ax.tick_params(labelsize=7)
     fig.suptitle(f"{title}: simulated (TCP profile linux) vs emulated (Linux TCP)", fontsize=9)
@@ -117,8 +285,8 @@ def compare_many(cases: list[tuple[str, dict]], out: str | Path, seed: int | Non
     for scenario, overrides in cases:
         q = overrides.get("bottleneck.qdisc", {}).get("kind", "as-is") if isinstance(overrides.get("bottleneck.qdisc"), dict) else "as-is"
         name = f"{Path(scenario).stem}-{q}"
-        t, _, emu = compare_real(scenario, seed=seed, set=overrides, out=out / name)
-        e = emu.emulation.row(0, named=True)
+        t, _, emus, _ = compare_real(scenario, seed=seed, set=overrides, out=out / name)
+        e = emus[0].emulation.row(0, named=True)
         for r in t.iter_rows(named=True):
             rows.append({"case": name, "scenario": Path(scenario).stem, "qdisc": q, "metric": r["metric"],
                          "simulated": r["simulated"], "emulated": r["emulated"]})

@@ -35,6 +35,22 @@ def _f(v) -> float:
     return NAN if v is None else float(v)
 
 
+#: Header bytes of a data segment as the linux profile counts them on the wire (IPv4 20 +
+#: TCP 20 + the timestamp option 12; `header_bytes` in docs/tcp.md): the kernel sends
+#: timestamps on every segment by default (`tcp_timestamps` = 1).
+TCP_HEADER_BYTES = 52
+
+
+def wire_bytes(kind: str, r: dict) -> int:
+    """`bytes_sent` in a simulation's meaning (every data packet on the wire, headers and
+    retransmissions included): TCP payload (`tcpi_bytes_sent`) + 52 B per data segment
+    (`tcpi_data_segs_out`); the UDP probe sender already counts whole datagrams."""
+    b = r.get("bytes_sent", 0) or 0
+    if kind == "tcp":
+        b += TCP_HEADER_BYTES * (r.get("packets_sent", 0) or 0)
+    return b
+
+
 def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[str, str], wall_s: float) -> Results:
     res = {}
     for side in outs.values():
@@ -62,7 +78,7 @@ def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[st
         flow_rows.append({
             "flow": f.id, "app": f.app, "kind": f.kind, "src": f.src, "dst": f.dst, "cc": f.cc,
             "packets_sent": sent, "packets_delivered": pk_delivered, "packets_dropped": dropped,
-            "bytes_sent": r.get("bytes_sent", 0) or 0, "bytes_delivered": delivered_bytes,
+            "bytes_sent": wire_bytes(f.kind, r), "bytes_delivered": delivered_bytes,
             # The emulator records no byte times: both goodputs are over the window.
             "goodput_bps": delivered_bytes * 8 / window,
             "goodput_window_bps": delivered_bytes * 8 / window,

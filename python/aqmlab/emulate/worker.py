@@ -44,6 +44,9 @@ def tcp_info(sock: socket.socket) -> dict:
     return {
         "mss": u32(16),
         "unacked": u32(24),
+        "sacked": u32(28),
+        "lost": u32(32),
+        "retrans": u32(36),
         "rtt_us": u32(68),
         "ssthresh": u32(76),
         "cwnd": u32(80),
@@ -52,6 +55,13 @@ def tcp_info(sock: socket.socket) -> dict:
         "bytes_sent": u64(200),
         "total_rto": u16(240) if len(b) >= 242 else None,
     }
+
+
+def in_flight(i: dict) -> int:
+    """Bytes in flight as the kernel counts them (`tcp_packets_in_flight`: packets_out
+    − sacked_out − lost_out + retrans_out) × MSS: the RFC 6675 pipe the simulator's
+    `bytes_in_flight` reports."""
+    return max(0, i["unacked"] - i["sacked"] - i["lost"] + i["retrans"]) * i["mss"]
 
 
 class Clock:
@@ -136,7 +146,7 @@ def tcp_sender(spec, clk, out, series, warm, end, every):
             if i["rtt_us"]:
                 rtts.append(i["rtt_us"] / 1e3)
             if every:
-                series.append([int((now - clk.t0) * 1e9), spec["id"], i["cwnd"] * i["mss"], i["ssthresh"] * i["mss"] if i["ssthresh"] < 0x7FFFFFFF else 2**64 - 1, i["rtt_us"] / 1e3, i["unacked"] * i["mss"]])
+                series.append([int((now - clk.t0) * 1e9), spec["id"], i["cwnd"] * i["mss"], i["ssthresh"] * i["mss"] if i["ssthresh"] < 0x7FFFFFFF else 2**64 - 1, i["rtt_us"] / 1e3, in_flight(i)])
             next_sample = now + (every or 0.1)
         _, w, _ = select.select([], [s], [], min(0.05, max(0.0, min(stop_at, next_sample) - now)))
         if w:

@@ -158,6 +158,21 @@ pub struct TcpConfig {
     /// `cc = "cubic"` runs ns-3.44's `TcpCubic` (`cc/cubic_ns3.rs`: whole segments,
     /// integer `cnt`, ns-3's HyStart constants) instead of RFC 9438 (`cc/cubic.rs`).
     pub ns3_cubic: bool,
+    /// Linux's receiver quick-ACK mode (`receiver.rs`, Linux `tcp_incr_quickack`,
+    /// `tcp_in_quickack_mode`): the first data, data after an idle RTO, retransmitted
+    /// data and first CE marks are ACKed at once for a while; off: RFC 5681 §4.2 only.
+    pub quickack: bool,
+    /// `cc = "cubic"` runs Linux's `tcp_cubic.c` (`cc/cubic_linux.rs`: whole segments,
+    /// integer `cnt`, the curve at t + min RTT, the fixed Reno-friendly slope) instead of
+    /// RFC 9438 (`cc/cubic.rs`).
+    pub linux_cubic: bool,
+    /// Reno/NewReno grow and cut the window in whole segments as Linux
+    /// `tcp_reno_cong_avoid`/`tcp_reno_ssthresh` (`cc/reno.rs`) instead of RFC 5681 with
+    /// RFC 3465 byte counting.
+    pub linux_reno: bool,
+    /// BBR adds its ACK-aggregation allowance `extra_acked` to the cwnd target (Linux
+    /// `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`).
+    pub bbr_extra_acked: bool,
     /// PRR as ns-3.44 `TcpPrrRecovery` computes it (see `TcpSender::prr_ack_ns3`):
     /// called on duplicate and partial ACKs, a dupACK counts one MSS delivered, CRB
     /// unless the ACK acknowledges a retransmission, byte arithmetic.
@@ -261,6 +276,10 @@ impl TcpProfile {
             ssthresh_from_cwnd: true,
             ssthresh_from_pipe: false,
             ns3_cubic: false,
+            quickack: true,
+            linux_cubic: true,
+            linux_reno: true,
+            bbr_extra_acked: true,
             ns3_prr: false,
             ns3_rto_ssthresh: false,
             ns3_partial_rtx: false,
@@ -285,6 +304,10 @@ impl TcpProfile {
                 ssthresh_from_cwnd: false,
                 ssthresh_from_pipe: true,
                 ns3_cubic: true,
+                quickack: false,
+                linux_cubic: false,
+                linux_reno: false,
+                bbr_extra_acked: false,
                 ns3_prr: true,
                 ns3_rto_ssthresh: true,
                 ns3_partial_rtx: true,
@@ -304,6 +327,10 @@ impl TcpProfile {
                 prr: false,
                 rack: false,
                 ssthresh_from_cwnd: false,
+                quickack: false,
+                linux_cubic: false,
+                linux_reno: false,
+                bbr_extra_acked: false,
                 ..linux
             },
             // ns-2.35 (tcl/lib/ns-default.tcl): packetSize_ 1000, windowInit_ 2,
@@ -324,6 +351,10 @@ impl TcpProfile {
                 header_bytes: ns2::HDR_SIZE,
                 per_ack_growth: true,
                 ns2: Some(ns2::Ns2Options::default()),
+                quickack: false,
+                linux_cubic: false,
+                linux_reno: false,
+                bbr_extra_acked: false,
                 ..linux
             },
         }

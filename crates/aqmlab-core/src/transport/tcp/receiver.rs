@@ -14,6 +14,25 @@
 //! - ECN: classic RFC 3168 latches ECE from a CE arrival until a CWR arrives; with
 //!   `accurate` (DCTCP, RFC 8257 §3.2) ECE mirrors the CE bit of the data and a change of
 //!   CE state first ACKs what is pending under the old state.
+//! - Quick-ACK mode (`quickack`, linux profile), as Linux 6.17 `net/ipv4/tcp_input.c`
+//!   runs it for a receiver that sends no data (so never in `pingpong` mode): a
+//!   counter `quick` of ACKs to send at once. While it is positive every data segment
+//!   is acknowledged immediately (`tcp_in_quickack_mode` in `__tcp_ack_snd_check`),
+//!   and each ACK sent for received data takes one off it (`tcp_dec_quickack_mode`,
+//!   include/net/tcp.h). It is raised (never lowered) by `tcp_incr_quickack(max)` to
+//!   `window / (2·MSS)` (2 if that is 0), at most `max`, on: the first data segment and data after a
+//!   silence longer than the receiver's RTO (`tcp_event_data_recv`, max
+//!   `TCP_MAX_QUICKACKS` = 16); data entirely below `rcv_nxt` (`tcp_data_queue`, a
+//!   retransmission: `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`); with classic
+//!   ECN, the first CE mark while no CWR is awaited and a not-ECT segment after ECT was
+//!   seen (`tcp_data_ecn_check`, max 2). A data segment carrying CWR is ACKed at once
+//!   (`tcp_ecn_accept_cwr`: `ICSK_ACK_NOW`). The receiver's RTO is Linux's after its
+//!   one handshake sample `m` (SYN-ACK to the next segment, `tcp_synack_rtt_meas` →
+//!   `tcp_rtt_estimator`'s first-sample branch): `m + max(2m, min_rto)`; 1 s
+//!   (`TCP_TIMEOUT_INIT`) without a handshake. Not modelled (docs/tcp.md): the
+//!   `quick |= 1` of `tcp_grow_window` while the receive buffer autotunes (the model's
+//!   window is fixed), SACK compression of out-of-order ACKs (`tcp_sack_compress_*`),
+//!   and the adaptive delayed-ACK timeout (`icsk_ack.ato`).
 
 use super::sender::ts;
 use super::{Segment, TcpConfig};
@@ -60,7 +79,22 @@ pub struct TcpReceiver {
     pub notify_at: Option<u64>,
     /// The latest segment's range, for the first SACK block.
     last_seg: (u64, u64),
+    /// Quick-ACK credit (Linux `icsk_ack.quick`); only with `cfg.quickack`.
+    quick: u32,
+    /// Data arrived since the last ACK (Linux `inet_csk_ack_scheduled`).
+    ack_scheduled: bool,
+    /// Arrival of the previous data segment (Linux `icsk_ack.lrcvtime`).
+    last_data_at: Option<Nanos>,
+    /// When the SYN-ACK was sent, until the handshake RTT sample is taken.
+    synack_at: Option<Nanos>,
+    /// The receiver's RTO (Linux `icsk_rto`).
+    rto: Nanos,
+    /// An ECT or CE segment was seen (Linux `TCP_ECN_SEEN`).
+    ecn_seen: bool,
 }
+
+/// Linux `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
 
 impl TcpReceiver {
     pub fn new(cfg: TcpConfig, accurate_ecn: bool) -> TcpReceiver {
@@ -83,7 +117,45 @@ impl TcpReceiver {
             delivered: 0,
             notify_at: None,
             last_seg: (0, 0),
+            quick: 0,
+            ack_scheduled: false,
+            last_data_at: None,
+            synack_at: None,
+            rto: cfg.initial_rto,
+            ecn_seen: false,
         }
+    }
+
+    /// Linux `tcp_incr_quickack`: raise the quick-ACK credit to
+    /// `window / (2·MSS)` (2 if that is 0), at most `max`.
+    fn incr_quickack(&mut self, max: u32) {
+        let q = self.window() / (2 * self.cfg.mss as u64);
+        let q = if q == 0 { 2 } else { q.min(max as u64) as u32 };
+        self.quick = self.quick.max(q);
+    }
+
+    /// Linux `tcp_data_ecn_check` (classic ECN) after `tcp_ecn_accept_cwr`: `cwr` says
+    /// the segment carried CWR, which ends the wait for it (the `ece` latch).
+    fn ecn_check(&mut self, ecn: Ecn, cwr: bool) {
+        match ecn {
+            Ecn::NotEct => {
+                if self.ecn_seen {
+                    self.incr_quickack(2);
+                }
+            }
+            Ecn::Ce => {
+                if !self.ece || cwr {
+                    self.incr_quickack(2);
+                }
+                self.ecn_seen = true;
+            }
+            Ecn::Ect0 | Ecn::Ect1 => self.ecn_seen = true,
+        }
+    }
+
+    /// Quick-ACK credit left (tests, reports).
+    pub fn quick(&self) -> u32 {
+        self.quick
     }
 
     pub fn next_deadline(&self) -> Option<Nanos> {
@@ -164,6 +236,10 @@ impl TcpReceiver {
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, s.tcp.sack_len);
         out.push(s);
+        if self.ack_scheduled && self.quick > 0 {
+            self.quick -= 1;
+        }
+        self.ack_scheduled = false;
         self.last_window = w;
         self.unacked_segs = 0;
         self.delack_at = None;
@@ -190,15 +266,47 @@ impl TcpReceiver {
             s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
             self.ts_recent = h.ts_val;
             out.push(s);
+            self.synack_at = Some(now);
             return;
         }
         self.state = ReceiverState::Established;
+        if let Some(t) = self.synack_at.take() {
+            // tcp_rtt_estimator, first sample: srtt = m, rttvar = max(2m, rto_min).
+            let m = now - t;
+            self.rto = (m + (2 * m).max(self.cfg.min_rto)).min(self.cfg.max_rto);
+        }
+        let mut ack_now = false;
+        if self.cfg.quickack && h.payload > 0 {
+            let (start, end) = (h.seq, h.seq + h.payload as u64);
+            if end <= self.rcv_nxt {
+                // tcp_data_queue: old data, a retransmission.
+                self.incr_quickack(MAX_QUICKACKS);
+            } else {
+                if start <= self.rcv_nxt {
+                    // tcp_event_data_recv (in-order data only).
+                    let idle = self.last_data_at.is_none_or(|t| now - t > self.rto);
+                    if idle {
+                        self.incr_quickack(MAX_QUICKACKS);
+                    }
+                    self.last_data_at = Some(now);
+                }
+                if self.cfg.ecn && !self.accurate {
+                    ack_now = h.flags & F::CWR != 0;
+                    self.ecn_check(seg.ecn, ack_now);
+                }
+            }
+            self.ack_scheduled = true;
+        }
         // ECN echo.
         let ce = seg.ecn == Ecn::Ce;
         if self.accurate {
             if ce != self.ece {
                 if self.unacked_segs > 0 {
+                    // Not an ACK of this segment: quick-ACK credit stays (Linux
+                    // tcp_event_ack_sent skips DCTCP's ACK for an older rcv_nxt).
+                    let scheduled = std::mem::take(&mut self.ack_scheduled);
                     self.send_ack(now, out);
+                    self.ack_scheduled = scheduled;
                 }
                 self.ece = ce;
             }
@@ -253,7 +361,8 @@ impl TcpReceiver {
                 immediate = true;
             } else if h.payload as u64 >= self.cfg.mss as u64 {
                 self.unacked_segs += 1;
-                immediate = self.unacked_segs >= 2;
+                // quick > 0 only with `quickack`.
+                immediate = self.unacked_segs >= 2 || self.quick > 0;
             } else {
                 immediate = true; // a short (last) segment: PSH
             }
@@ -261,7 +370,7 @@ impl TcpReceiver {
             self.insert_ooo(start, end);
             immediate = true;
         }
-        if self.fin_at.is_some_and(|f| self.rcv_nxt >= f) || self.cfg.delack == 0 {
+        if ack_now || self.fin_at.is_some_and(|f| self.rcv_nxt >= f) || self.cfg.delack == 0 {
             immediate = true;
         }
         if immediate {

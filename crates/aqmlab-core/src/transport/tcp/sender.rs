@@ -235,7 +235,7 @@ impl TcpSender {
             cfg,
             state: SenderState::Closed,
             recovery,
-            cc: AnyCc::new(cfg.cc, cfg.per_ack_growth, cfg.ns3_cubic),
+            cc: AnyCc::new(&cfg),
             w: Window {
                 cwnd: cfg.iw as u64 * mss,
                 ssthresh: u64::MAX,

@@ -12,11 +12,17 @@ use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 const MS: Nanos = NS_PER_MS;
 const MSS: u64 = 1000;
 
+/// The linux profile with a 1000-byte MSS and IW 4; the receiver tests here check RFC
+/// 5681 delayed ACKs, so Linux's quick-ACK mode is off (its own tests below turn it on),
+/// and the windows are hand-worked with RFC 5681/3465 byte counting, so Reno is not
+/// Linux's whole-segment variant (tested in `cc/reno.rs`).
 fn cfg() -> TcpConfig {
     TcpConfig {
         mss: MSS as u32,
         iw: 4,
         sack: false,
+        quickack: false,
+        linux_reno: false,
         ..TcpConfig::default()
     }
 }
@@ -410,6 +416,148 @@ fn receiver_latches_ece_until_cwr_and_dctcp_echoes_exactly() {
     assert_eq!(out.len(), 2);
     assert_eq!(out[1].tcp.ack, 2000);
     assert!(out[1].has(F::ECE));
+}
+
+/// A receiver after the handshake: SYN at 0, SYN-ACK at once, the third ACK at 50 ms, so
+/// its RTO is 50 + max(2·50, 200) = 250 ms (Linux `tcp_rtt_estimator`, first sample).
+fn quick_receiver(c: TcpConfig) -> (TcpReceiver, FlowStats, Vec<Segment>) {
+    let mut r = TcpReceiver::new(c, false);
+    let (mut st, mut out) = (FlowStats::default(), Vec::new());
+    let mut syn = Segment::default();
+    syn.tcp.flags = F::SYN;
+    r.on_segment(0, &syn, &mut out, &mut st);
+    let mut third = Segment::default();
+    third.tcp.flags = F::ACK;
+    r.on_segment(50 * MS, &third, &mut out, &mut st);
+    out.clear();
+    (r, st, out)
+}
+
+/// Linux quick-ACK mode (`tcp_event_data_recv` → `tcp_incr_quickack(sk, 16)`): the
+/// first 16 data segments are each ACKed at once (quick 16 → 0, one per ACK sent,
+/// `tcp_dec_quickack_mode`), then every second one; after a silence longer than the
+/// receiver's RTO (250 ms) 16 more; a retransmission of old data (`tcp_data_queue` →
+/// `tcp_enter_quickack_mode(sk, 16)`) is ACKed at once and re-arms 16.
+#[test]
+fn quickack_at_start_after_idle_and_after_old_data() {
+    let c = TcpConfig {
+        quickack: true,
+        ..cfg()
+    };
+    let (mut r, mut st, mut out) = quick_receiver(c);
+    let mut t = 60 * MS;
+    for i in 0..20u64 {
+        let before = out.len();
+        r.on_segment(t, &data(i * MSS, 1000, t), &mut out, &mut st);
+        let acked = out.len() > before;
+        // 0..16 at once; then 16 is delayed, 17 ACKs two, 18 delayed, 19 ACKs two.
+        assert_eq!(acked, i < 16 || i % 2 == 1, "segment {i}");
+        t += MS;
+    }
+    assert_eq!(r.quick(), 0);
+    // 250 ms of silence is not more than the RTO: the next segment waits (delayed).
+    let t = 79 * MS + 250 * MS;
+    r.on_segment(t, &data(20 * MSS, 1000, t), &mut out, &mut st);
+    assert_eq!(r.quick(), 0);
+    assert!(r.next_deadline().is_some());
+    r.on_timer(t + 40 * MS, &mut out);
+    // 251 ms after that: quick-ACK mode again, this segment ACKed at once.
+    let t = t + 251 * MS;
+    let n = out.len();
+    r.on_segment(t, &data(21 * MSS, 1000, t), &mut out, &mut st);
+    assert_eq!(out.len(), n + 1);
+    assert_eq!(r.quick(), 15);
+    // Exhaust it, then old data: immediate ACK, and 16 again (15 after that ACK).
+    for i in 22..37u64 {
+        r.on_segment(t + i * MS, &data(i * MSS, 1000, t), &mut out, &mut st);
+    }
+    assert_eq!(r.quick(), 0);
+    let n = out.len();
+    r.on_segment(t + 40 * MS, &data(5 * MSS, 1000, t), &mut out, &mut st);
+    assert_eq!(out.len(), n + 1);
+    assert_eq!(out[n].tcp.ack, 37 * MSS);
+    assert_eq!(r.quick(), 15);
+    r.on_segment(t + 41 * MS, &data(37 * MSS, 1000, t), &mut out, &mut st);
+    assert_eq!(out.len(), n + 2);
+    // Off: the same first segment is delayed.
+    let (mut r, mut st, mut out) = quick_receiver(cfg());
+    r.on_segment(60 * MS, &data(0, 1000, 0), &mut out, &mut st);
+    assert!(out.is_empty());
+}
+
+/// `tcp_incr_quickack` bounds the credit by window/(2·MSS): a 6000-byte window gives 3
+/// quick ACKs, not 16.
+#[test]
+fn quickack_credit_is_bounded_by_half_the_window_in_segments() {
+    let c = TcpConfig {
+        quickack: true,
+        rwnd: 6000,
+        ..cfg()
+    };
+    let (mut r, mut st, mut out) = quick_receiver(c);
+    for i in 0..4u64 {
+        r.on_segment((60 + i) * MS, &data(i * MSS, 1000, 0), &mut out, &mut st);
+    }
+    // Segments 0, 1, 2 at once; 3 is delayed.
+    assert_eq!(out.len(), 3);
+    assert_eq!(r.quick(), 0);
+}
+
+/// Classic ECN (`tcp_data_ecn_check`): the first CE while no CWR is awaited gives 2
+/// quick ACKs; a second CE before the CWR does not; a data segment carrying CWR is ACKed
+/// at once (`tcp_ecn_accept_cwr`: ICSK_ACK_NOW); a not-ECT segment (a retransmission)
+/// after ECT was seen gives 2 quick ACKs.
+#[test]
+fn quickack_on_first_ce_cwr_and_not_ect_retransmission() {
+    let c = TcpConfig {
+        quickack: true,
+        ecn: true,
+        ..cfg()
+    };
+    let (mut r, mut st, mut out) = quick_receiver(c);
+    let ect = |seq: u64, e: Ecn| {
+        let mut s = data(seq, 1000, 0);
+        s.ecn = e;
+        s
+    };
+    let mut seq = 0;
+    for _ in 0..16 {
+        r.on_segment(60 * MS, &ect(seq, Ecn::Ect0), &mut out, &mut st);
+        seq += MSS;
+    }
+    assert_eq!((r.quick(), out.len()), (0, 16));
+    // An even number of segments since the last ACK: the next one alone is delayed.
+    r.on_segment(61 * MS, &ect(seq, Ecn::Ect0), &mut out, &mut st);
+    seq += MSS;
+    assert_eq!(out.len(), 16);
+    r.on_segment(62 * MS, &ect(seq, Ecn::Ect0), &mut out, &mut st);
+    seq += MSS;
+    assert_eq!(out.len(), 17);
+    // First CE: quick 2 → this ACKed at once (1 left) and the next too.
+    r.on_segment(63 * MS, &ect(seq, Ecn::Ce), &mut out, &mut st);
+    seq += MSS;
+    assert_eq!((out.len(), r.quick()), (18, 1));
+    assert!(out[17].has(F::ECE));
+    // A second CE before CWR: no new credit; the remaining one ACKs it.
+    r.on_segment(64 * MS, &ect(seq, Ecn::Ce), &mut out, &mut st);
+    seq += MSS;
+    assert_eq!((out.len(), r.quick()), (19, 0));
+    r.on_segment(65 * MS, &ect(seq, Ecn::Ect0), &mut out, &mut st);
+    seq += MSS;
+    assert_eq!(out.len(), 19);
+    // CWR on data: ACK now (two segments pending anyway → take a lone one).
+    r.on_segment(66 * MS, &ect(seq, Ecn::Ect0), &mut out, &mut st);
+    seq += MSS;
+    assert_eq!(out.len(), 20);
+    let mut cwr = ect(seq, Ecn::Ect0);
+    cwr.tcp.flags |= F::CWR;
+    r.on_segment(67 * MS, &cwr, &mut out, &mut st);
+    seq += MSS;
+    assert_eq!(out.len(), 21);
+    assert!(!out[20].has(F::ECE));
+    // A not-ECT segment after ECT was seen: 2 quick ACKs.
+    r.on_segment(68 * MS, &ect(seq, Ecn::NotEct), &mut out, &mut st);
+    assert_eq!((out.len(), r.quick()), (22, 1));
 }
 
 fn ce_at(seq: u64) -> Segment {

@@ -28,8 +28,20 @@
 //! for max(200 ms, one round) once in flight is down to 4, then back to PROBE_BW (or
 //! STARTUP if the pipe was never full) with the cwnd from before.
 //!
-//! Left out (docs/tcp.md): the long-term bandwidth ("policer") mode (`lt_bw`), the ACK
-//! aggregation allowance (`extra_acked`; this model does not aggregate ACKs), undo.
+//! ACK aggregation (`extra_acked = true`, the linux profile; Linux 6.17-rc3
+//! `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`): on every ACK that delivers
+//! data with a valid rate sample, the segments acknowledged since the start of the
+//! current "ACK epoch" are compared with what the bandwidth estimate expected over it
+//! (`bw · (delivered_mstamp − epoch start)`, whole segments); if no more arrived than
+//! expected (or 2^20 segments did), a new epoch starts at this ACK. The excess, at most
+//! cwnd, feeds a max filter of two windows of 5 round trips each (`extra_acked[2]`,
+//! `extra_acked_win_rtts`). Once the pipe has been found full, the cwnd target becomes
+//! `bdp·cwnd_gain + min(max extra_acked, bw · 100 ms)` before the quantization budget
+//! (`bbr_extra_acked_gain` = 1, `bbr_extra_acked_max_us` = 100 ms). Delayed ACKs alone
+//! make the excess at least 1–2 segments; bursts of ACKs (a flow's segments leaving a
+//! round-robin queue together) make it larger.
+//!
+//! Left out (docs/tcp.md): the long-term bandwidth ("policer") mode (`lt_bw`), undo.
 //! Gains are Linux's fixed-point values (units of 1/256).
 
 use super::Window;
@@ -66,6 +78,14 @@ pub const CWND_MIN: u64 = 4;
 pub const FULL_BW_CNT: u32 = 3;
 /// 25 % growth threshold (5/4 in units of 1/256).
 pub const FULL_BW_THRESH: u64 = UNIT * 5 / 4;
+/// Round trips per window of the `extra_acked` max filter (`bbr_extra_acked_win_rtts`).
+pub const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// An ACK epoch restarts once this many segments were acknowledged in it
+/// (`bbr_ack_epoch_acked_reset_thresh`).
+pub const ACK_EPOCH_RESET: u64 = 1 << 20;
+/// Cap of the aggregation allowance in time at the estimated bandwidth
+/// (`bbr_extra_acked_max_us`).
+pub const EXTRA_ACKED_MAX: Nanos = 100 * NS_PER_MS;
 /// Below this pacing rate (bit/s) the TSO goal is one segment (`bbr_min_tso_rate`).
 pub const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 
@@ -196,11 +216,21 @@ pub struct Bbr {
     pub pacing_rate: u64,
     /// State of the phase-randomising generator (deterministic per connection).
     rand: u64,
+    /// Add the ACK-aggregation allowance to the cwnd target.
+    extra_acked_on: bool,
+    /// Max excess of acknowledged over expected segments, two windows (segments).
+    pub extra_acked: [u64; 2],
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
+    /// Start of the current ACK epoch (a `delivered_mstamp`) and segments acked in it.
+    ack_epoch_stamp: Nanos,
+    ack_epoch_acked: u64,
 }
 
 impl Bbr {
-    /// `seed` picks the PROBE_BW entry phase (Linux: `prandom_u32_max`).
-    pub fn new(seed: u64) -> Bbr {
+    /// `seed` picks the PROBE_BW entry phase (Linux: `prandom_u32_max`); `extra_acked`:
+    /// with the ACK-aggregation allowance.
+    pub fn new(seed: u64, extra_acked: bool) -> Bbr {
         Bbr {
             mode: Mode::Startup,
             bw: MaxFilter::default(),
@@ -225,6 +255,12 @@ impl Bbr {
             has_seen_rtt: false,
             pacing_rate: 0,
             rand: seed | 1,
+            extra_acked_on: extra_acked,
+            extra_acked: [0; 2],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+            ack_epoch_stamp: 0,
+            ack_epoch_acked: 0,
         }
     }
 
@@ -241,6 +277,7 @@ impl Bbr {
     pub fn init(&mut self, w: &Window, now: Nanos, srtt: Option<Nanos>) {
         self.min_rtt = srtt.unwrap_or(Nanos::MAX);
         self.min_rtt_stamp = now;
+        self.ack_epoch_stamp = now;
         self.init_pacing_rate(w, srtt);
     }
 
@@ -347,6 +384,9 @@ impl Bbr {
     /// connection must treat the next sample as app-limited (PROBE_RTT).
     pub fn on_ack(&mut self, w: &mut Window, rs: &RateSample, iw: u64) -> bool {
         self.update_bw(rs);
+        if self.extra_acked_on {
+            self.update_ack_aggregation(rs, w);
+        }
         self.update_cycle_phase(rs, w.mss, iw);
         self.check_full_bw_reached(rs);
         self.check_drain(rs, w, iw);
@@ -373,6 +413,43 @@ impl Bbr {
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_RTTS, self.rtt_cnt, bw);
         }
+    }
+
+    /// `bbr_update_ack_aggregation` (segments, as the kernel counts).
+    fn update_ack_aggregation(&mut self, rs: &RateSample, w: &Window) {
+        if rs.acked_sacked == 0 || rs.delivered.is_none() || rs.interval == 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
+            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let acked = rs.acked_sacked.div_ceil(w.mss);
+        let epoch = rs.delivered_mstamp.saturating_sub(self.ack_epoch_stamp);
+        let mut expected =
+            (self.max_bw() as u128 * epoch as u128 / (NS_PER_S as u128 * w.mss as u128)) as u64;
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_stamp = rs.delivered_mstamp;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(0xfffff);
+        let extra = (self.ack_epoch_acked - expected).min(w.cwnd / w.mss);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    /// `bbr_ack_aggregation_cwnd`, segments: the allowance once the pipe is full.
+    pub fn aggregation_segs(&self, bw: u64, mss: u64) -> u64 {
+        if !self.extra_acked_on || !self.full_bw_reached {
+            return 0;
+        }
+        let max = (bw as u128 * EXTRA_ACKED_MAX as u128 / (NS_PER_S as u128 * mss as u128)) as u64;
+        self.extra_acked[0].max(self.extra_acked[1]).min(max)
     }
 
     fn update_cycle_phase(&mut self, rs: &RateSample, mss: u64, iw: u64) {
@@ -535,7 +612,9 @@ impl Bbr {
             if conserving {
                 cwnd = cwnd.max(rs.in_flight + acked);
             } else {
-                let target = self.inflight_segs(bw, self.cwnd_gain, mss, iw) * mss;
+                let bdp = self.bdp_segs(bw, self.cwnd_gain, mss, iw);
+                let target =
+                    self.quantization_budget(bdp + self.aggregation_segs(bw, mss), mss) * mss;
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || rs.tp_delivered < iw * mss {
@@ -628,7 +707,7 @@ mod tests {
     /// 499 + 6 = 505 → 506 segments, and DRAIN ends on the first ACK with ≤ 506 000 B.
     #[test]
     fn startup_ends_after_three_rounds_without_25_percent_growth_then_drains() {
-        let (mut b, mut w) = (Bbr::new(0), window());
+        let (mut b, mut w) = (Bbr::new(0, false), window());
         started(&mut b, &mut w);
         let mut f = Feed { delivered: 0 };
         let mut t = 100 * MS;
@@ -663,7 +742,7 @@ mod tests {
 
     #[test]
     fn growth_of_25_percent_each_round_keeps_startup() {
-        let (mut b, mut w) = (Bbr::new(0), window());
+        let (mut b, mut w) = (Bbr::new(0, false), window());
         started(&mut b, &mut w);
         let mut f = Feed { delivered: 0 };
         let mut bw = 1_000_000u64;
@@ -681,7 +760,7 @@ mod tests {
     /// pacing rate follows the cycle's gain.
     #[test]
     fn probe_bw_cycles_the_gains_every_min_rtt() {
-        let (mut b, mut w) = (Bbr::new(0), window());
+        let (mut b, mut w) = (Bbr::new(0, false), window());
         started(&mut b, &mut w);
         b.full_bw_reached = true;
         b.bw.update(BW_RTTS, 0, 1_000_000);
@@ -713,7 +792,7 @@ mod tests {
     /// returns to PROBE_BW with the cwnd from before.
     #[test]
     fn probe_rtt_after_ten_seconds_without_a_new_min_rtt() {
-        let (mut b, mut w) = (Bbr::new(0), window());
+        let (mut b, mut w) = (Bbr::new(0, false), window());
         started(&mut b, &mut w);
         b.full_bw_reached = true;
         b.bw.update(BW_RTTS, 0, 1_000_000);
@@ -782,5 +861,78 @@ mod tests {
         // Round 12: the 100 of round 1 is 11 rounds old; the 40 of round 11 is next.
         assert_eq!(f.update(BW_RTTS, 12, 30), 40);
         assert_eq!(f.update(BW_RTTS, 13, 200), 200);
+    }
+
+    /// `bbr_update_ack_aggregation` by hand, bw = 1 segment/ms (10^6 B/s, MSS 1000):
+    /// - 10 ms, 2 acked: expected over [0, 10 ms] = 10 ≥ 0 acked → new epoch at 10 ms; 2.
+    /// - 12 ms, 2: expected 2 ≥ 2 → new epoch at 12 ms; extra 2.
+    /// - 12.5 ms, 2: expected ⌊0.5⌋ = 0 < 2: epoch goes on, 4 acked, extra 4.
+    /// - 13 ms, 4: expected 1, 8 acked, extra 7 (the max).
+    /// - 20 ms, 2: expected 8 ≥ 8 → new epoch, extra 2; the max stays 7.
+    ///
+    /// The allowance is 7 segments once the pipe is full (0 before, 0 when off); with
+    /// min_rtt 50 ms the cwnd target is 2·BDP (100) + 7 + 3 TSO goals = 110, even, instead
+    /// of 103 → 104. A cwnd of 5 caps an excess at 5; after 5 round starts the other
+    /// window slot is cleared and used, after 5 more the first one.
+    #[test]
+    fn extra_acked_by_hand() {
+        let mut b = Bbr::new(0, true);
+        b.bw.update(BW_RTTS, 0, 1_000_000);
+        b.min_rtt = 50 * MS;
+        let w = Window {
+            cwnd: 200 * MSS,
+            ssthresh: u64::MAX,
+            mss: MSS,
+        };
+        let rs = |t: Nanos, segs: u64| RateSample {
+            now: t,
+            delivered: Some(segs * MSS),
+            interval: MS,
+            acked_sacked: segs * MSS,
+            delivered_mstamp: t,
+            ..Default::default()
+        };
+        let steps = [
+            (10 * MS, 2, 2),
+            (12 * MS, 2, 2),
+            (12 * MS + MS / 2, 2, 4),
+            (13 * MS, 4, 7),
+            (20 * MS, 2, 7),
+        ];
+        for (t, segs, max) in steps {
+            b.update_ack_aggregation(&rs(t, segs), &w);
+            assert_eq!(b.extra_acked, [max, 0], "at {t}");
+        }
+        assert_eq!(b.ack_epoch_stamp, 20 * MS);
+        assert_eq!(b.ack_epoch_acked, 2);
+        assert_eq!(b.aggregation_segs(1_000_000, MSS), 0); // pipe not yet full
+        b.full_bw_reached = true;
+        b.cwnd_gain = CWND_GAIN; // PROBE_BW's 2
+        assert_eq!(b.aggregation_segs(1_000_000, MSS), 7);
+        let mut w2 = w;
+        let mut s = rs(21 * MS, 2);
+        b.set_cwnd(&s, &mut w2, 1_000_000, 10);
+        assert_eq!(w2.cwnd, 110 * MSS);
+        let mut off = b.clone();
+        off.extra_acked_on = false;
+        let mut w3 = w;
+        off.set_cwnd(&s, &mut w3, 1_000_000, 10);
+        assert_eq!(w3.cwnd, 104 * MSS);
+        // The excess is capped at cwnd.
+        let small = Window { cwnd: 5 * MSS, ..w };
+        s = rs(21 * MS, 20);
+        b.update_ack_aggregation(&s, &small);
+        assert_eq!(b.extra_acked, [7, 0]); // 2 + 20 − 1 expected = 21 → 5 < 7
+                                           // Window rotation on round starts.
+        for i in 1..=5 {
+            b.round_start = true;
+            b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
+        }
+        assert_eq!((b.extra_acked_win_idx, b.extra_acked), (1, [7, 1]));
+        for i in 6..=10 {
+            b.round_start = true;
+            b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
+        }
+        assert_eq!((b.extra_acked_win_idx, b.extra_acked), (0, [1, 1]));
     }
 }

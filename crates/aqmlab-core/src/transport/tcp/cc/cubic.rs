@@ -96,7 +96,7 @@ pub struct HyStart {
 
 impl HyStart {
     /// Linux `bictcp_hystart_reset`: a new round.
-    fn reset_round(&mut self, now: Nanos, snd_nxt: u64) {
+    pub(super) fn reset_round(&mut self, now: Nanos, snd_nxt: u64) {
         self.round_start = now;
         self.last_ack = now;
         self.end_seq = snd_nxt;
@@ -112,14 +112,24 @@ impl HyStart {
         snd_nxt: u64,
         delay: Nanos,
     ) -> Option<HyStartExit> {
+        self.next_round(now, snd_una, snd_nxt);
+        self.detect(now, delay, self.delay_min / 2)
+    }
+
+    /// Start a new round once the ACK passes the previous round's `end_seq`.
+    pub(super) fn next_round(&mut self, now: Nanos, snd_una: u64, snd_nxt: u64) {
         if snd_una > self.end_seq {
             self.reset_round(now, snd_nxt);
         }
+    }
+
+    /// The two detectors of `hystart_update` on an RTT sample `delay`; the ACK train
+    /// fires once it reaches more than `train` past the round start.
+    pub(super) fn detect(&mut self, now: Nanos, delay: Nanos, train: Nanos) -> Option<HyStartExit> {
         // ACK train.
         if now - self.last_ack <= HYSTART_ACK_DELTA {
             self.last_ack = now;
-            let threshold = self.delay_min / 2;
-            if now - self.round_start > threshold {
+            if now - self.round_start > train {
                 return Some(HyStartExit::AckTrain);
             }
         }

@@ -19,6 +19,7 @@
 pub mod bbr;
 pub mod compound;
 pub mod cubic;
+pub mod cubic_linux;
 pub mod cubic_ns3;
 pub mod dctcp;
 pub mod ledbat;
@@ -26,6 +27,7 @@ pub mod prague;
 pub mod reno;
 pub mod vegas;
 
+use super::TcpConfig;
 use crate::sim::time::Nanos;
 
 /// The congestion window state shared by the connection and its controller.
@@ -125,6 +127,8 @@ pub enum AnyCc {
     Cubic(cubic::Cubic),
     /// ns-3.44's `TcpCubic` (`cubic_ns3.rs`), for `cc = "cubic"` with `ns3_cubic`.
     CubicNs3(cubic_ns3::CubicNs3),
+    /// Linux's `tcp_cubic.c` (`cubic_linux.rs`), for `cc = "cubic"` with `linux_cubic`.
+    CubicLinux(cubic_linux::CubicLinux),
     Ledbat(ledbat::Ledbat),
     Compound(compound::Compound),
     Vegas(vegas::Vegas),
@@ -134,13 +138,21 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    /// `per_ack_growth`: the Reno family grows per ACK as ns-3 does (see `reno`);
-    /// `ns3_cubic`: CUBIC is ns-3's `TcpCubic` (see `cubic_ns3`).
-    pub fn new(kind: CcKind, per_ack_growth: bool, ns3_cubic: bool) -> AnyCc {
-        match kind {
-            CcKind::Reno | CcKind::NewReno => AnyCc::Reno(reno::Reno::new(per_ack_growth)),
-            CcKind::Cubic { hystart } if ns3_cubic => {
+    /// The controller `cfg.cc` names: `per_ack_growth`: the Reno family grows per ACK
+    /// as ns-3 does (see `reno`); `ns3_cubic`: CUBIC is ns-3's `TcpCubic` (see
+    /// `cubic_ns3`); `linux_cubic`: Linux's `tcp_cubic.c` (see `cubic_linux`);
+    /// `linux_reno`: Reno in whole segments as Linux (see `reno`); `bbr_extra_acked`:
+    /// BBR's ACK-aggregation allowance.
+    pub fn new(cfg: &TcpConfig) -> AnyCc {
+        match cfg.cc {
+            CcKind::Reno | CcKind::NewReno => {
+                AnyCc::Reno(reno::Reno::new(cfg.per_ack_growth, cfg.linux_reno))
+            }
+            CcKind::Cubic { hystart } if cfg.ns3_cubic => {
                 AnyCc::CubicNs3(cubic_ns3::CubicNs3::new(hystart))
+            }
+            CcKind::Cubic { hystart } if cfg.linux_cubic => {
+                AnyCc::CubicLinux(cubic_linux::CubicLinux::new(hystart))
             }
             CcKind::Cubic { hystart } => AnyCc::Cubic(cubic::Cubic::new(hystart)),
             CcKind::Ledbat { target, gain } => AnyCc::Ledbat(ledbat::Ledbat::new(target, gain)),
@@ -149,7 +161,7 @@ impl AnyCc {
                 AnyCc::Vegas(vegas::Vegas::new(alpha, beta, gamma))
             }
             CcKind::Dctcp { g } => AnyCc::Dctcp(dctcp::Dctcp::new(g)),
-            CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(0))),
+            CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(0, cfg.bbr_extra_acked))),
             CcKind::Prague => AnyCc::Prague(prague::Prague::default()),
         }
     }
@@ -161,6 +173,7 @@ impl AnyCc {
             AnyCc::Reno(c) => c.on_ack(w, a),
             AnyCc::Cubic(c) => c.on_ack(w, a),
             AnyCc::CubicNs3(c) => c.on_ack(w, a),
+            AnyCc::CubicLinux(c) => c.on_ack(w, a),
             AnyCc::Ledbat(c) => c.on_ack(w, a),
             AnyCc::Compound(c) => c.on_ack(w, a),
             AnyCc::Vegas(c) => c.on_ack(w, a),
@@ -188,8 +201,10 @@ impl AnyCc {
     /// and HyStart, which may set ssthresh also in recovery).
     #[inline]
     pub fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
-        if let AnyCc::CubicNs3(c) = self {
-            c.pkts_acked(w, a);
+        match self {
+            AnyCc::CubicNs3(c) => c.pkts_acked(w, a),
+            AnyCc::CubicLinux(c) => c.pkts_acked(w, a),
+            _ => {}
         }
     }
 
@@ -200,6 +215,7 @@ impl AnyCc {
             AnyCc::Reno(c) => c.ssthresh(w, flight),
             AnyCc::Cubic(c) => c.ssthresh(w, now),
             AnyCc::CubicNs3(c) => c.ssthresh(w),
+            AnyCc::CubicLinux(c) => c.ssthresh(w),
             AnyCc::Ledbat(c) => c.ssthresh(w),
             AnyCc::Compound(c) => c.ssthresh(w, flight),
             AnyCc::Vegas(c) => c.ssthresh(w, flight),
@@ -216,6 +232,7 @@ impl AnyCc {
             AnyCc::Reno(_) => {}
             AnyCc::Cubic(c) => c.on_rto(w, now, snd_nxt),
             AnyCc::CubicNs3(c) => c.on_rto(now, snd_nxt),
+            AnyCc::CubicLinux(c) => c.on_rto(now, snd_nxt),
             AnyCc::Ledbat(_) => {}
             AnyCc::Compound(c) => c.on_rto(),
             AnyCc::Vegas(c) => c.on_rto(),
@@ -230,6 +247,7 @@ impl AnyCc {
     pub fn on_tx_start(&mut self, now: Nanos, idle: Nanos) {
         match self {
             AnyCc::Cubic(c) => c.on_tx_start(now, idle),
+            AnyCc::CubicLinux(c) => c.on_tx_start(now, idle),
             AnyCc::Reno(_)
             | AnyCc::CubicNs3(_)
             | AnyCc::Ledbat(_)
@@ -274,6 +292,54 @@ impl AnyCc {
             _ => f64::NAN,
         }
     }
+}
+
+/// Whole segments in `bytes` (a short segment counts as one, as the kernel counts
+/// packets); the common one- and two-segment ACKs without a division.
+#[inline]
+pub fn segments(bytes: u64, mss: u64) -> u64 {
+    if bytes == mss {
+        1
+    } else if bytes == 2 * mss {
+        2
+    } else {
+        bytes.div_ceil(mss)
+    }
+}
+
+/// The kernel's slow-start test `snd_cwnd < snd_ssthresh` in whole segments, without
+/// dividing in the common case cwnd ≥ ssthresh (then ⌊cwnd/mss⌋ ≥ ⌊ssthresh/mss⌋).
+#[inline]
+pub fn linux_ssthresh_segs(w: &Window) -> Option<u64> {
+    (w.cwnd < w.ssthresh).then(|| w.ssthresh / w.mss)
+}
+
+/// Linux `tcp_slow_start` (net/ipv4/tcp_cong.c) in segments: cwnd grows by the acked
+/// segments up to ssthresh (no RFC 3465 cap); returns (cwnd, segments left over).
+#[inline]
+pub fn linux_slow_start(cwnd: u64, ssthresh: u64, acked: u64) -> (u64, u64) {
+    let grown = (cwnd + acked).min(ssthresh.max(cwnd));
+    (grown, acked - (grown - cwnd))
+}
+
+/// Linux `tcp_cong_avoid_ai(tp, w, acked)` (net/ipv4/tcp_cong.c): one segment per `w`
+/// acknowledged segments, with the credit `snd_cwnd_cnt` (`cnt`); returns the new cwnd.
+#[inline]
+pub fn linux_cong_avoid_ai(cwnd: u64, cnt: &mut u64, w: u64, acked: u64) -> u64 {
+    let w = w.max(1);
+    let mut cwnd = cwnd;
+    // If credits accumulated at a higher w, apply them gently now.
+    if *cnt >= w {
+        *cnt = 0;
+        cwnd += 1;
+    }
+    *cnt += acked;
+    if *cnt >= w {
+        let delta = *cnt / w;
+        *cnt -= delta * w;
+        cwnd += delta;
+    }
+    cwnd
 }
 
 /// RFC 5681 §3.1 slow start with RFC 3465 appropriate byte counting (L = 2·SMSS):

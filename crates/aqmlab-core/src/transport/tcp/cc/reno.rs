@@ -5,36 +5,78 @@
 //! recovery the connection runs when SACK is off: plain Reno fast recovery (RFC 5681
 //! §3.2: the first new ACK ends recovery) or NewReno partial-ACK recovery (RFC 6582).
 //!
+//! `linux` (profile "linux", `linux_reno`): Linux `tcp_reno_cong_avoid` and
+//! `tcp_reno_ssthresh` (net/ipv4/tcp_cong.c, read at 6.17-rc3), in whole segments as the
+//! kernel's `snd_cwnd`: slow start `tcp_slow_start` (+ acked segments up to ssthresh,
+//! no RFC 3465 cap), congestion avoidance `tcp_cong_avoid_ai(cwnd, acked)` (one segment
+//! per cwnd acknowledged segments, credit `snd_cwnd_cnt`, zeroed at a reduction by
+//! `tcp_init_cwnd_reduction`), ssthresh = max(⌊cwnd/2⌋, 2) segments of the loss base.
+//! A window of 7 segments is cut to 3, not 3.5, and then grows one segment per 3
+//! acknowledged, not per 3.5 segments' worth of bytes.
+//!
 //! `per_ack` (profile "ns3"): ns-3.44 `TcpNewReno` counts ACKs, not bytes — slow start
 //! adds one MSS per ACK (`SlowStart`: one segment, the rest of the ACK goes to
 //! congestion avoidance if ssthresh is reached), congestion avoidance adds
 //! `max(1, MSS²/cwnd)` bytes per ACK (`CongestionAvoidance`). With delayed ACKs (one ACK
 //! per two segments) that is ≈ ½ MSS per RTT, where RFC 3465 byte counting gives 1.
 
-use super::{half_flight, reno_growth, AckSample, Window};
+use super::{
+    half_flight, linux_cong_avoid_ai, linux_slow_start, linux_ssthresh_segs, reno_growth, segments,
+    AckSample, Window,
+};
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
     /// Bytes acknowledged towards the next congestion-avoidance increment.
     acc: u64,
+    /// Linux's whole-segment rules (`linux_reno`).
+    linux: bool,
     /// Grow per ACK (ns-3) instead of per byte acknowledged.
     per_ack: bool,
 }
 
 impl Reno {
-    pub fn new(per_ack: bool) -> Reno {
-        Reno { acc: 0, per_ack }
+    pub fn new(per_ack: bool, linux: bool) -> Reno {
+        Reno {
+            acc: 0,
+            linux,
+            per_ack,
+        }
     }
 
     pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         if self.per_ack {
             return per_ack_growth(w, a.acked);
         }
+        if self.linux {
+            return self.linux_growth(w, a.acked);
+        }
         reno_growth(w, &mut self.acc, a.acked);
+    }
+
+    /// `tcp_reno_cong_avoid`; `acc` is `snd_cwnd_cnt` (segments).
+    fn linux_growth(&mut self, w: &mut Window, acked: u64) {
+        let mss = w.mss;
+        let old = w.cwnd / mss;
+        let mut acked = segments(acked, mss);
+        let mut cwnd = old;
+        if let Some(ssthresh) = linux_ssthresh_segs(w) {
+            if cwnd < ssthresh {
+                (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
+            }
+        }
+        if acked > 0 {
+            cwnd = linux_cong_avoid_ai(cwnd, &mut self.acc, cwnd, acked);
+        }
+        w.cwnd += (cwnd - old) * mss;
     }
 
     pub fn ssthresh(&mut self, w: &Window, flight: u64) -> u64 {
         self.acc = 0;
+        if self.linux {
+            // tcp_reno_ssthresh: max(snd_cwnd >> 1, 2), in segments.
+            return ((flight / w.mss) >> 1).max(2) * w.mss;
+        }
         half_flight(w, flight)
     }
 }
@@ -67,7 +109,7 @@ mod tests {
             ssthresh: 20_000,
             mss: 1000,
         };
-        let mut r = Reno::new(true);
+        let mut r = Reno::new(true, false);
         let ack = |acked| AckSample {
             acked,
             ..Default::default()
@@ -108,5 +150,52 @@ mod tests {
         assert_eq!(w.cwnd, 13_000);
         assert_eq!(r.ssthresh(&w, 13_000), 6_500);
         assert_eq!(r.ssthresh(&w, 1_000), 2_000);
+    }
+
+    /// Linux Reno by hand (MSS 1000): cwnd 7 segments cut to ⌊7/2⌋ = 3 (RFC 5681 byte
+    /// halving: 3.5); then ACKs of 2 segments: 2 < 3 credit; +2 → 4 ≥ 3 → cwnd 4, credit
+    /// 1; +2 → 3 < 4; +2 → 5 ≥ 4 → cwnd 5, credit 1. Byte counting from 3.5 segments
+    /// reaches 4.5 only after 4 segments and 5.5 after 9. Slow start takes a stretch
+    /// ACK whole (5 segments from 10 up to ssthresh 13, 2 over into avoidance).
+    #[test]
+    fn linux_reno_whole_segments() {
+        let mut r = Reno::new(false, true);
+        let mut w = Window {
+            cwnd: 7000,
+            ssthresh: u64::MAX,
+            mss: 1000,
+        };
+        w.ssthresh = r.ssthresh(&w, w.cwnd);
+        w.cwnd = w.ssthresh;
+        assert_eq!(w.cwnd, 3000);
+        let ack = |acked| AckSample {
+            acked,
+            ..Default::default()
+        };
+        let mut seen = vec![];
+        for _ in 0..4 {
+            r.on_ack(&mut w, &ack(2000));
+            seen.push(w.cwnd / 1000);
+        }
+        assert_eq!(seen, [3, 4, 4, 5]);
+        let mut rfc = Reno::new(false, false);
+        let mut v = Window {
+            cwnd: 7000,
+            ssthresh: u64::MAX,
+            mss: 1000,
+        };
+        v.ssthresh = rfc.ssthresh(&v, v.cwnd);
+        v.cwnd = v.ssthresh;
+        assert_eq!(v.cwnd, 3500);
+        // Floor of 2 segments.
+        let tiny = Window { cwnd: 3000, ..w };
+        assert_eq!(r.ssthresh(&tiny, tiny.cwnd), 2000);
+        let mut ss = Window {
+            cwnd: 10_000,
+            ssthresh: 13_000,
+            mss: 1000,
+        };
+        r.on_ack(&mut ss, &ack(5000));
+        assert_eq!(ss.cwnd, 13_000);
     }
 }
