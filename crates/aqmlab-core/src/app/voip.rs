@@ -25,8 +25,8 @@
 //! counters.
 //!
 //! **Receiver**: interarrival jitter per RFC 3550 A.8 (`rtp_stats.rs`, 8 kHz clock);
-//! playout buffer (`playout.rs`: fixed deadline, first-packet anchored, or Ramjee et
-//! al. adaptive); network loss,
+//! playout buffer (`playout.rs`: fixed deadline, first-packet anchored, Ramjee et
+//! al. adaptive, or ns2voip++'s per-spurt optimum in hindsight); network loss,
 //! late loss, and the E-model (`emodel.rs`). Loss counts from the first to the
 //! highest sequence number received (packets in flight at the end are not lost).
 //!
@@ -35,7 +35,11 @@
 //! plus buffer wait) plus `extra_delay`; `"network"` = mean network one-way delay of the
 //! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
 //! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
-//! The loss the E-model sees is (network lost + late) / expected.
+//! The loss the E-model sees is (network lost + late) / expected. With `playout =
+//! "optimal"` each spurt's delay is chosen with this same E-model and delay definition
+//! (the spurt's delay in place of the mean), and a played packet's (playout time −
+//! generation time) is its spurt's delay; the spurt still open at the end is decided
+//! on the packets it has.
 //!
 //! **RTCP** (`rtcp = true`, the default; RFC 3550 §6): a call is one RTP session of
 //! two members, the caller and the callee. Each member runs the §6.3/A.7 report timer
@@ -55,7 +59,7 @@
 //! run from the call's start.
 
 use super::emodel::{self, CodecImpairment, EModel};
-use super::playout::{Playout, PlayoutKind};
+use super::playout::{Playout, PlayoutKind, SpurtEvent, SpurtOracle, SpurtVerdict};
 use super::rtcp::RtcpConfig;
 use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
 use super::rtp_stats::SourceStats;
@@ -81,7 +85,7 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "talk_mean", ty: "duration", default: "1.004s", doc: "mean talk spurt (ITU-T P.59)" },
             ParamDoc { name: "silence_mean", ty: "duration", default: "1.587s", doc: "mean silence (ITU-T P.59)" },
             ParamDoc { name: "bidirectional", ty: "bool", default: "false", doc: "a conversation: a second flow from dst back to src" },
-            ParamDoc { name: "playout", ty: "string", default: "first-packet", doc: "fixed-deadline (late = one-way delay above playout_delay), first-packet (offset = first packet's delay + playout_delay; `fixed` is its old name) or adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt)" },
+            ParamDoc { name: "playout", ty: "string", default: "first-packet", doc: "fixed-deadline (late = one-way delay above playout_delay), first-packet (offset = first packet's delay + playout_delay; `fixed` is its old name), adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt) or optimal (ns2voip++ VoipDecoderOptimal: per talk spurt, in hindsight, the packet delay with the best MOS)" },
             ParamDoc { name: "playout_delay", ty: "duration", default: "60ms", doc: "the buffer delay D: the deadline (fixed-deadline) or the margin over the first packet's delay (first-packet, adaptive's first spurt)" },
             ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
             ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
@@ -152,6 +156,19 @@ impl CallConfig {
         (self.codec.bit_rate * self.ptime / NS_PER_S / 8) as u32 + self.header_bytes
     }
 
+    /// `playout = "optimal"`: a spurt's MOS if its packets play `delay` after they were
+    /// sent and a fraction `loss` of its frames is lost, with the call's E-model and
+    /// delay definition (`emodel_delay`).
+    fn spurt_mos(&self, delay: Nanos, loss: f64) -> f64 {
+        let ms = |ns: Nanos| ns as f64 / 1e6;
+        let d = if self.network_delay {
+            ms(delay + self.extra_delay)
+        } else {
+            ms(self.ptime + delay + self.extra_delay)
+        };
+        emodel::mos(self.emodel.r(&self.codec.impairment, d, loss))
+    }
+
     /// RFC 3550 §6.2's session bandwidth: the nominal IP rate of the `senders`
     /// concurrently active senders, in bit/s.
     pub fn session_bw(&self, senders: u32) -> f64 {
@@ -193,9 +210,16 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let playout = match p.choice_or(
         "playout",
         "first-packet",
-        &["first-packet", "fixed", "fixed-deadline", "adaptive"],
+        &[
+            "first-packet",
+            "fixed",
+            "fixed-deadline",
+            "adaptive",
+            "optimal",
+        ],
     )? {
         "adaptive" => PlayoutKind::Adaptive,
+        "optimal" => PlayoutKind::Optimal,
         "fixed-deadline" => PlayoutKind::FixedDeadline,
         _ => PlayoutKind::FirstPacket,
     };
@@ -279,6 +303,8 @@ pub struct Direction {
     sent: u64,
     // Receiver.
     playout: Playout,
+    /// `playout = "optimal"`: the spurt being collected (packets sent since the warm-up).
+    oracle: Option<SpurtOracle>,
     stats: SourceStats,
     received: u64,
     late: u64,
@@ -303,6 +329,7 @@ impl Direction {
             spurt_left: 0,
             sent: 0,
             playout: Playout::new(cfg.playout, cfg.playout_delay),
+            oracle: (cfg.playout == PlayoutKind::Optimal).then(SpurtOracle::default),
             stats: SourceStats::default(),
             received: 0,
             late: 0,
@@ -376,12 +403,34 @@ impl Direction {
         self.jitter_ts_sum += self.stats.jitter_exact();
         self.first_seq = Some(self.first_seq.map_or(d.seq, |f| f.min(d.seq)));
         self.highest_seq = self.highest_seq.max(d.seq);
+        if let Some(oracle) = self.oracle.as_mut() {
+            let (spurt, delay) = (d.tag.unit, now - gen);
+            match oracle.push(spurt, d.seq, delay) {
+                SpurtEvent::Added => {}
+                SpurtEvent::Stale => self.late += 1,
+                SpurtEvent::NewSpurt => {
+                    let v = oracle.settle(|x, loss| cfg.spurt_mos(x, loss));
+                    oracle.push(spurt, d.seq, delay);
+                    self.count(v);
+                }
+            }
+            return;
+        }
         match play {
             Some(play) => {
                 self.played += 1;
                 self.play_delay_sum += (play - gen) as f64;
             }
             None => self.late += 1,
+        }
+    }
+
+    /// Add a settled spurt's verdict to the playout counters.
+    fn count(&mut self, v: Option<SpurtVerdict>) {
+        if let Some(v) = v {
+            self.played += v.played;
+            self.late += v.late;
+            self.play_delay_sum += v.played as f64 * v.delay as f64;
         }
     }
 
@@ -396,6 +445,18 @@ impl Direction {
         ledger: Option<&ReportLedger>,
         out: &mut Vec<(&'static str, Val)>,
     ) {
+        // `optimal`: the spurt still open counts as decided on the packets it has.
+        let (mut played, mut late, mut play_delay_sum) =
+            (self.played, self.late, self.play_delay_sum);
+        if let Some(v) = self
+            .oracle
+            .as_ref()
+            .and_then(|o| o.peek(|x, loss| cfg.spurt_mos(x, loss)))
+        {
+            played += v.played;
+            late += v.late;
+            play_delay_sum += v.played as f64 * v.delay as f64;
+        }
         let expected = self.expected();
         let frac = |n: u64| {
             if expected > 0 {
@@ -405,26 +466,26 @@ impl Direction {
             }
         };
         let lost = expected.saturating_sub(self.received.min(expected));
-        let late_rate = frac(self.late);
-        let total = frac(lost + self.late).min(1.0);
+        let late_rate = frac(late);
+        let total = frac(lost + late).min(1.0);
         let ms = |ns: f64| ns / 1e6;
         let extra = cfg.extra_delay as f64;
-        let m2e = ms(cfg.ptime as f64 + self.play_delay_sum / self.played as f64 + extra);
+        let m2e = ms(cfg.ptime as f64 + play_delay_sum / played as f64 + extra);
         let owd = ms(self.owd_sum / self.received as f64);
         let delay = if cfg.network_delay {
             owd + ms(extra)
         } else {
             m2e
         };
-        let r = if self.played > 0 {
+        let r = if played > 0 {
             cfg.emodel.r(&cfg.codec.impairment, delay, total)
         } else {
             f64::NAN
         };
-        let mos = if self.played > 0 { emodel::mos(r) } else { 1.0 };
+        let mos = if played > 0 { emodel::mos(r) } else { 1.0 };
         out.push(("packets_sent", Val::U(self.sent)));
         out.push(("packets_received", Val::U(self.received)));
-        out.push(("packets_late", Val::U(self.late)));
+        out.push(("packets_late", Val::U(late)));
         out.push(("voice_loss_rate", Val::F(frac(lost))));
         out.push(("late_rate", Val::F(late_rate)));
         out.push(("total_loss_rate", Val::F(total)));
