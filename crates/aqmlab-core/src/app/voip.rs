@@ -34,7 +34,9 @@
 //! plus the mean (playout time − generation time) of the played packets (network delay
 //! plus buffer wait) plus `extra_delay`; `"network"` = mean network one-way delay of the
 //! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
-//! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
+//! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss;
+//! `"playout"` = the mean (playout time − generation time) + `extra_delay`, without
+//! packetisation, as ns2voip++ rates its calls.
 //! The loss the E-model sees is (network lost + late) / expected. With `playout =
 //! "optimal"` each spurt's delay is chosen with this same E-model and delay definition
 //! (the spurt's delay in place of the mean), and a played packet's (playout time −
@@ -87,8 +89,8 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "bidirectional", ty: "bool", default: "false", doc: "a conversation: a second flow from dst back to src" },
             ParamDoc { name: "playout", ty: "string", default: "first-packet", doc: "fixed-deadline (late = one-way delay above playout_delay), first-packet (offset = first packet's delay + playout_delay; `fixed` is its old name), adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt) or optimal (ns2voip++ VoipDecoderOptimal: per talk spurt, in hindsight, the packet delay with the best MOS)" },
             ParamDoc { name: "playout_delay", ty: "duration", default: "60ms", doc: "the buffer delay D: the deadline (fixed-deadline) or the margin over the first packet's delay (first-packet, adaptive's first spurt)" },
-            ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
-            ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
+            ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107), cole-rosenbluth (the simplified fit) or ns2voip (ns2voip++'s: Cole-Rosenbluth delay term, G.107 loss term, Ro 93.2, A 5)" },
+            ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra), network (mean one-way + extra, the DOCSIS study's) or playout (playout delay + extra, ns2voip++'s)" },
             ParamDoc { name: "extra_delay", ty: "duration", default: "0s", doc: "delay added to the E-model's delay (the DOCSIS study adds 20 ms for the far side)" },
             ParamDoc { name: "rtcp", ty: "bool", default: "true", doc: "send RTCP reports (SR from a member that talks, RR from one that only listens)" },
             ParamDoc { name: "session_bw", ty: "rate", default: "packet rate × directions", doc: "session bandwidth for the RTCP interval (RFC 3550 §6.2): the nominal IP rate of all senders" },
@@ -132,6 +134,18 @@ pub const G729A: Codec = Codec {
 /// RTP clock of both codecs (RFC 3551).
 const CLOCK: u32 = 8000;
 
+/// Which delay the E-model sees (`emodel_delay`), `extra_delay` added to each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EModelDelay {
+    /// Packetisation + mean (playout − generation) of the played packets.
+    MouthToEar,
+    /// Mean network one-way delay of the received packets (the DOCSIS study's d).
+    Network,
+    /// Mean (playout − generation) of the played packets: ns2voip++'s delay, which has
+    /// no packetisation.
+    Playout,
+}
+
 /// Settings shared by all calls of an entry.
 #[derive(Clone, Copy, Debug)]
 pub struct CallConfig {
@@ -143,7 +157,7 @@ pub struct CallConfig {
     pub playout: PlayoutKind,
     pub playout_delay: Nanos,
     pub emodel: EModel,
-    pub network_delay: bool,
+    pub emodel_delay: EModelDelay,
     pub extra_delay: Nanos,
     pub start: Nanos,
     pub stop: Nanos,
@@ -161,10 +175,9 @@ impl CallConfig {
     /// delay definition (`emodel_delay`).
     fn spurt_mos(&self, delay: Nanos, loss: f64) -> f64 {
         let ms = |ns: Nanos| ns as f64 / 1e6;
-        let d = if self.network_delay {
-            ms(delay + self.extra_delay)
-        } else {
-            ms(self.ptime + delay + self.extra_delay)
+        let d = match self.emodel_delay {
+            EModelDelay::MouthToEar => ms(self.ptime + delay + self.extra_delay),
+            EModelDelay::Network | EModelDelay::Playout => ms(delay + self.extra_delay),
         };
         emodel::mos(self.emodel.r(&self.codec.impairment, d, loss))
     }
@@ -224,12 +237,20 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         _ => PlayoutKind::FirstPacket,
     };
     let playout_delay = p.duration_or("playout_delay", 60 * NS_PER_MS)?;
-    let emodel = match p.choice_or("emodel", "g107", &["g107", "cole-rosenbluth"])? {
+    let emodel = match p.choice_or("emodel", "g107", &["g107", "cole-rosenbluth", "ns2voip"])? {
         "cole-rosenbluth" => EModel::ColeRosenbluth,
+        "ns2voip" => EModel::Ns2Voip,
         _ => EModel::G107,
     };
-    let network_delay =
-        p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
+    let emodel_delay = match p.choice_or(
+        "emodel_delay",
+        "mouth-to-ear",
+        &["mouth-to-ear", "network", "playout"],
+    )? {
+        "network" => EModelDelay::Network,
+        "playout" => EModelDelay::Playout,
+        _ => EModelDelay::MouthToEar,
+    };
     let extra_delay = p.duration_or("extra_delay", 0)?;
     let base = CallConfig {
         codec,
@@ -239,7 +260,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         playout,
         playout_delay,
         emodel,
-        network_delay,
+        emodel_delay,
         extra_delay,
         start: e.start,
         stop: e.stop,
@@ -472,10 +493,10 @@ impl Direction {
         let extra = cfg.extra_delay as f64;
         let m2e = ms(cfg.ptime as f64 + play_delay_sum / played as f64 + extra);
         let owd = ms(self.owd_sum / self.received as f64);
-        let delay = if cfg.network_delay {
-            owd + ms(extra)
-        } else {
-            m2e
+        let delay = match cfg.emodel_delay {
+            EModelDelay::MouthToEar => m2e,
+            EModelDelay::Network => owd + ms(extra),
+            EModelDelay::Playout => ms(play_delay_sum / played as f64 + extra),
         };
         let r = if played > 0 {
             cfg.emodel.r(&cfg.codec.impairment, delay, total)
@@ -812,7 +833,7 @@ mod tests {
             playout: PlayoutKind::FirstPacket,
             playout_delay: 60 * NS_PER_MS,
             emodel: EModel::ColeRosenbluth,
-            network_delay: false,
+            emodel_delay: EModelDelay::MouthToEar,
             extra_delay: 0,
             start: 0,
             stop: 60 * NS_PER_S,
