@@ -28,8 +28,9 @@
 # BUILD_DIR    default /var/tmp/ns2-aqm-build; DEST default /usr/local/bin/ns-aqm.
 #
 # The ns-2.35 sources come from Debian (`apt-get source ns2`, needs a deb-src line; the
-# build dependencies from `apt-get build-dep ns2`). Debian's packaging tarball is used
-# when the mirror serves it; otherwise the upstream tarball (ns2_2.35+dfsg.orig.tar.xz)
+# build dependencies from `apt-get build-dep ns2`). Debian's patches are applied
+# when the mirror serves its packaging tarball (untested: this machine's mirror did not);
+# either way the upstream tarball (ns2_2.35+dfsg.orig.tar.xz)
 # is built with ns-2's own configure against Debian's tcl/tk 8.6, otcl 1.14, tclcl 1.20
 # with -fpermissive and -DUSE_INTERP_RESULT (ns-2.35 predates g++ 12 and Tcl 8.6).
 # Idempotent: every step is skipped when its result exists; re-running rebuilds only
