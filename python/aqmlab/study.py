@@ -245,7 +245,7 @@ def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float 
     skipped = {}
     aqm = sorted((d / "ns2" / "aqm").glob("*.tcl"))
     if aqm:
-        probe = subprocess.run([exe], input="set ns [new Simulator]\nnew Queue/CoDel\nnew Queue/PIE\nputs aqm-ok\n", capture_output=True,
+        probe = subprocess.run([exe], input="set ns [new Simulator]\nif {![catch {new Queue/CoDel; new Queue/PIE}]} {puts aqm-ok}\n", capture_output=True,
                                text=True, timeout=60)
         if "aqm-ok" in probe.stdout:
             scripts += aqm

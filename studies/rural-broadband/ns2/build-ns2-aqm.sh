@@ -155,6 +155,6 @@ grep -q 'HAVE_INT64 1' autoconf.h || sed -i 's/^\(\s*\)int64_t maxpkts_;/\1int m
 make -j"${JOBS:-2}" CCOPT="-O2 -fpermissive -Wno-narrowing -std=gnu++98 -DUSE_INTERP_RESULT" ns > make.log 2>&1 \
     || { tail -30 make.log >&2; die "make failed (make.log)"; }
 install -m 0755 ns "$DEST"
-echo 'set ns [new Simulator]; set q [new Queue/CoDel]; set p [new Queue/PIE]; puts ok' | "$DEST" \
+echo 'set ns [new Simulator]; if {![catch {new Queue/CoDel; new Queue/PIE}]} {puts ok}' | "$DEST" \
     | grep -q '^ok$' || die "$DEST does not create Queue/CoDel and Queue/PIE"
 echo "build-ns2-aqm: installed $DEST"
