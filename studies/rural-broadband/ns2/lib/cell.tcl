@@ -4,7 +4,7 @@
 # bottleneck 4->5, four FTP flows on Agent/TCP/Newreno, two PackMime-HTTP
 # loads and CBR stand-ins for the video and the voice calls.
 #
-#   ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S
+#   ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S [WEB]
 #
 # QUEUE is DropTail, ARED, CoDel or PIE (TARGET_S: ARED's targetdelay_, CoDel's target_,
 # PIE's qdelay_ref_; ignored for DropTail). Prints one line
@@ -12,11 +12,18 @@
 # over [WARMUP, DURATION] at the bottleneck queue. Values are the paper's (section in
 # brackets) or ns-2.35's defaults (tcl/lib/ns-default.tcl, line); others are marked
 # (assumed) and follow the aqmlab study (../scenario.toml) so that the two can be compared.
-if {$argc != 7} {
-    puts stderr "usage: ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S"
+# WEB is 1 (default) or 0: 0 leaves out the two PackMime loads (a diagnostic, see
+# ../results-ns2-aqm.md).
+if {$argc != 7 && $argc != 8} {
+    puts stderr "usage: ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S \[WEB\]"
     exit 2
 }
-lassign $argv qkind target limit seed duration warmup d8
+lassign $argv qkind target limit seed duration warmup d8 web
+if {$web eq ""} { set web 1 }
+if {$web ni {0 1}} {
+    puts stderr "cell.tcl: WEB = '$web', expected 0 or 1"
+    exit 2
+}
 if {$qkind ni {DropTail ARED CoDel PIE}} {
     puts stderr "cell.tcl: QUEUE = '$qkind', expected DropTail, ARED, CoDel or PIE"
     exit 2
@@ -92,7 +99,7 @@ foreach {src dst} {1 6 1 6 3 8 3 8} {
 
 # Two PackMime-HTTP loads [III], servers left (1, 3), clients right (6, 8), HTTP/1.0 at
 # 1.4 new connections/s each (assumed, the study's rate: see the README).
-foreach {srv cli} {1 6 3 8} {
+foreach {srv cli} [expr {$web ? {1 6 3 8} : {}}] {
     set pm [new PackMimeHTTP]
     $pm set-client $n($cli)
     $pm set-server $n($srv)
