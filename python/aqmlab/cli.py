@@ -699,6 +699,7 @@ def study_compare(
 def study_ns2(
     name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/ns2/*.tcl).")],
     out: Annotated[Optional[Path], typer.Option(help="The study's output: OUT/NAME or OUT itself (as for `study compare`); default out, else out/studies. ns2.json is written there.")] = None,
+    ns: Annotated[Optional[str], typer.Option(help="The ns-2 binary (default `ns` on PATH); one with Queue/CoDel and Queue/PIE (ns2/build-ns2-aqm.sh) also runs ns2/aqm/*.tcl.")] = None,
 ) -> None:
     """Run the study's ns-2.35 reconstructions (studies/NAME/ns2/*.tcl, with `ns`) and
     write OUT/NAME/ns2.json; `study compare` then shows an ns-2 column."""
@@ -706,11 +707,13 @@ def study_ns2(
 
     try:
         d = study.study_dir(name)
-        doc = study.ns2(name, study.study_out_of(d, out) if out else None)
+        doc = study.ns2(name, study.study_out_of(d, out) if out else None, ns=ns)
     except (ScenarioError, FileNotFoundError, RuntimeError) as e:
         fail(e)
     for k, v in doc["values"].items():
         out_console.print(f"{k} = {v}", highlight=False)
+    for f, why in doc["skipped"].items():
+        out_console.print(f"[yellow]skipped {f}: {why}[/]", highlight=False)
     out_console.print(f"ns {doc['ns']}: {len(doc['values'])} values from {', '.join(doc['scripts'])}", highlight=False)
 
 

@@ -217,12 +217,16 @@ def find_out(name: str) -> Path:
 SCORE_LINE = re.compile(r"^SCORE\s+(\S+)\s+(\S+)\s*$")
 
 
-def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float = 3600) -> dict:
-    """Run the study's ``ns2/*.tcl`` with ns-2 (``ns`` on PATH) and write
-    ``study_out/ns2.json``: ``{"values": {id: value}, "scripts": {script: [ids]},
-    "ns": version}``. Each script prints ``SCORE <id> <value>`` lines for numbers of the
-    study's paper.toml, in the paper's unit. Raises `FileNotFoundError` when ``ns`` or
-    the scripts are missing, `ScenarioError` for a line naming an unknown id or a bad
+def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float = 3600,
+        ns: str | None = None) -> dict:
+    """Run the study's ``ns2/*.tcl`` with ns-2 (``ns``: a path, default ``ns`` on PATH)
+    and write ``study_out/ns2.json``: ``{"values": {id: value}, "scripts": {script:
+    [ids]}, "skipped": {script: why}, "ns": version}``. Scripts in ``ns2/aqm/`` need an
+    ns-2 with ``Queue/CoDel`` and ``Queue/PIE`` (built by the study's
+    ``ns2/build-ns2-aqm.sh``); they run only when ``ns`` has both and are listed under
+    "skipped" otherwise. Each script prints ``SCORE <id> <value>`` lines for numbers of
+    the study's paper.toml, in the paper's unit. Raises `FileNotFoundError` when ``ns``
+    or the scripts are missing, `ScenarioError` for a line naming an unknown id or a bad
     value, `RuntimeError` when a script fails."""
     import shutil
     import subprocess
@@ -234,9 +238,20 @@ def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float 
     scripts = sorted((d / "ns2").glob("*.tcl"))
     if not scripts:
         raise FileNotFoundError(f"{d / 'ns2'}: study {d.name} has no ns-2 scripts (ns2/*.tcl)")
-    exe = shutil.which("ns")
+    exe = shutil.which(ns or "ns")
     if exe is None:
-        raise FileNotFoundError("ns (ns-2.35) is not on PATH: install Debian's ns2 package (apt-get install ns2)")
+        raise FileNotFoundError(f"{ns}: not an executable ns-2" if ns else
+                                "ns (ns-2.35) is not on PATH: install Debian's ns2 package (apt-get install ns2)")
+    skipped = {}
+    aqm = sorted((d / "ns2" / "aqm").glob("*.tcl"))
+    if aqm:
+        probe = subprocess.run([exe], input="set ns [new Simulator]\nif {![catch {new Queue/CoDel; new Queue/PIE}]} {puts aqm-ok}\n", capture_output=True,
+                               text=True, timeout=60)
+        if "aqm-ok" in probe.stdout:
+            scripts += aqm
+        else:
+            for f in aqm:
+                skipped[f"aqm/{f.name}"] = f"{exe} has no Queue/CoDel and Queue/PIE (build one with ns2/build-ns2-aqm.sh)"
     if not (d / "paper.toml").exists():
         raise FileNotFoundError(f"{d / 'paper.toml'}: the SCORE ids name its numbers, and it is missing")
     ids = {n.id for n in scorecard.read_paper(d / "paper.toml", d).numbers}
@@ -247,7 +262,8 @@ def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float 
         if p.returncode != 0:
             tail = "\n".join((p.stderr or p.stdout).strip().splitlines()[-8:])
             raise RuntimeError(f"{f}: ns exited with status {p.returncode}:\n{tail}")
-        by_script[f.name] = []
+        key = f.name if f.parent.name == "ns2" else f"aqm/{f.name}"
+        by_script[key] = []
         for i, line in enumerate(p.stdout.splitlines(), 1):
             m = SCORE_LINE.match(line)
             if not m:
@@ -263,9 +279,9 @@ def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float 
             if sid in values:
                 raise ScenarioError(where, f"SCORE {sid}: reported twice")
             values[sid] = v
-            by_script[f.name].append(sid)
+            by_script[key].append(sid)
     vp = subprocess.run([exe], input='puts "[ns-version]"\n', capture_output=True, text=True, timeout=60)
-    doc = {"values": values, "scripts": by_script, "ns": vp.stdout.strip() or "unknown",
+    doc = {"values": values, "scripts": by_script, "skipped": skipped, "ns": vp.stdout.strip() or "unknown",
            "created": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     study_out = Path(study_out) if study_out else find_out(d.name)
     study_out.mkdir(parents=True, exist_ok=True)

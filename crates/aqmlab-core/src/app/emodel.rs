@@ -1,6 +1,7 @@
 //! The E-model: a voice call's transmission rating R and its MOS.
 //!
-//! Two models, selected per `voip` entry (`emodel = "g107" | "cole-rosenbluth"`):
+//! Three models, selected per `voip` entry (`emodel = "g107" | "cole-rosenbluth" |
+//! "ns2voip"`):
 //!
 //! - **ITU-T G.107 (06/2015), §3**: `R = Ro − Is − Id − Ie,eff + A` with every other
 //!   parameter at its Table 3 default (SLR 8, RLR 2, STMR 15, LSTR 18, Ds = Dr = 3,
@@ -22,6 +23,13 @@
 //!   CableLabs 2012, §3.2.2, citing Cole) used. C&R's 94.2 is `Ro − Is` with the G.107 of their time; today's
 //!   defaults give `Ro − Is = 93.36` (R = 93.2 after the 0.15 of listener echo at zero
 //!   delay), so the two models differ by about one point at low delay, as published.
+//! - **ns2voip++** (`VoipDecoder::eModel`, `voip_decoder.cc`, University of Pisa; the
+//!   rural-broadband paper's voice tool): `R = Ro − Id − Ie,eff + A` with `Ro = 93.2`,
+//!   Cole & Rosenbluth's delay term `Id = 0.024·d + 0.11·(d − 177.3)·H(d − 177.3)`, the
+//!   G.107 loss term `Ie,eff = Ie + (95 − Ie)·p/(p + Bpl)` (p in percent, the codec's
+//!   G.113 Ie/Bpl; ns2voip++'s `emodel G.729A` sets 11/19, `G.711` 0/4.3) and the
+//!   advantage factor `A = 5`, its constructor's default, which `emodel G.729A` leaves
+//!   as it is. So a perfect call rates 98.2.
 //!
 //! R → MOS is G.107 (06/2015) Annex B, eq. (B-4), for both: 1 for R < 0, 4.5 for
 //! R > 100, `1 + 0.035R + 7·10⁻⁶·R(R − 60)(100 − R)` between. The cubic dips below 1
@@ -36,6 +44,19 @@
 pub enum EModel {
     G107,
     ColeRosenbluth,
+    Ns2Voip,
+}
+
+/// ns2voip++'s `emodel_Ro_` and `emodel_A_` (`VoipDecoder::VoipDecoder`).
+pub const NS2VOIP_RO: f64 = 93.2;
+pub const NS2VOIP_A: f64 = 5.0;
+
+/// ns2voip++ `VoipDecoder::eModel`'s R for delay `d` ms and loss fraction `loss`.
+pub fn ns2voip_r(c: &CodecImpairment, d: f64, loss: f64) -> f64 {
+    let id = 0.024 * d + if d > 177.3 { 0.11 * (d - 177.3) } else { 0.0 };
+    let p = loss * 100.0;
+    let ie_eff = c.ie + (95.0 - c.ie) * p / (p + c.bpl);
+    NS2VOIP_RO - id - ie_eff + NS2VOIP_A
 }
 
 /// A codec's loss impairment parameters.
@@ -184,6 +205,7 @@ impl EModel {
         match self {
             EModel::G107 => g107_r(c, delay_ms, loss),
             EModel::ColeRosenbluth => cole_rosenbluth_r(c, delay_ms, loss),
+            EModel::Ns2Voip => ns2voip_r(c, delay_ms, loss),
         }
     }
 
@@ -191,6 +213,7 @@ impl EModel {
         match self {
             EModel::G107 => "g107",
             EModel::ColeRosenbluth => "cole-rosenbluth",
+            EModel::Ns2Voip => "ns2voip",
         }
     }
 }
@@ -308,5 +331,22 @@ mod tests {
         // Continuous at the root and monotone above it.
         close(mos(root + 1e-9), 1.0, 1e-9);
         assert!(mos(7.0) > mos(6.6) && mos(99.9) < 4.5);
+    }
+
+    /// ns2voip++'s E-model by hand, G.729A (Ie 11, Bpl 19): 100 ms, 2 % loss →
+    /// Id = 2.4, Ie,eff = 11 + 84·2/21 = 19.0, R = 93.2 − 2.4 − 19 + 5 = 76.8; 250 ms,
+    /// no loss → Id = 6 + 0.11·72.7 = 13.997, R = 93.2 − 13.997 − 11 + 5 = 73.203;
+    /// a perfect call 98.2 (MOS 4.48).
+    #[test]
+    fn ns2voip_r_by_hand() {
+        close(EModel::Ns2Voip.r(&G729A, 100.0, 0.02), 76.8, 1e-9);
+        close(EModel::Ns2Voip.r(&G729A, 250.0, 0.0), 73.203, 1e-9);
+        close(EModel::Ns2Voip.r(&G711, 0.0, 0.0), 98.2, 1e-9);
+        let r: f64 = 98.2;
+        close(
+            mos(r),
+            1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r),
+            1e-12,
+        );
     }
 }

@@ -28,8 +28,21 @@
 //!   spurt, before the estimates mean anything, uses the first-packet rule. Without VAD
 //!   a call is one talk spurt, so adaptive equals first-packet.
 //!
-//! With `first-packet` and `adaptive`, packets from an older spurt arriving after a
-//! newer one began are late. Delays are in ns; the estimators are f64 (reporting, not
+//! - `optimal`: ns2voip++'s `VoipDecoderOptimal` (University of Pisa, the voice module
+//!   the rural-broadband paper ran; `voip_decoder_optimal.cc`, `collectTalkspurt`): per
+//!   talk spurt, in hindsight, the playout delay is one of the spurt's packets' one-way
+//!   delays, the one whose MOS is highest when every packet of the spurt with a larger
+//!   delay, or never received, counts as lost. Packets of the spurt with a delay up to
+//!   it play at `g + delay`. Not a causal buffer: the verdict on a spurt is known when
+//!   it ends (`SpurtOracle`, `best_deadline`). ns2voip++ sizes a spurt by its frame
+//!   count; here a spurt's frames are its sequence range from the first to the highest
+//!   packet received (aqmlab's loss convention), so losses at a spurt's ends count in
+//!   the call's loss but not in that spurt's choice. Among equally good delays the
+//!   smallest is taken (ns2voip++ takes the first in frame order; they differ only
+//!   where MOS is flat, e.g. floored at 1).
+//!
+//! With `first-packet`, `adaptive` and `optimal`, packets from an older spurt arriving
+//! after a newer one began are late. Delays are in ns; the estimators are f64 (reporting, not
 //! the clock).
 
 use crate::sim::time::Nanos;
@@ -42,6 +55,8 @@ pub enum PlayoutKind {
     FixedDeadline,
     FirstPacket,
     Adaptive,
+    /// ns2voip++'s per-spurt hindsight choice: `SpurtOracle`, not `Playout`.
+    Optimal,
 }
 
 #[derive(Clone, Debug)]
@@ -116,11 +131,184 @@ impl Playout {
     }
 }
 
+/// What `optimal` decided for one talk spurt.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpurtVerdict {
+    /// The chosen playout delay (playout time − generation time), ns.
+    pub delay: Nanos,
+    /// Received packets with a delay up to it (played) and above it (late).
+    pub played: u64,
+    pub late: u64,
+    /// The spurt's MOS at that delay.
+    pub mos: f64,
+}
+
+/// ns2voip++ `VoipDecoderOptimal::collectTalkspurt`: the one-way delay among `delays`
+/// (the spurt's received packets; sorted in place) that maximises
+/// `mos_at(delay, loss)`, `loss` = the fraction of the spurt's `frames` not received
+/// with a delay up to it. `None` without packets.
+pub fn best_deadline(
+    delays: &mut [Nanos],
+    frames: u64,
+    mos_at: impl Fn(Nanos, f64) -> f64,
+) -> Option<SpurtVerdict> {
+    delays.sort_unstable();
+    let frames = frames.max(delays.len() as u64) as f64;
+    let mut best: Option<SpurtVerdict> = None;
+    for (i, &d) in delays.iter().enumerate() {
+        if delays.get(i + 1) == Some(&d) {
+            continue; // the last of equal delays counts them all in time
+        }
+        let played = i as u64 + 1;
+        let mos = mos_at(d, (frames - played as f64) / frames);
+        if best.is_none_or(|b| mos > b.mos) {
+            best = Some(SpurtVerdict {
+                delay: d,
+                played,
+                late: delays.len() as u64 - played,
+                mos,
+            });
+        }
+    }
+    best
+}
+
+/// The talk spurt `optimal` is collecting: the one-way delays of its packets so far
+/// and its sequence range. The buffer is reused from spurt to spurt.
+#[derive(Clone, Debug, Default)]
+pub struct SpurtOracle {
+    spurt: Option<u32>,
+    delays: Vec<Nanos>,
+    first_seq: u64,
+    last_seq: u64,
+}
+
+/// What a packet did to the oracle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpurtEvent {
+    /// Added to the open spurt.
+    Added,
+    /// It starts a newer spurt: settle the open one (`settle`) and then `push` again.
+    NewSpurt,
+    /// It belongs to an older spurt, already settled: late.
+    Stale,
+}
+
+impl SpurtOracle {
+    /// A packet of spurt `spurt` with sequence number `seq` and one-way delay `delay`.
+    pub fn push(&mut self, spurt: u32, seq: u64, delay: Nanos) -> SpurtEvent {
+        match self.spurt {
+            Some(s) if spurt < s => return SpurtEvent::Stale,
+            Some(s) if spurt > s => return SpurtEvent::NewSpurt,
+            Some(_) => {
+                self.first_seq = self.first_seq.min(seq);
+                self.last_seq = self.last_seq.max(seq);
+            }
+            None => {
+                self.spurt = Some(spurt);
+                self.first_seq = seq;
+                self.last_seq = seq;
+            }
+        }
+        self.delays.push(delay);
+        SpurtEvent::Added
+    }
+
+    /// Decide the open spurt and empty the buffer for the next one.
+    pub fn settle(&mut self, mos_at: impl Fn(Nanos, f64) -> f64) -> Option<SpurtVerdict> {
+        let frames = self.last_seq - self.first_seq + 1;
+        let v = best_deadline(&mut self.delays, frames, mos_at);
+        self.delays.clear();
+        self.spurt = None;
+        v
+    }
+
+    /// The open spurt's verdict without closing it (for the results at the end).
+    pub fn peek(&self, mos_at: impl Fn(Nanos, f64) -> f64) -> Option<SpurtVerdict> {
+        let mut d = self.delays.clone();
+        best_deadline(&mut d, self.last_seq - self.first_seq + 1, mos_at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const MS: Nanos = 1_000_000;
+
+    /// ns2voip++'s own E-model for G.729A (`VoipDecoder::eModel`, Ro 93.2, A 5, Ie 11,
+    /// Bpl 19) as the score, so these traces can be worked by hand.
+    fn ns2voip_mos(d: Nanos, loss: f64) -> f64 {
+        let ms = d as f64 / 1e6;
+        let id = 0.024 * ms + if ms > 177.3 { 0.11 * (ms - 177.3) } else { 0.0 };
+        let p = loss * 100.0;
+        let ie = 11.0 + (95.0 - 11.0) * p / (p + 19.0);
+        let r: f64 = 93.2 - id - ie + 5.0;
+        let r = r.clamp(0.0, 100.0);
+        (1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r)).max(1.0)
+    }
+
+    /// One spurt of 5 frames, delays 40, 42, 45, 300, 41 ms, all received. Candidates
+    /// (sorted), loss = frames above the candidate / 5, Ie,eff = 11 + 84·p/(p + 19):
+    /// 40 ms: 80 %, Ie 78.88, R = 93.2 − 0.96 − 78.88 + 5 = 18.36; 41 ms: 60 %, Ie
+    /// 74.80, R = 22.42; 42 ms: 40 %, Ie 67.95, R = 29.24; 45 ms: 20 %, Ie 54.08,
+    /// R = 43.04; 300 ms: 0 %, Id = 7.2 + 0.11·122.7 = 20.697, R = 93.2 − 20.697 − 11 +
+    /// 5 = 66.50. MOS rises with R, so 300 ms wins: everything plays, at 300 ms.
+    #[test]
+    fn optimal_plays_a_late_packet_when_loss_costs_more_than_delay() {
+        let mut d = [40 * MS, 42 * MS, 45 * MS, 300 * MS, 41 * MS];
+        let v = best_deadline(&mut d, 5, ns2voip_mos).unwrap();
+        assert_eq!((v.delay, v.played, v.late), (300 * MS, 5, 0));
+        let r: f64 = 93.2 - 20.697 - 11.0 + 5.0;
+        let mos = 1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r);
+        assert!((v.mos - mos).abs() < 1e-9, "{} vs {mos}", v.mos);
+    }
+
+    /// Twenty frames, nineteen at 40 ms and one at 600 ms. d = 40: loss 5 %, Ie,eff =
+    /// 11 + 84·5/24 = 28.5, R = 93.2 − 0.96 − 28.5 + 5 = 68.74; d = 600: loss 0,
+    /// Id = 14.4 + 0.11·422.7 = 60.897, R = 93.2 − 60.897 − 11 + 5 = 26.30. The
+    /// straggler is dropped: 19 played at 40 ms, 1 late.
+    #[test]
+    fn optimal_drops_a_straggler_when_waiting_costs_more() {
+        let mut d = vec![40 * MS; 19];
+        d.push(600 * MS);
+        let v = best_deadline(&mut d, 20, ns2voip_mos).unwrap();
+        assert_eq!((v.delay, v.played, v.late), (40 * MS, 19, 1));
+        let r: f64 = 93.2 - 0.96 - 28.5 + 5.0;
+        let mos = 1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r);
+        assert!((v.mos - mos).abs() < 1e-9);
+    }
+
+    /// Frames never received count as lost at every candidate: 4 received of 10 at
+    /// 50 ms → loss 60 % whatever the delay (R = 93.2 − 1.2 − 74.797 + 5 = 22.20).
+    #[test]
+    fn optimal_counts_missing_frames_as_lost() {
+        let mut d = [50 * MS; 4];
+        let v = best_deadline(&mut d, 10, ns2voip_mos).unwrap();
+        assert_eq!((v.delay, v.played, v.late), (50 * MS, 4, 0));
+        assert!(best_deadline(&mut [], 3, ns2voip_mos).is_none());
+    }
+
+    /// The oracle sizes a spurt by its sequence range and settles it when a newer spurt
+    /// starts; a packet of a settled spurt is stale. Spurt 0: seqs 0, 1, 3 received
+    /// (2 lost) at 40, 40, 600 ms → frames 4; d = 40: loss 2/4 = 50 %, Ie 11 + 84·50/69
+    /// = 71.87, R = 25.37; d = 600: loss 25 %, Ie 11 + 84·25/44 = 58.73, R = 93.2 −
+    /// 60.897 − 58.73 + 5 = −21.4 → MOS 1. So 40 ms: 2 played, 1 late.
+    #[test]
+    fn oracle_settles_spurt_by_spurt() {
+        let mut o = SpurtOracle::default();
+        assert_eq!(o.push(0, 0, 40 * MS), SpurtEvent::Added);
+        assert_eq!(o.push(0, 1, 40 * MS), SpurtEvent::Added);
+        assert_eq!(o.push(0, 3, 600 * MS), SpurtEvent::Added);
+        assert_eq!(o.push(1, 4, 30 * MS), SpurtEvent::NewSpurt);
+        let v = o.peek(ns2voip_mos).unwrap();
+        assert_eq!((v.delay, v.played, v.late), (40 * MS, 2, 1));
+        assert_eq!(o.settle(ns2voip_mos), Some(v));
+        assert_eq!(o.push(1, 4, 30 * MS), SpurtEvent::Added);
+        assert_eq!(o.push(0, 2, 30 * MS), SpurtEvent::Stale);
+        let v = o.settle(ns2voip_mos).unwrap();
+        assert_eq!((v.delay, v.played, v.late), (30 * MS, 1, 0));
+    }
 
     /// First-packet anchoring, 60 ms buffer, packets every 20 ms. Network delays 30, 50, 95, 90, 89, 200,
     /// 40 ms. Offset = 30 + 60 = 90 ms, so packet i plays at 20i + 90: arrivals

@@ -25,8 +25,8 @@
 //! counters.
 //!
 //! **Receiver**: interarrival jitter per RFC 3550 A.8 (`rtp_stats.rs`, 8 kHz clock);
-//! playout buffer (`playout.rs`: fixed deadline, first-packet anchored, or Ramjee et
-//! al. adaptive); network loss,
+//! playout buffer (`playout.rs`: fixed deadline, first-packet anchored, Ramjee et
+//! al. adaptive, or ns2voip++'s per-spurt optimum in hindsight); network loss,
 //! late loss, and the E-model (`emodel.rs`). Loss counts from the first to the
 //! highest sequence number received (packets in flight at the end are not lost).
 //!
@@ -34,8 +34,14 @@
 //! plus the mean (playout time − generation time) of the played packets (network delay
 //! plus buffer wait) plus `extra_delay`; `"network"` = mean network one-way delay of the
 //! received packets + `extra_delay` — the DOCSIS study's d (its `extra_delay` was
-//! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss.
-//! The loss the E-model sees is (network lost + late) / expected.
+//! 20 ms for the far side), where the 60 ms buffer only turns late packets into loss;
+//! `"playout"` = the mean (playout time − generation time) + `extra_delay`, without
+//! packetisation, as ns2voip++ rates its calls.
+//! The loss the E-model sees is (network lost + late) / expected. With `playout =
+//! "optimal"` each spurt's delay is chosen with this same E-model and delay definition
+//! (the spurt's delay in place of the mean), and a played packet's (playout time −
+//! generation time) is its spurt's delay; the spurt still open at the end is decided
+//! on the packets it has.
 //!
 //! **RTCP** (`rtcp = true`, the default; RFC 3550 §6): a call is one RTP session of
 //! two members, the caller and the callee. Each member runs the §6.3/A.7 report timer
@@ -55,7 +61,7 @@
 //! run from the call's start.
 
 use super::emodel::{self, CodecImpairment, EModel};
-use super::playout::{Playout, PlayoutKind};
+use super::playout::{Playout, PlayoutKind, SpurtEvent, SpurtOracle, SpurtVerdict};
 use super::rtcp::RtcpConfig;
 use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
 use super::rtp_stats::SourceStats;
@@ -81,10 +87,10 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "talk_mean", ty: "duration", default: "1.004s", doc: "mean talk spurt (ITU-T P.59)" },
             ParamDoc { name: "silence_mean", ty: "duration", default: "1.587s", doc: "mean silence (ITU-T P.59)" },
             ParamDoc { name: "bidirectional", ty: "bool", default: "false", doc: "a conversation: a second flow from dst back to src" },
-            ParamDoc { name: "playout", ty: "string", default: "first-packet", doc: "fixed-deadline (late = one-way delay above playout_delay), first-packet (offset = first packet's delay + playout_delay; `fixed` is its old name) or adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt)" },
+            ParamDoc { name: "playout", ty: "string", default: "first-packet", doc: "fixed-deadline (late = one-way delay above playout_delay), first-packet (offset = first packet's delay + playout_delay; `fixed` is its old name), adaptive (Ramjee et al. 1994 algorithm 1, per talk spurt) or optimal (ns2voip++ VoipDecoderOptimal: per talk spurt, in hindsight, the packet delay with the best MOS)" },
             ParamDoc { name: "playout_delay", ty: "duration", default: "60ms", doc: "the buffer delay D: the deadline (fixed-deadline) or the margin over the first packet's delay (first-packet, adaptive's first spurt)" },
-            ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107) or cole-rosenbluth (the simplified fit)" },
-            ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra) or network (mean one-way + extra, the DOCSIS study's)" },
+            ParamDoc { name: "emodel", ty: "string", default: "g107", doc: "g107 (full ITU-T G.107), cole-rosenbluth (the simplified fit) or ns2voip (ns2voip++'s: Cole-Rosenbluth delay term, G.107 loss term, Ro 93.2, A 5)" },
+            ParamDoc { name: "emodel_delay", ty: "string", default: "mouth-to-ear", doc: "mouth-to-ear (packetisation + playout delay + extra), network (mean one-way + extra, the DOCSIS study's) or playout (playout delay + extra, ns2voip++'s)" },
             ParamDoc { name: "extra_delay", ty: "duration", default: "0s", doc: "delay added to the E-model's delay (the DOCSIS study adds 20 ms for the far side)" },
             ParamDoc { name: "rtcp", ty: "bool", default: "true", doc: "send RTCP reports (SR from a member that talks, RR from one that only listens)" },
             ParamDoc { name: "session_bw", ty: "rate", default: "packet rate × directions", doc: "session bandwidth for the RTCP interval (RFC 3550 §6.2): the nominal IP rate of all senders" },
@@ -128,6 +134,18 @@ pub const G729A: Codec = Codec {
 /// RTP clock of both codecs (RFC 3551).
 const CLOCK: u32 = 8000;
 
+/// Which delay the E-model sees (`emodel_delay`), `extra_delay` added to each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EModelDelay {
+    /// Packetisation + mean (playout − generation) of the played packets.
+    MouthToEar,
+    /// Mean network one-way delay of the received packets (the DOCSIS study's d).
+    Network,
+    /// Mean (playout − generation) of the played packets: ns2voip++'s delay, which has
+    /// no packetisation.
+    Playout,
+}
+
 /// Settings shared by all calls of an entry.
 #[derive(Clone, Copy, Debug)]
 pub struct CallConfig {
@@ -139,7 +157,7 @@ pub struct CallConfig {
     pub playout: PlayoutKind,
     pub playout_delay: Nanos,
     pub emodel: EModel,
-    pub network_delay: bool,
+    pub emodel_delay: EModelDelay,
     pub extra_delay: Nanos,
     pub start: Nanos,
     pub stop: Nanos,
@@ -150,6 +168,18 @@ pub struct CallConfig {
 impl CallConfig {
     pub fn packet_bytes(&self) -> u32 {
         (self.codec.bit_rate * self.ptime / NS_PER_S / 8) as u32 + self.header_bytes
+    }
+
+    /// `playout = "optimal"`: a spurt's MOS if its packets play `delay` after they were
+    /// sent and a fraction `loss` of its frames is lost, with the call's E-model and
+    /// delay definition (`emodel_delay`).
+    fn spurt_mos(&self, delay: Nanos, loss: f64) -> f64 {
+        let ms = |ns: Nanos| ns as f64 / 1e6;
+        let d = match self.emodel_delay {
+            EModelDelay::MouthToEar => ms(self.ptime + delay + self.extra_delay),
+            EModelDelay::Network | EModelDelay::Playout => ms(delay + self.extra_delay),
+        };
+        emodel::mos(self.emodel.r(&self.codec.impairment, d, loss))
     }
 
     /// RFC 3550 §6.2's session bandwidth: the nominal IP rate of the `senders`
@@ -193,19 +223,34 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
     let playout = match p.choice_or(
         "playout",
         "first-packet",
-        &["first-packet", "fixed", "fixed-deadline", "adaptive"],
+        &[
+            "first-packet",
+            "fixed",
+            "fixed-deadline",
+            "adaptive",
+            "optimal",
+        ],
     )? {
         "adaptive" => PlayoutKind::Adaptive,
+        "optimal" => PlayoutKind::Optimal,
         "fixed-deadline" => PlayoutKind::FixedDeadline,
         _ => PlayoutKind::FirstPacket,
     };
     let playout_delay = p.duration_or("playout_delay", 60 * NS_PER_MS)?;
-    let emodel = match p.choice_or("emodel", "g107", &["g107", "cole-rosenbluth"])? {
+    let emodel = match p.choice_or("emodel", "g107", &["g107", "cole-rosenbluth", "ns2voip"])? {
         "cole-rosenbluth" => EModel::ColeRosenbluth,
+        "ns2voip" => EModel::Ns2Voip,
         _ => EModel::G107,
     };
-    let network_delay =
-        p.choice_or("emodel_delay", "mouth-to-ear", &["mouth-to-ear", "network"])? == "network";
+    let emodel_delay = match p.choice_or(
+        "emodel_delay",
+        "mouth-to-ear",
+        &["mouth-to-ear", "network", "playout"],
+    )? {
+        "network" => EModelDelay::Network,
+        "playout" => EModelDelay::Playout,
+        _ => EModelDelay::MouthToEar,
+    };
     let extra_delay = p.duration_or("extra_delay", 0)?;
     let base = CallConfig {
         codec,
@@ -215,7 +260,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         playout,
         playout_delay,
         emodel,
-        network_delay,
+        emodel_delay,
         extra_delay,
         start: e.start,
         stop: e.stop,
@@ -279,6 +324,8 @@ pub struct Direction {
     sent: u64,
     // Receiver.
     playout: Playout,
+    /// `playout = "optimal"`: the spurt being collected (packets sent since the warm-up).
+    oracle: Option<SpurtOracle>,
     stats: SourceStats,
     received: u64,
     late: u64,
@@ -303,6 +350,7 @@ impl Direction {
             spurt_left: 0,
             sent: 0,
             playout: Playout::new(cfg.playout, cfg.playout_delay),
+            oracle: (cfg.playout == PlayoutKind::Optimal).then(SpurtOracle::default),
             stats: SourceStats::default(),
             received: 0,
             late: 0,
@@ -376,12 +424,34 @@ impl Direction {
         self.jitter_ts_sum += self.stats.jitter_exact();
         self.first_seq = Some(self.first_seq.map_or(d.seq, |f| f.min(d.seq)));
         self.highest_seq = self.highest_seq.max(d.seq);
+        if let Some(oracle) = self.oracle.as_mut() {
+            let (spurt, delay) = (d.tag.unit, now - gen);
+            match oracle.push(spurt, d.seq, delay) {
+                SpurtEvent::Added => {}
+                SpurtEvent::Stale => self.late += 1,
+                SpurtEvent::NewSpurt => {
+                    let v = oracle.settle(|x, loss| cfg.spurt_mos(x, loss));
+                    oracle.push(spurt, d.seq, delay);
+                    self.count(v);
+                }
+            }
+            return;
+        }
         match play {
             Some(play) => {
                 self.played += 1;
                 self.play_delay_sum += (play - gen) as f64;
             }
             None => self.late += 1,
+        }
+    }
+
+    /// Add a settled spurt's verdict to the playout counters.
+    fn count(&mut self, v: Option<SpurtVerdict>) {
+        if let Some(v) = v {
+            self.played += v.played;
+            self.late += v.late;
+            self.play_delay_sum += v.played as f64 * v.delay as f64;
         }
     }
 
@@ -396,6 +466,18 @@ impl Direction {
         ledger: Option<&ReportLedger>,
         out: &mut Vec<(&'static str, Val)>,
     ) {
+        // `optimal`: the spurt still open counts as decided on the packets it has.
+        let (mut played, mut late, mut play_delay_sum) =
+            (self.played, self.late, self.play_delay_sum);
+        if let Some(v) = self
+            .oracle
+            .as_ref()
+            .and_then(|o| o.peek(|x, loss| cfg.spurt_mos(x, loss)))
+        {
+            played += v.played;
+            late += v.late;
+            play_delay_sum += v.played as f64 * v.delay as f64;
+        }
         let expected = self.expected();
         let frac = |n: u64| {
             if expected > 0 {
@@ -405,26 +487,26 @@ impl Direction {
             }
         };
         let lost = expected.saturating_sub(self.received.min(expected));
-        let late_rate = frac(self.late);
-        let total = frac(lost + self.late).min(1.0);
+        let late_rate = frac(late);
+        let total = frac(lost + late).min(1.0);
         let ms = |ns: f64| ns / 1e6;
         let extra = cfg.extra_delay as f64;
-        let m2e = ms(cfg.ptime as f64 + self.play_delay_sum / self.played as f64 + extra);
+        let m2e = ms(cfg.ptime as f64 + play_delay_sum / played as f64 + extra);
         let owd = ms(self.owd_sum / self.received as f64);
-        let delay = if cfg.network_delay {
-            owd + ms(extra)
-        } else {
-            m2e
+        let delay = match cfg.emodel_delay {
+            EModelDelay::MouthToEar => m2e,
+            EModelDelay::Network => owd + ms(extra),
+            EModelDelay::Playout => ms(play_delay_sum / played as f64 + extra),
         };
-        let r = if self.played > 0 {
+        let r = if played > 0 {
             cfg.emodel.r(&cfg.codec.impairment, delay, total)
         } else {
             f64::NAN
         };
-        let mos = if self.played > 0 { emodel::mos(r) } else { 1.0 };
+        let mos = if played > 0 { emodel::mos(r) } else { 1.0 };
         out.push(("packets_sent", Val::U(self.sent)));
         out.push(("packets_received", Val::U(self.received)));
-        out.push(("packets_late", Val::U(self.late)));
+        out.push(("packets_late", Val::U(late)));
         out.push(("voice_loss_rate", Val::F(frac(lost))));
         out.push(("late_rate", Val::F(late_rate)));
         out.push(("total_loss_rate", Val::F(total)));
@@ -751,7 +833,7 @@ mod tests {
             playout: PlayoutKind::FirstPacket,
             playout_delay: 60 * NS_PER_MS,
             emodel: EModel::ColeRosenbluth,
-            network_delay: false,
+            emodel_delay: EModelDelay::MouthToEar,
             extra_delay: 0,
             start: 0,
             stop: 60 * NS_PER_S,

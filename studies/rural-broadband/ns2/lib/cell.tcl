@@ -1,28 +1,40 @@
-# One cell of the rural-broadband reconstruction in ns-2.35 as released (Debian's ns2,
-# no CoDel or PIE module): the paper's dumbbell (Section III, Fig. 2) with DropTail or
-# ARED at the bottleneck 4->5, four FTP flows on Agent/TCP/Newreno, two PackMime-HTTP
+# One cell of the rural-broadband reconstruction in ns-2.35: the paper's dumbbell
+# (Section III, Fig. 2) with DropTail or ARED (ns-2.35 as released, Debian's ns2) or
+# CoDel or PIE (the authors' ns-2 code: an ns-2.35 built by ../build-ns2-aqm.sh) at the
+# bottleneck 4->5, four FTP flows on Agent/TCP/Newreno, two PackMime-HTTP
 # loads and CBR stand-ins for the video and the voice calls.
 #
-#   ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S
+#   ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S [WEB]
 #
-# QUEUE is DropTail or ARED. Prints one line
+# QUEUE is DropTail, ARED, CoDel or PIE (TARGET_S: ARED's targetdelay_, CoDel's target_,
+# PIE's qdelay_ref_; ignored for DropTail). Prints one line
 #   CELL delay_ms <mean queueing delay> drop_pct <drops/arrivals> util <departed bits/(C*T)>
 # over [WARMUP, DURATION] at the bottleneck queue. Values are the paper's (section in
 # brackets) or ns-2.35's defaults (tcl/lib/ns-default.tcl, line); others are marked
 # (assumed) and follow the aqmlab study (../scenario.toml) so that the two can be compared.
-if {$argc != 7} {
-    puts stderr "usage: ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S"
+# WEB is 1 (default) or 0: 0 leaves out the two PackMime loads (a diagnostic, see
+# ../results-ns2-aqm.md).
+if {$argc != 7 && $argc != 8} {
+    puts stderr "usage: ns cell.tcl QUEUE TARGET_S LIMIT_PKTS SEED DURATION_S WARMUP_S D8_S \[WEB\]"
     exit 2
 }
-lassign $argv qkind target limit seed duration warmup d8
-if {$qkind ne "DropTail" && $qkind ne "ARED"} {
-    puts stderr "cell.tcl: QUEUE = '$qkind', expected DropTail or ARED"
+lassign $argv qkind target limit seed duration warmup d8 web
+if {$web eq ""} { set web 1 }
+if {$web ni {0 1}} {
+    puts stderr "cell.tcl: WEB = '$web', expected 0 or 1"
     exit 2
 }
-
+if {$qkind ni {DropTail ARED CoDel PIE}} {
+    puts stderr "cell.tcl: QUEUE = '$qkind', expected DropTail, ARED, CoDel or PIE"
+    exit 2
+}
 global defaultRNG
 $defaultRNG seed $seed
 set ns [new Simulator]
+if {$qkind in {CoDel PIE} && [catch {delete [new Queue/$qkind]}]} {
+    puts stderr "cell.tcl: this ns has no Queue/$qkind: build one with ../build-ns2-aqm.sh"
+    exit 3
+}
 $ns use-scheduler Heap
 
 # ARED [III]: Queue/RED with adaptive_ 1 (Floyd et al. 2001), gentle (ns-default.tcl:146),
@@ -35,6 +47,13 @@ Queue/RED set adaptive_ 1
 Queue/RED set targetdelay_ $target
 Queue/RED set bytes_ false
 Queue/RED set queue_in_bytes_ false
+# CoDel: Nichols's codel.cc, interval_ 100 ms as its patch sets it; target_ swept [III.A].
+# PIE: the authors' pie.cc with the defaults of ../build-ns2-aqm.sh (a_ 0.125, b_ 1.25,
+# tUpdate_ 30 ms, dq_threshold_ 10000 B, burst_allowance_ 100 ms,
+# mean_pktsize_ 1000: the buffer is limit_ x 1000 B) in packet mode [III] (bytes_ false,
+# as the study's E2); qdelay_ref_ swept [III.A].
+if {$qkind eq "CoDel"} { Queue/CoDel set target_ $target }
+if {$qkind eq "PIE"} { Queue/PIE set qdelay_ref_ $target; Queue/PIE set bytes_ false }
 
 # TCP [III]: NewReno, IW 3, MSS 1024 B (packetSize_ is the segment's payload; 40 B of
 # TCP/IP headers are added: 1064 B on the wire). Everything else ns-2.35's defaults:
@@ -49,7 +68,7 @@ for {set i 1} {$i <= 8} {incr i} { set n($i) [$ns node] }
 $ns duplex-link $n(1) $n(4) 100Mb 2.5ms DropTail
 $ns duplex-link $n(2) $n(4) 100Mb 2.5ms DropTail
 $ns duplex-link $n(3) $n(4) 100Mb 2.5ms DropTail
-if {$qkind eq "ARED"} { set q RED } else { set q DropTail }
+set q [dict get {DropTail DropTail ARED RED CoDel CoDel PIE PIE} $qkind]
 $ns simplex-link $n(4) $n(5) 2Mb 0ms $q
 $ns simplex-link $n(5) $n(4) 2Mb 0ms DropTail
 $ns queue-limit $n(4) $n(5) $limit
@@ -80,7 +99,7 @@ foreach {src dst} {1 6 1 6 3 8 3 8} {
 
 # Two PackMime-HTTP loads [III], servers left (1, 3), clients right (6, 8), HTTP/1.0 at
 # 1.4 new connections/s each (assumed, the study's rate: see the README).
-foreach {srv cli} {1 6 3 8} {
+foreach {srv cli} [expr {$web ? {1 6 3 8} : {}}] {
     set pm [new PackMimeHTTP]
     $pm set-client $n($cli)
     $pm set-server $n($srv)
