@@ -16,6 +16,7 @@ const MS: u64 = 1_000_000;
 
 fn link() -> LinkInfo {
     LinkInfo {
+        base_rtt: aqmlab_core::scenario::bdp::BaseRtt::Unknown,
         rate_bps: 10_000_000,
         mtu: 1500,
         delay: 0,
