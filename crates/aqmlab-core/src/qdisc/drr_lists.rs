@@ -98,6 +98,12 @@ impl DrrLists {
         }
     }
 
+    /// Whether `flow` is on a list (Linux CAKE: its `set` is not `CAKE_SET_NONE`).
+    #[inline]
+    pub fn listed(&self, flow: u32) -> bool {
+        self.list[flow as usize] != List::None
+    }
+
     /// `flow` sent `bytes`.
     #[inline]
     pub fn charge(&mut self, flow: u32, bytes: u32) {
