@@ -31,10 +31,22 @@ pub enum FlowMode {
     DstHost,
     Hosts,
     Flows,
+    DualSrc,
+    DualDst,
+    Triple,
 }
 
 impl FlowMode {
-    pub const NAMES: [&'static str; 5] = ["flowblind", "srchost", "dsthost", "hosts", "flows"];
+    pub const NAMES: [&'static str; 8] = [
+        "flowblind",
+        "srchost",
+        "dsthost",
+        "hosts",
+        "flows",
+        "dual-srchost",
+        "dual-dsthost",
+        "triple-isolate",
+    ];
 
     pub fn from_name(s: &str) -> FlowMode {
         match s {
@@ -42,8 +54,21 @@ impl FlowMode {
             "srchost" => FlowMode::SrcHost,
             "dsthost" => FlowMode::DstHost,
             "hosts" => FlowMode::Hosts,
-            _ => FlowMode::Flows,
+            "flows" => FlowMode::Flows,
+            "dual-srchost" => FlowMode::DualSrc,
+            "dual-dsthost" => FlowMode::DualDst,
+            _ => FlowMode::Triple,
         }
+    }
+
+    /// Fairness between source hosts (Linux `cake_dsrc`).
+    pub fn dual_src(self) -> bool {
+        matches!(self, FlowMode::DualSrc | FlowMode::Triple)
+    }
+
+    /// Fairness between destination hosts (Linux `cake_ddst`).
+    pub fn dual_dst(self) -> bool {
+        matches!(self, FlowMode::DualDst | FlowMode::Triple)
     }
 }
 
@@ -73,20 +98,35 @@ impl SetHash {
             FlowMode::SrcHost => src(),
             FlowMode::DstHost => dst(),
             FlowMode::Hosts => src() ^ dst(),
-            FlowMode::Flows => salted_hash(pkt.hash, salt),
+            FlowMode::Flows | FlowMode::DualSrc | FlowMode::DualDst | FlowMode::Triple => {
+                salted_hash(pkt.hash, salt)
+            }
         }
+    }
+
+    /// The source and destination host hashes of `pkt` (for host fairness).
+    #[inline]
+    pub fn host_hashes(pkt: &Packet, salt: u32) -> (u32, u32) {
+        (salted_hash(pkt.src, salt), salted_hash(pkt.dst, !salt))
     }
 
     /// The queue for flow hash `h`; `in_use(q)` tells whether queue `q` is in use.
     #[inline]
     pub fn queue(&mut self, h: u32, in_use: impl Fn(u32) -> bool) -> u32 {
+        self.lookup(h, in_use).0
+    }
+
+    /// `queue`, and whether the queue is newly given to this flow (not found in use
+    /// under its tag: Linux then allocates the flow's host slots).
+    #[inline]
+    pub fn lookup(&mut self, h: u32, in_use: impl Fn(u32) -> bool) -> (u32, bool) {
         if self.mode == FlowMode::Blind {
-            return 0;
+            return (0, !in_use(0));
         }
         let n = self.tags.len() as u32;
         let reduced = h % n;
         if self.tags[reduced as usize] == h && in_use(reduced) {
-            return reduced;
+            return (reduced, false);
         }
         let inner = reduced % WAYS;
         let outer = reduced - inner;
@@ -96,8 +136,45 @@ impl SetHash {
             .find(|&q| self.tags[q as usize] == h)
             .or_else(|| (0..WAYS).map(way).find(|&q| !in_use(q)))
             .unwrap_or(reduced);
+        let fresh = self.tags[q as usize] != h || !in_use(q);
         self.tags[q as usize] = h;
-        q
+        (q, fresh)
+    }
+}
+
+/// One direction's host table for host fairness (Linux `cake_host`: a tag and a
+/// bulk-flow count per slot, looked up 8-way set-associatively in `cake_hash`).
+#[derive(Debug)]
+pub struct Hosts {
+    tags: Vec<u32>,
+    /// Bulk flows of the host in each slot.
+    pub bulk: Vec<u32>,
+}
+
+impl Hosts {
+    pub fn new(n: u32) -> Self {
+        Hosts {
+            tags: vec![0; n as usize],
+            bulk: vec![0; n as usize],
+        }
+    }
+
+    /// The slot of host hash `h`: the slot tagged `h` in its set, else the first slot
+    /// from its way with no bulk flows, else its own way; the slot is tagged `h`.
+    #[inline]
+    pub fn slot(&mut self, h: u32) -> u32 {
+        let n = self.tags.len() as u32;
+        let idx = h % n;
+        let inner = idx % WAYS;
+        let outer = idx - inner;
+        let way = |i: u32| outer + (inner + i) % WAYS;
+        let s = (0..WAYS)
+            .map(way)
+            .find(|&s| self.tags[s as usize] == h)
+            .or_else(|| (0..WAYS).map(way).find(|&s| self.bulk[s as usize] == 0))
+            .unwrap_or(idx);
+        self.tags[s as usize] = h;
+        s
     }
 }
 
