@@ -28,6 +28,9 @@
 //!   max(interval + target_eff − target, 2 · target_eff)`; the DRR quantum is
 //!   `bandwidth/8 >> 12` bytes clamped to [300, 1514]. Unshaped, the MTU time is 0 and
 //!   the quantum 1514 B.
+//! - **ACK filter** (`cake_ack.rs`, `ack_filter`): an arriving ACK may drop an older
+//!   redundant pure ACK of its connection from the same queue (counted as an early
+//!   drop at enqueue).
 //! - **DRR++** (`drr_lists.rs`): new (sparse) flows first, a quantum per round.
 //! - **Overflow**: beyond the memory limit, drop from the head of the fattest flow (one
 //!   packet at a time until under the limit) and tell that flow's COBALT
@@ -42,10 +45,11 @@
 //!   wakes the link when the next packet is due. 0 (default) = unlimited.
 //!
 //! Left out (Linux features): diffserv tins and their bandwidth thresholds (everything
-//! is best effort: tc's default is `diffserv3`), the ACK filter, NAT lookup, autorate, `split_gso`, the
+//! is best effort: tc's default is `diffserv3`), NAT lookup, autorate, `split_gso`, the
 //! "decaying" flow list (a flow that empties leaves the bulk set at once), `fwmark`,
 //! `wash`. `1/√count` is exact (no Newton cache).
 
+use super::cake_ack;
 use super::cake_framing::Framing;
 use super::cake_hash::{FlowMode, Hosts, SetHash, WAYS};
 use super::classify::{self, Classifier, Mode};
@@ -139,6 +143,8 @@ pub struct Cake {
     pub memlimit: u64,
     pub framing: Framing,
     pub ingress: bool,
+    /// ACK filter: None (off), Some(aggressive).
+    pub ack_filter: Option<bool>,
     time_next_packet: Nanos,
     /// Set while the shaper holds a packet back (Linux arms its watchdog only then):
     /// the time it may leave. A shaper above the link's rate never throttles.
@@ -207,6 +213,12 @@ pub const DOC: KindDoc = KindDoc {
             default: "none",
             doc: "none, atm (48-byte cells in 53) or ptm (one byte per 64)",
         },
+        ParamDoc {
+            name: "ack_filter",
+            ty: "string",
+            default: "none",
+            doc: "none, ack-filter or ack-filter-aggressive: drop queued TCP ACKs a newer ACK makes redundant",
+        },
         PARAMS[0],
         PARAMS[1],
         PARAMS[2],
@@ -263,6 +275,7 @@ impl Cake {
             memlimit: default_memlimit(0, params.interval, mtu),
             framing: Framing::RAW,
             ingress: false,
+            ack_filter: None,
             time_next_packet: 0,
             throttled_until: None,
             bulk: Bulk {
@@ -307,6 +320,15 @@ impl Cake {
         }
         q.ingress = p.bool_or("ingress", false)?;
         q.framing = Framing::read(p)?;
+        q.ack_filter = match p.choice_or(
+            "ack_filter",
+            "none",
+            &["none", "ack-filter", "ack-filter-aggressive"],
+        )? {
+            "ack-filter" => Some(false),
+            "ack-filter-aggressive" => Some(true),
+            _ => None,
+        };
         q.params.target = target;
         q.params.interval = interval;
         q.mtu_time = mtu_time;
@@ -379,6 +401,20 @@ impl Discipline for Cake {
         f.q.push_back(p, ctx.packets);
         self.packets += 1;
         self.bytes += ctx.packets[p].size as u64;
+        if let Some(aggressive) = self.ack_filter {
+            if let Some(i) = cake_ack::redundant(&f.q, ctx.packets, aggressive) {
+                let ack = f.q.remove(i, ctx.packets).expect("in the queue");
+                let size = ctx.packets[ack].size;
+                self.packets -= 1;
+                self.bytes -= size as u64;
+                ctx.drop(ack, DropReason::Early, Stage::Enqueue);
+                if self.ingress {
+                    self.advance_shaper(size, ctx.now);
+                }
+            }
+        }
+        let f = &mut self.flows[idx as usize];
+        let b = &mut self.bulk;
         let quantum = self.lists.quantum() / b.host_load(f);
         self.lists.activate_with(idx, quantum.max(1));
         let mut survived = true;
@@ -592,5 +628,27 @@ mod tests {
             (a / 1500).abs_diff(300) <= 3 && (b / 1500).abs_diff(100) <= 3,
             "{a} {b}"
         );
+    }
+
+    #[test]
+    fn ack_filter_drops_the_older_redundant_ack_at_enqueue() {
+        use crate::net::packet::{tcp_flags, PacketKind};
+        let mut h = Harness::new();
+        let mut q = cake();
+        q.ack_filter = Some(false);
+        let mut acks = Vec::new();
+        for (i, a) in [1000u64, 2000, 3000].into_iter().enumerate() {
+            let p = h.packet(5, 40);
+            let pk = &mut h.packets[p];
+            pk.kind = PacketKind::Tcp;
+            pk.tcp.flags = tcp_flags::ACK;
+            pk.tcp.ack = a;
+            acks.push(p);
+            assert!(q.enqueue(p, &mut h.ctx(i as Nanos * MS)));
+        }
+        // ACK 3000 finds two older eligible ACKs (1000, 2000): the oldest goes.
+        assert_eq!(h.dropped(), vec![(acks[0], DropReason::Early)]);
+        assert_eq!((q.len_packets(), q.len_bytes()), (2, 80));
+        assert_eq!(q.dequeue(&mut h.ctx(3 * MS)), Some(acks[1]));
     }
 }

@@ -18,6 +18,7 @@ pub mod avq;
 pub mod avqred;
 pub mod blue;
 pub mod cake;
+pub mod cake_ack;
 pub mod cake_framing;
 pub mod cake_hash;
 pub mod child_stats;
