@@ -651,4 +651,30 @@ mod tests {
         assert_eq!((q.len_packets(), q.len_bytes()), (2, 80));
         assert_eq!(q.dequeue(&mut h.ctx(3 * MS)), Some(acks[1]));
     }
+
+    #[test]
+    fn rate_scaling_and_memory_limit_follow_cake_set_rate_and_reconfigure() {
+        // 10 Mbit/s: 1514 B take 1.2112 ms; 1.5× that is under 5 ms → target 5 ms,
+        // interval 100 ms; quantum 1 250 000 B/s >> 12 = 305 B.
+        assert_eq!(
+            set_rate(10_000_000, 1500, 5 * MS, 100 * MS),
+            (5 * MS, 100 * MS, 1_211_200, 305)
+        );
+        // 1 Mbit/s: MTU time 12.112 ms → target 18.168 ms, interval 100 + 18.168 − 5 =
+        // 113.168 ms; quantum 125 000 >> 12 = 30 → raised to 300.
+        assert_eq!(
+            set_rate(1_000_000, 1500, 5 * MS, 100 * MS),
+            (18_168_000, 113_168_000, 12_112_000, 300)
+        );
+        // Unshaped: no MTU time, quantum 1514, the user's values.
+        assert_eq!(
+            set_rate(0, 1500, 5 * MS, 100 * MS),
+            (5 * MS, 100 * MS, 0, 1514)
+        );
+        // Memory: 1 Mbit/s → 4 · 125 000 B/s · 0.1 s = 50 kB → the 4 MiB floor; 1 Gbit/s
+        // → 50 MB → capped at 10240 · 1514 = 15 503 360 B; unshaped → the cap.
+        assert_eq!(default_memlimit(1_000_000, 100 * MS, 1500), 4 << 20);
+        assert_eq!(default_memlimit(1_000_000_000, 100 * MS, 1500), 15_503_360);
+        assert_eq!(default_memlimit(0, 100 * MS, 1500), 15_503_360);
+    }
 }
