@@ -292,7 +292,7 @@ impl Cake {
     pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
         let bandwidth = p.rate("bandwidth")?.unwrap_or(0);
         let flows = p.u64_or("flows", 1024, WAYS as u64, 65536)? as u32;
-        if flows % WAYS != 0 {
+        if !flows.is_multiple_of(WAYS) {
             return Err(p.error(
                 "flows",
                 format!("{flows}: expected a multiple of {WAYS} (the hash table has sets of {WAYS} ways)"),
@@ -528,8 +528,10 @@ mod tests {
 
     /// The queue holding `flow`'s packets (8 queues, one set: each flow has its own).
     fn queue_of(q: &Cake, flow: u32) -> usize {
-        let mut pk = crate::net::packet::Packet::default();
-        pk.hash = flow;
+        let pk = crate::net::packet::Packet {
+            hash: flow,
+            ..Default::default()
+        };
         let h = q.hash.flow_hash(&pk, 1);
         (0..8).find(|&i| q.hash.tag(i) == h).expect("tagged") as usize
     }

@@ -81,7 +81,7 @@ pub struct SetHash {
 impl SetHash {
     /// A table over `n` queues (a multiple of `WAYS`).
     pub fn new(mode: FlowMode, n: u32) -> Self {
-        debug_assert!(n % WAYS == 0);
+        debug_assert!(n.is_multiple_of(WAYS));
         SetHash {
             mode,
             tags: vec![0; n as usize],
@@ -232,10 +232,12 @@ mod tests {
     #[test]
     fn host_modes_hash_addresses() {
         let t = SetHash::new(FlowMode::SrcHost, 8);
-        let mut a = Packet::default();
-        a.src = 1;
-        a.dst = 2;
-        a.hash = 77;
+        let a = Packet {
+            src: 1,
+            dst: 2,
+            hash: 77,
+            ..Default::default()
+        };
         let mut b = a.clone();
         b.hash = 78; // another flow of the same hosts
         assert_eq!(t.flow_hash(&a, 9), t.flow_hash(&b, 9));
