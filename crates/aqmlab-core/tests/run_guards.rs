@@ -193,8 +193,13 @@ hosts = "a"
 "#;
     let spec = ScenarioSpec::from_toml_str(text).unwrap();
     let shaped = run_scenario(&spec, Some(1), &RunOptions::default()).expect("the run finishes");
-    let unshaped =
-        ScenarioSpec::from_toml_str(&text.replace(", bandwidth = \"20Mbit\"", "")).unwrap();
+    // Without the shaper, with the quantum (20 Mbit/s / 8 >> 12 = 610 B) and memory
+    // limit (4 MiB) that CAKE derives from the 20 Mbit/s bandwidth.
+    let unshaped = ScenarioSpec::from_toml_str(&text.replace(
+        "bandwidth = \"20Mbit\"",
+        "quantum = \"610B\", memlimit = \"4194304B\"",
+    ))
+    .unwrap();
     let unshaped = run_scenario(&unshaped, Some(1), &RunOptions::default()).unwrap();
     // The same packets leave at the same times as with no shaper at all.
     for col in ["dequeued", "drops", "utilization", "sojourn_ms_mean"] {

@@ -1,33 +1,59 @@
 //! CAKE, "Common Applications Kept Enhanced": Høiland-Jørgensen, Täht, Morton, "Piece
 //! of CAKE: A Comprehensive Queue Management Solution for Home Gateways", IEEE LANMAN
-//! 2018, reimplemented (a subset) from Linux `net/sched/sch_cake.c`.
+//! 2018, reimplemented (a subset) from Linux `net/sched/sch_cake.c` (commit
+//! 0280f429dc21; functions named below).
 //!
 //! What this `cake` has:
-//! - **Flow isolation**: a salted 5-tuple hash into `flows` queues (the `fq_codel`
-//!   classifier; a plain hash, *not* Linux's 8-way set-associative table, so two flows
-//!   can collide as in fq_codel).
+//! - **Flow isolation** (`cake_hash.rs`): the isolation modes `flowblind`, `srchost`,
+//!   `dsthost`, `hosts`, `flows`, `dual-srchost`, `dual-dsthost`, `triple-isolate`
+//!   (default, as tc) and Linux's 8-way set-associative queue table. Host fairness
+//!   (dual/triple, `cake_dequeue`): a flow's quantum is divided by its host's number
+//!   of bulk flows (`host_load`, the larger of source and destination host for
+//!   triple-isolate), so hosts share the link equally whatever their flow counts.
+//!   Linux adds a random dither to that division (`prandom_u32() >> 16`); we divide
+//!   exactly.
 //! - **COBALT per flow** (`cobalt.rs`): CoDel with count decay at dequeue, BLUE against
-//!   unresponsive flows. `bulk_flows` in COBALT's over-target test is the number of
-//!   flows with packets queued (Linux counts the tin's bulk flows).
-//! - **DRR++** (`drr_lists.rs`): new (sparse) flows first, `quantum` bytes per round.
-//! - **Overflow**: beyond `memlimit` bytes, drop from the head of the fattest flow (one
+//!   unresponsive flows.
+//! - **Egress and ingress rules** (`cake_dequeue`): by default (egress, as tc) COBALT's
+//!   over-target test gets `bulk_flows = 0` (Linux passes `b->bulk_flow_count *
+//!   !!(rate_flags & CAKE_FLAG_INGRESS)`), a packet COBALT drops is not charged to the
+//!   flow's deficit nor to the shaper, and the next packet of the same flow is tried at
+//!   once. With `ingress = true` the dropped packet's length is charged to the deficit and
+//!   the shaper (the packet already used the upstream link) and the flow is chosen again,
+//!   and `bulk_flows` is the count of bulk flows. In both modes the last packet of a
+//!   queue is sent even when COBALT says drop ("Last packet in queue may be marked,
+//!   shouldn't be dropped").
+//! - **Rate-scaled parameters** (`cake_set_rate`): with a `bandwidth`, the MTU time is
+//!   `(MTU + 14 B)` at that rate; `target = max(target, 1.5 · MTU time)`, `interval =
+//!   max(interval + target_eff − target, 2 · target_eff)`; the DRR quantum is
+//!   `bandwidth/8 >> 12` bytes clamped to [300, 1514]. Unshaped, the MTU time is 0 and
+//!   the quantum 1514 B.
+//! - **ACK filter** (`cake_ack.rs`, `ack_filter`): an arriving ACK may drop an older
+//!   redundant pure ACK of its connection from the same queue (counted as an early
+//!   drop at enqueue).
+//! - **DRR++** (`drr_lists.rs`): new (sparse) flows first, a quantum per round.
+//! - **Overflow**: beyond the memory limit, drop from the head of the fattest flow (one
 //!   packet at a time until under the limit) and tell that flow's COBALT
-//!   (`cobalt_queue_full`), as Linux `cake_drop`.
+//!   (`cobalt_queue_full`), as Linux `cake_drop`. The default limit is Linux's
+//!   (`cake_reconfigure`): shaped, `max(4 · bandwidth/8 · rtt, 4 MiB)`; unshaped,
+//!   10240 · (MTU + 14 B); both capped at 10240 · (MTU + 14 B).
 //! - **Shaper** (`bandwidth`): a virtual clock `time_next_packet`; a packet may leave
 //!   only when `now ≥ time_next_packet`, which then becomes `max(time_next_packet, now)`
-//!   plus its serialisation time at `bandwidth` (Linux adds to the old value, which lets
-//!   a lagging clock catch up in a burst; we do not bank credit). The
-//!   qdisc timer (`next_timer`) wakes the link when the next packet is due. 0 (default)
-//!   = unlimited, i.e. shaped only by the link.
+//!   plus its serialisation time at `bandwidth` of its length after overhead
+//!   compensation (`cake_framing.rs`). Linux adds to the old value, which lets a lagging
+//!   clock catch up in a burst; we do not bank credit. The qdisc timer (`next_timer`)
+//!   wakes the link when the next packet is due. 0 (default) = unlimited.
 //!
 //! Left out (Linux features): diffserv tins and their bandwidth thresholds (everything
-//! is best effort), the ACK filter, NAT lookup, overhead/ATM/PTM compensation and
-//! `mpu`, host isolation (`dual-srchost`, `triple-isolate`, ...: flows only), ingress
-//! mode, autorate, `split_gso`, the set-associative hash, the sparse/bulk distinction
-//! by "decaying" flows, and `fwmark`. `1/√count` is exact (no Newton cache).
+//! is best effort: tc's default is `diffserv3`), NAT lookup, autorate, `split_gso`, the
+//! "decaying" flow list (a flow that empties leaves the bulk set at once), `fwmark`,
+//! `wash`. `1/√count` is exact (no Newton cache).
 
+use super::cake_ack;
+use super::cake_framing::Framing;
+use super::cake_hash::{FlowMode, Hosts, SetHash, WAYS};
 use super::classify::{self, Classifier, Mode};
-use super::cobalt::{mtu_time, CobaltParams, CobaltVars, CobaltVerdict, PARAMS};
+use super::cobalt::{CobaltParams, CobaltVars, CobaltVerdict, PARAMS};
 use super::drr_lists::DrrLists;
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
@@ -36,59 +62,162 @@ use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::time::Nanos;
 
+/// Linux's default `sch->limit` in packets, the cap on the memory limit.
+const LIMIT_PACKETS: u64 = 10240;
+/// Linux's `psched_mtu` adds the Ethernet header to the device MTU.
+const ETH_HEADER: u32 = 14;
+
 #[derive(Debug, Default)]
 struct Flow {
     q: PacketQueue,
     cvars: CobaltVars,
+    /// In the bulk set (ingress mode's `bulk_flow_count`, the hosts' bulk counts).
+    bulk: bool,
+    /// Slots in the source / destination host tables (host fairness).
+    srchost: u32,
+    dsthost: u32,
+}
+
+/// The flows' bulk state and the hosts' bulk counts.
+#[derive(Debug)]
+struct Bulk {
+    mode: FlowMode,
+    src: Hosts,
+    dst: Hosts,
+    /// Flows in the bulk set (ingress mode's COBALT term).
+    flows: u64,
+}
+
+impl Bulk {
+    fn enter(&mut self, f: &mut Flow) {
+        if !f.bulk {
+            f.bulk = true;
+            self.flows += 1;
+            self.count(f, true);
+        }
+    }
+
+    fn leave(&mut self, f: &mut Flow) {
+        if f.bulk {
+            f.bulk = false;
+            self.flows -= 1;
+            self.count(f, false);
+        }
+    }
+
+    fn count(&mut self, f: &Flow, up: bool) {
+        let step = |c: &mut u32| if up { *c += 1 } else { *c -= 1 };
+        if self.mode.dual_src() {
+            step(&mut self.src.bulk[f.srchost as usize]);
+        }
+        if self.mode.dual_dst() {
+            step(&mut self.dst.bulk[f.dsthost as usize]);
+        }
+    }
+
+    /// Linux's `host_load`: the most bulk flows of the flow's source or destination
+    /// host (those the mode is fair between), at least 1.
+    fn host_load(&self, f: &Flow) -> i64 {
+        let mut load = 1;
+        if self.mode.dual_src() {
+            load = load.max(self.src.bulk[f.srchost as usize]);
+        }
+        if self.mode.dual_dst() {
+            load = load.max(self.dst.bulk[f.dsthost as usize]);
+        }
+        load as i64
+    }
 }
 
 #[derive(Debug)]
 pub struct Cake {
     classifier: Classifier,
+    hash: SetHash,
     flows: Vec<Flow>,
     lists: DrrLists,
     pub params: CobaltParams,
+    /// One (MTU + 14 B)'s serialisation time at `bandwidth`; 0 when unshaped.
+    pub mtu_time: Nanos,
     /// Shaper rate, bit/s; 0 = unlimited.
     pub bandwidth: u64,
     pub memlimit: u64,
+    pub framing: Framing,
+    pub ingress: bool,
+    /// ACK filter: None (off), Some(aggressive).
+    pub ack_filter: Option<bool>,
     time_next_packet: Nanos,
     /// Set while the shaper holds a packet back (Linux arms its watchdog only then):
     /// the time it may leave. A shaper above the link's rate never throttles.
     throttled_until: Option<Nanos>,
-    /// Flows with packets queued (COBALT's bulk_flows).
-    active: u64,
+    bulk: Bulk,
     packets: usize,
     bytes: u64,
 }
 
 pub const DOC: KindDoc = KindDoc {
     kind: "cake",
-    summary: "CAKE (subset): hashed flow queues, DRR++, COBALT per flow, optional shaper",
+    summary: "CAKE (subset): set-associative flow queues, DRR++, COBALT per flow, optional shaper with overhead compensation",
     source: "Høiland-Jørgensen, Täht, Morton, LANMAN 2018; Linux net/sched/sch_cake.c",
     params: &[
         ParamDoc {
             name: "bandwidth",
             ty: "rate",
             default: "0 (unlimited)",
-            doc: "shaper rate",
+            doc: "shaper rate; scales target, interval, quantum and the memory limit",
         },
         ParamDoc {
             name: "memlimit",
             ty: "size",
-            default: "4MB",
+            default: "Linux's: max(4·bandwidth·interval, 4MiB), unshaped 10240·(MTU+14B)",
             doc: "buffer in bytes; beyond it drop from the fattest flow",
         },
         ParamDoc {
             name: "flows",
             ty: "int",
             default: "1024",
-            doc: "flow queues",
+            doc: "flow queues (a multiple of 8: sets of 8 ways)",
+        },
+        ParamDoc {
+            name: "isolation",
+            ty: "string",
+            default: "triple-isolate",
+            doc: "flowblind, srchost, dsthost, hosts, flows, dual-srchost, dual-dsthost or triple-isolate (what a flow is; dual/triple also share fairly between hosts)",
         },
         ParamDoc {
             name: "quantum",
             ty: "size",
-            default: "MTU + 14 B",
+            default: "bandwidth/8 >> 12 in [300, 1514] B; unshaped 1514 B",
             doc: "DRR quantum",
+        },
+        ParamDoc {
+            name: "ingress",
+            ty: "bool",
+            default: "false",
+            doc: "tc `ingress`: dropped packets count against the flow's deficit and the shaper, COBALT counts bulk flows",
+        },
+        ParamDoc {
+            name: "overhead",
+            ty: "int",
+            default: "0",
+            doc: "bytes added per packet for the shaper (-64..256; docsis: 18, ethernet: 38)",
+        },
+        ParamDoc {
+            name: "mpu",
+            ty: "size",
+            default: "0",
+            doc: "minimum packet size for the shaper after overhead (docsis: 64)",
+        },
+        ParamDoc {
+            name: "atm",
+            ty: "string",
+            default: "none",
+            doc: "none, atm (48-byte cells in 53) or ptm (one byte per 64)",
+        },
+        ParamDoc {
+            name: "ack_filter",
+            ty: "string",
+            default: "none",
+            doc: "none, ack-filter or ack-filter-aggressive: drop queued TCP ACKs a newer ACK makes redundant",
         },
         PARAMS[0],
         PARAMS[1],
@@ -102,19 +231,59 @@ pub const KIND: Kind = Kind {
     build: |p, link| Ok(Cake::from_params(p, link.mtu)?.into()),
 };
 
+/// Linux `cake_set_rate` for `bandwidth` bit/s: (target, interval, MTU time, quantum)
+/// from the user's `target` and `interval` (tc `rtt`).
+pub fn set_rate(
+    bandwidth: u64,
+    mtu: u32,
+    target: Nanos,
+    interval: Nanos,
+) -> (Nanos, Nanos, Nanos, u32) {
+    if bandwidth == 0 {
+        return (target, interval.max(2 * target), 0, 1514);
+    }
+    let byte_rate = bandwidth / 8;
+    let quantum = (byte_rate >> 12).clamp(300, 1514) as u32;
+    let mtu_time = ((mtu + ETH_HEADER) as u128 * 8 * 1_000_000_000 / bandwidth as u128) as Nanos;
+    let t = (mtu_time * 3 / 2).max(target);
+    let i = (interval + t - target).max(2 * t);
+    (t, i, mtu_time, quantum)
+}
+
+/// Linux `cake_reconfigure`'s memory limit when `memlimit` is not given.
+pub fn default_memlimit(bandwidth: u64, interval: Nanos, mtu: u32) -> u64 {
+    let cap = LIMIT_PACKETS * (mtu + ETH_HEADER) as u64;
+    if bandwidth == 0 {
+        return cap;
+    }
+    let t = (bandwidth / 8) as u128 * interval as u128 * 4 / 1_000_000_000;
+    (t as u64).max(4 << 20).min(cap)
+}
+
 impl Cake {
     pub fn new(classifier: Classifier, mtu: u32) -> Self {
-        let n = classifier.queues() as usize;
+        let n = classifier.queues();
+        let params = CobaltParams::new();
         Cake {
             classifier,
+            hash: SetHash::new(FlowMode::Triple, n),
             flows: (0..n).map(|_| Flow::default()).collect(),
-            lists: DrrLists::new(n, mtu + 14),
-            params: CobaltParams::new(),
+            lists: DrrLists::new(n as usize, mtu + ETH_HEADER),
+            params,
+            mtu_time: 0,
             bandwidth: 0,
-            memlimit: 4 << 20,
+            memlimit: default_memlimit(0, params.interval, mtu),
+            framing: Framing::RAW,
+            ingress: false,
+            ack_filter: None,
             time_next_packet: 0,
             throttled_until: None,
-            active: 0,
+            bulk: Bulk {
+                mode: FlowMode::Triple,
+                src: Hosts::new(n),
+                dst: Hosts::new(n),
+                flows: 0,
+            },
             packets: 0,
             bytes: 0,
         }
@@ -122,18 +291,47 @@ impl Cake {
 
     pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
         let bandwidth = p.rate("bandwidth")?.unwrap_or(0);
-        let memlimit = p.size_or("memlimit", 4 << 20)?;
+        let flows = p.u64_or("flows", 1024, WAYS as u64, 65536)? as u32;
+        if !flows.is_multiple_of(WAYS) {
+            return Err(p.error(
+                "flows",
+                format!("{flows}: expected a multiple of {WAYS} (the hash table has sets of {WAYS} ways)"),
+            ));
+        }
+        let isolation =
+            FlowMode::from_name(p.choice_or("isolation", "triple-isolate", &FlowMode::NAMES)?);
+        let classifier = Classifier::from_params(p, flows, &[Mode::Flow], |c, n| c.min(n - 1))?;
+        let mut q = Cake::new(classifier, mtu);
+        q.hash = SetHash::new(isolation, flows);
+        q.bulk.mode = isolation;
+        q.params.read(p)?;
+        let (target, interval, mtu_time, quantum) =
+            set_rate(bandwidth, mtu, q.params.target, q.params.interval);
+        let memlimit = p.size_or(
+            "memlimit",
+            default_memlimit(bandwidth, q.params.interval, mtu),
+        )?;
         if memlimit == 0 {
             return Err(p.error("memlimit", "0B: expected a size greater than zero"));
         }
-        let flows = p.u64_or("flows", 1024, 1, 65536)? as u32;
-        let quantum = p.size_or("quantum", mtu as u64 + 14)?;
+        let quantum = p.size_or("quantum", quantum as u64)?;
         if quantum == 0 || quantum > 1 << 20 {
             return Err(p.error("quantum", format!("{quantum}B: expected 1B to 1MB")));
         }
-        let classifier = Classifier::from_params(p, flows, &[Mode::Flow], |c, n| c.min(n - 1))?;
-        let mut q = Cake::new(classifier, mtu);
-        q.params.read(p)?;
+        q.ingress = p.bool_or("ingress", false)?;
+        q.framing = Framing::read(p)?;
+        q.ack_filter = match p.choice_or(
+            "ack_filter",
+            "none",
+            &["none", "ack-filter", "ack-filter-aggressive"],
+        )? {
+            "ack-filter" => Some(false),
+            "ack-filter-aggressive" => Some(true),
+            _ => None,
+        };
+        q.params.target = target;
+        q.params.interval = interval;
+        q.mtu_time = mtu_time;
         q.bandwidth = bandwidth;
         q.memlimit = memlimit;
         q.lists = DrrLists::new(flows as usize, quantum as u32);
@@ -154,16 +352,22 @@ impl Cake {
         if let Some(v) = f.q.pop_front(ctx.packets) {
             f.cvars.queue_full(&self.params, ctx.now);
             self.packets -= 1;
-            self.bytes -= ctx.packets[v].size as u64;
-            if f.q.is_empty() {
-                self.active -= 1;
+            let size = ctx.packets[v].size;
+            self.bytes -= size as u64;
+            if self.ingress {
+                self.advance_shaper(size, ctx.now);
             }
             ctx.drop(v, DropReason::Overflow, Stage::Enqueue);
         }
     }
 
-    fn tx_time(&self, size: u32) -> Nanos {
-        (size as u128 * 8 * 1_000_000_000 / self.bandwidth as u128) as Nanos
+    /// Linux `cake_advance_shaper` (global clock): charge a packet of `size` bytes.
+    fn advance_shaper(&mut self, size: u32, now: Nanos) {
+        if self.bandwidth > 0 {
+            let len = self.framing.adjusted(size);
+            let dur = (len as u128 * 8 * 1_000_000_000 / self.bandwidth as u128) as Nanos;
+            self.time_next_packet = self.time_next_packet.max(now) + dur;
+        }
     }
 }
 
@@ -172,15 +376,47 @@ impl Discipline for Cake {
         if self.packets == 0 && self.time_next_packet < ctx.now {
             self.time_next_packet = ctx.now;
         }
-        let idx = self.classifier.classify(&ctx.packets[p], ctx.rng);
+        self.classifier.hash(&ctx.packets[p], ctx.rng); // draws the salt once
+        let salt = self.classifier.salt().unwrap_or(0);
+        let h = self.hash.flow_hash(&ctx.packets[p], salt);
+        let lists = &self.lists;
+        let (idx, fresh) = self.hash.lookup(h, |q| lists.listed(q));
         let f = &mut self.flows[idx as usize];
-        if f.q.is_empty() {
-            self.active += 1;
+        let b = &mut self.bulk;
+        if fresh && (b.mode.dual_src() || b.mode.dual_dst()) {
+            // Linux allocates the flow's host slots (moving its bulk count on a collision).
+            let (sh, dh) = SetHash::host_hashes(&ctx.packets[p], salt);
+            let was_bulk = f.bulk;
+            b.leave(f);
+            if b.mode.dual_src() {
+                f.srchost = b.src.slot(sh);
+            }
+            if b.mode.dual_dst() {
+                f.dsthost = b.dst.slot(dh);
+            }
+            if was_bulk {
+                b.enter(f);
+            }
         }
         f.q.push_back(p, ctx.packets);
         self.packets += 1;
         self.bytes += ctx.packets[p].size as u64;
-        self.lists.activate(idx);
+        if let Some(aggressive) = self.ack_filter {
+            if let Some(i) = cake_ack::redundant(&f.q, ctx.packets, aggressive) {
+                let ack = f.q.remove(i, ctx.packets).expect("in the queue");
+                let size = ctx.packets[ack].size;
+                self.packets -= 1;
+                self.bytes -= size as u64;
+                ctx.drop(ack, DropReason::Early, Stage::Enqueue);
+                if self.ingress {
+                    self.advance_shaper(size, ctx.now);
+                }
+            }
+        }
+        let f = &mut self.flows[idx as usize];
+        let b = &mut self.bulk;
+        let quantum = self.lists.quantum() / b.host_load(f);
+        self.lists.activate_with(idx, quantum.max(1));
         let mut survived = true;
         while self.bytes > self.memlimit {
             let before = ctx.events.len();
@@ -198,45 +434,52 @@ impl Discipline for Cake {
             return None; // the shaper holds it; next_timer wakes the link
         }
         self.throttled_until = None;
-        let rate = if self.bandwidth > 0 {
-            self.bandwidth.min(ctx.link_rate_bps)
-        } else {
-            ctx.link_rate_bps
-        };
-        let mt = mtu_time(ctx.mtu, rate);
         loop {
-            let pick = self.lists.pick_next()?;
-            let f = &mut self.flows[pick.flow as usize];
-            let Some(p) = f.q.pop_front(ctx.packets) else {
-                f.cvars.queue_empty(&self.params, ctx.now);
-                self.lists.emptied(pick);
-                continue;
-            };
-            let size = ctx.packets[p].size;
-            self.packets -= 1;
-            self.bytes -= size as u64;
-            let emptied = f.q.is_empty();
-            let sojourn = ctx.now - ctx.packets[p].enqueued;
-            let verdict =
-                f.cvars
-                    .should_drop(&self.params, p, sojourn, mt, self.active.max(1), ctx);
-            if emptied {
-                self.active -= 1;
-            }
-            self.lists.charge(pick.flow, size);
-            match verdict {
-                CobaltVerdict::Send => {
-                    if self.bandwidth > 0 {
-                        // The next packet may start one serialisation time (at
-                        // `bandwidth`) after this one (Linux advances the clock by the
-                        // same amount; starting from `now` when it lags keeps a slower
-                        // link from building up credit for a later burst).
-                        self.time_next_packet =
-                            self.time_next_packet.max(ctx.now) + self.tx_time(size);
-                    }
-                    return Some(p);
+            let (flows, bulk) = (&mut self.flows, &mut self.bulk);
+            let quantum = self.lists.quantum();
+            let pick = self.lists.pick_next_with(|i| {
+                // The flow spent its deficit: with packets left it is bulk (Linux moves it
+                // from the sparse to the bulk set), and its new quantum is shared by its
+                // host's bulk flows.
+                let f = &mut flows[i as usize];
+                if !f.q.is_empty() {
+                    bulk.enter(f);
                 }
-                CobaltVerdict::Drop(r) => ctx.drop(p, r, Stage::Dequeue),
+                (quantum / bulk.host_load(f)).max(1)
+            })?;
+            let fi = pick.flow as usize;
+            loop {
+                let bulk = if self.ingress { self.bulk.flows } else { 0 };
+                let f = &mut self.flows[fi];
+                let Some(p) = f.q.pop_front(ctx.packets) else {
+                    f.cvars.queue_empty(&self.params, ctx.now);
+                    self.bulk.leave(f);
+                    self.lists.emptied(pick);
+                    break;
+                };
+                let size = ctx.packets[p].size;
+                self.packets -= 1;
+                self.bytes -= size as u64;
+                let last = f.q.is_empty();
+                let sojourn = ctx.now - ctx.packets[p].enqueued;
+                let verdict =
+                    f.cvars
+                        .should_drop(&self.params, p, sojourn, self.mtu_time, bulk, ctx);
+                let drop_reason = match verdict {
+                    CobaltVerdict::Drop(r) if !last => Some(r),
+                    _ => None, // a queue's last packet is never dropped
+                };
+                let Some(r) = drop_reason else {
+                    self.lists.charge(pick.flow, self.framing.adjusted(size));
+                    self.advance_shaper(size, ctx.now);
+                    return Some(p);
+                };
+                ctx.drop(p, r, Stage::Dequeue);
+                if self.ingress {
+                    self.lists.charge(pick.flow, self.framing.adjusted(size));
+                    self.advance_shaper(size, ctx.now);
+                    break; // choose the flow again (Linux `goto retry`)
+                }
             }
         }
     }
@@ -272,23 +515,31 @@ mod tests {
 
     const MS: Nanos = NS_PER_MS;
 
-    fn cake(flows: u32) -> Cake {
-        let map: Vec<u32> = (0..flows).collect();
-        Cake::new(Classifier::class(flows, &map), 1500)
+    fn cake() -> Cake {
+        Cake::new(Classifier::flow(8, 1), 1500)
     }
 
-    fn arrive(q: &mut Cake, h: &mut Harness, flow: u8, size: u32, at: Nanos) -> PacketId {
-        let p = h.packet(flow as u32, size);
-        h.packets[p].class = flow;
+    fn arrive(q: &mut Cake, h: &mut Harness, flow: u32, size: u32, at: Nanos) -> PacketId {
+        let p = h.packet(flow, size);
         h.packets[p].enqueued = at;
         q.enqueue(p, &mut h.ctx(at));
         p
     }
 
+    /// The queue holding `flow`'s packets (8 queues, one set: each flow has its own).
+    fn queue_of(q: &Cake, flow: u32) -> usize {
+        let pk = crate::net::packet::Packet {
+            hash: flow,
+            ..Default::default()
+        };
+        let h = q.hash.flow_hash(&pk, 1);
+        (0..8).find(|&i| q.hash.tag(i) == h).expect("tagged") as usize
+    }
+
     #[test]
     fn shaper_spaces_packets_at_the_bandwidth() {
         let mut h = Harness::new(); // link 10 Mbit/s
-        let mut q = cake(4);
+        let mut q = cake();
         q.bandwidth = 1_000_000; // 1500 B take 12 ms at 1 Mbit/s
         let a = arrive(&mut q, &mut h, 0, 1500, 0);
         let b = arrive(&mut q, &mut h, 0, 1500, 0);
@@ -299,8 +550,9 @@ mod tests {
         // t=5 ms: too early for b; the shaper throttles and arms its watchdog.
         assert_eq!(q.dequeue(&mut h.ctx(5 * MS)), None);
         assert_eq!(q.next_timer(), Some(12 * MS));
-        // t=12 ms: b leaves (sojourn 12 ms is under COBALT's floor of 4 MTU times at
-        // 1 Mbit/s, 48 ms: no AQM action), clock = 24 ms; queue empty → no timer.
+        // t=12 ms: b leaves (sojourn 12 ms > target: COBALT starts its interval, no
+        // signal is due yet; b is the queue's last packet anyway), clock = 24 ms; queue
+        // empty → no timer.
         assert_eq!(q.dequeue(&mut h.ctx(12 * MS)), Some(b));
         assert_eq!(q.next_timer(), None);
         // An arrival at 50 ms on an empty qdisc: the lagging clock (24) is reset to 50.
@@ -313,20 +565,118 @@ mod tests {
     #[test]
     fn overflow_drops_the_fattest_flows_head_and_feeds_its_blue() {
         let mut h = Harness::new();
-        let mut q = cake(4);
+        let mut q = cake();
         q.memlimit = 5000;
         // Flow 0: three 1500 B packets (4500 B); flow 1: one 400 B (4900 B total).
-        let f0: Vec<_> = (0..3).map(|_| arrive(&mut q, &mut h, 0, 1500, 0)).collect();
+        let p0: Vec<_> = (0..3).map(|_| arrive(&mut q, &mut h, 0, 1500, 0)).collect();
         arrive(&mut q, &mut h, 1, 400, 0);
         // Flow 1 sends 400 B more at 6 ms: 5300 B > 5000 → the head of flow 0 (the
         // fattest, 4500 B) is dropped; 3800 B remain. Its BLUE: 6 ms − 0 > 5 ms target →
         // p_drop = 1/256; COBALT forced into dropping with count 1.
         let p = arrive(&mut q, &mut h, 1, 400, 6 * MS);
-        assert_eq!(h.dropped(), vec![(f0[0], DropReason::Overflow)]);
+        assert_eq!(h.dropped(), vec![(p0[0], DropReason::Overflow)]);
         assert_eq!(q.len_bytes(), 3800);
-        assert!(q.flows[1].q.len() == 2 && h.packets[p].size == 400);
-        assert_eq!(q.flows[0].cvars.p_drop, super::super::cobalt::P_INC);
-        assert!(q.flows[0].cvars.dropping);
-        assert_eq!(q.flows[1].cvars.p_drop, 0.0);
+        let (f0, f1) = (queue_of(&q, 0), queue_of(&q, 1));
+        assert!(q.flows[f1].q.len() == 2 && h.packets[p].size == 400);
+        assert_eq!(q.flows[f0].cvars.p_drop, super::super::cobalt::P_INC);
+        assert!(q.flows[f0].cvars.dropping);
+        assert_eq!(q.flows[f1].cvars.p_drop, 0.0);
+    }
+
+    /// Bytes sent by source host 1 and 2 over `n` dequeues: host 1 runs flows 0, 1, 2,
+    /// host 2 runs flow 3, all backlogged with 1500 B packets at t = 0.
+    fn host_shares(isolation: FlowMode, n: usize) -> (u64, u64) {
+        let mut h = Harness::new();
+        let mut q = Cake::new(Classifier::flow(16, 1), 1500);
+        q.hash = SetHash::new(isolation, 16);
+        q.bulk.mode = isolation;
+        for _ in 0..200 {
+            for flow in 0..4u32 {
+                let p = h.packet(flow, 1500);
+                h.packets[p].src = if flow < 3 { 1 } else { 2 };
+                h.packets[p].dst = 9;
+                q.enqueue(p, &mut h.ctx(0));
+            }
+        }
+        let mut sent = (0, 0);
+        for _ in 0..n {
+            let p = q.dequeue(&mut h.ctx(0)).expect("backlogged");
+            if h.packets[p].src == 1 {
+                sent.0 += 1500;
+            } else {
+                sent.1 += 1500;
+            }
+        }
+        (sent.0, sent.1)
+    }
+
+    #[test]
+    fn dual_srchost_shares_between_hosts_flows_mode_between_flows() {
+        // Per flow: host 2's single flow gets 1/4 of 400 packets = 100.
+        let (a, b) = host_shares(FlowMode::Flows, 400);
+        assert_eq!((a / 1500, b / 1500), (300, 100));
+        // Per host: host 1's three bulk flows get 1514/3 = 504 B per round each, host
+        // 2's one flow 1514 B: equal bytes per round. Offsets: every flow starts new
+        // with a full 1514 B (no flow is bulk yet), so host 1 leads by 2 packets after
+        // round 0; its three flows then run in phase (each sends one packet every third
+        // round, all in the same round), adding up to 2 more: at most 4 packets apart
+        // (measured exactly 4 at 400 dequeues: 202 against 198).
+        let (a, b) = host_shares(FlowMode::DualSrc, 400);
+        assert!(a.abs_diff(b) <= 4 * 1500, "{a} {b}");
+        // triple-isolate: the destination host is shared by all four flows (load 4),
+        // the source load 3 or 1: the larger, 4, applies to every flow, so per flow.
+        let (a, b) = host_shares(FlowMode::Triple, 400);
+        assert!(
+            (a / 1500).abs_diff(300) <= 3 && (b / 1500).abs_diff(100) <= 3,
+            "{a} {b}"
+        );
+    }
+
+    #[test]
+    fn ack_filter_drops_the_older_redundant_ack_at_enqueue() {
+        use crate::net::packet::{tcp_flags, PacketKind};
+        let mut h = Harness::new();
+        let mut q = cake();
+        q.ack_filter = Some(false);
+        let mut acks = Vec::new();
+        for (i, a) in [1000u64, 2000, 3000].into_iter().enumerate() {
+            let p = h.packet(5, 40);
+            let pk = &mut h.packets[p];
+            pk.kind = PacketKind::Tcp;
+            pk.tcp.flags = tcp_flags::ACK;
+            pk.tcp.ack = a;
+            acks.push(p);
+            assert!(q.enqueue(p, &mut h.ctx(i as Nanos * MS)));
+        }
+        // ACK 3000 finds two older eligible ACKs (1000, 2000): the oldest goes.
+        assert_eq!(h.dropped(), vec![(acks[0], DropReason::Early)]);
+        assert_eq!((q.len_packets(), q.len_bytes()), (2, 80));
+        assert_eq!(q.dequeue(&mut h.ctx(3 * MS)), Some(acks[1]));
+    }
+
+    #[test]
+    fn rate_scaling_and_memory_limit_follow_cake_set_rate_and_reconfigure() {
+        // 10 Mbit/s: 1514 B take 1.2112 ms; 1.5× that is under 5 ms → target 5 ms,
+        // interval 100 ms; quantum 1 250 000 B/s >> 12 = 305 B.
+        assert_eq!(
+            set_rate(10_000_000, 1500, 5 * MS, 100 * MS),
+            (5 * MS, 100 * MS, 1_211_200, 305)
+        );
+        // 1 Mbit/s: MTU time 12.112 ms → target 18.168 ms, interval 100 + 18.168 − 5 =
+        // 113.168 ms; quantum 125 000 >> 12 = 30 → raised to 300.
+        assert_eq!(
+            set_rate(1_000_000, 1500, 5 * MS, 100 * MS),
+            (18_168_000, 113_168_000, 12_112_000, 300)
+        );
+        // Unshaped: no MTU time, quantum 1514, the user's values.
+        assert_eq!(
+            set_rate(0, 1500, 5 * MS, 100 * MS),
+            (5 * MS, 100 * MS, 0, 1514)
+        );
+        // Memory: 1 Mbit/s → 4 · 125 000 B/s · 0.1 s = 50 kB → the 4 MiB floor; 1 Gbit/s
+        // → 50 MB → capped at 10240 · 1514 = 15 503 360 B; unshaped → the cap.
+        assert_eq!(default_memlimit(1_000_000, 100 * MS, 1500), 4 << 20);
+        assert_eq!(default_memlimit(1_000_000_000, 100 * MS, 1500), 15_503_360);
+        assert_eq!(default_memlimit(0, 100 * MS, 1500), 15_503_360);
     }
 }

@@ -45,20 +45,39 @@ impl DrrLists {
     /// Returns true if it became new.
     #[inline]
     pub fn activate(&mut self, flow: u32) -> bool {
+        self.activate_with(flow, self.quantum)
+    }
+
+    /// `activate` with a first deficit of `quantum` (CAKE's host-scaled quantum).
+    #[inline]
+    pub fn activate_with(&mut self, flow: u32, quantum: i64) -> bool {
         let i = flow as usize;
         if self.list[i] != List::None {
             return false;
         }
         self.list[i] = List::New;
-        self.deficit[i] = self.quantum;
+        self.deficit[i] = quantum;
         self.new_flows.push_back(flow);
         true
+    }
+
+    /// The configured quantum.
+    pub fn quantum(&self) -> i64 {
+        self.quantum
     }
 
     /// The flow to serve next: the head of new flows, else of old flows, after moving
     /// heads whose deficit is spent to the tail of the old list with a new quantum.
     #[inline]
     pub fn pick_next(&mut self) -> Option<Pick> {
+        let q = self.quantum;
+        self.pick_next_with(|_| q)
+    }
+
+    /// `pick_next` where a flow whose deficit is spent gets `quantum_of(flow)` bytes
+    /// (CAKE scales it by the flow's host load).
+    #[inline]
+    pub fn pick_next_with(&mut self, mut quantum_of: impl FnMut(u32) -> i64) -> Option<Pick> {
         loop {
             let (from_new, flow) = match self.new_flows.front() {
                 Some(&f) => (true, f),
@@ -68,7 +87,7 @@ impl DrrLists {
             if self.deficit[i] > 0 {
                 return Some(Pick { flow, from_new });
             }
-            self.deficit[i] += self.quantum;
+            self.deficit[i] += quantum_of(flow);
             self.list[i] = List::Old;
             if from_new {
                 self.new_flows.pop_front();
@@ -96,6 +115,12 @@ impl DrrLists {
             self.old_flows.pop_front();
             self.list[i] = List::None;
         }
+    }
+
+    /// Whether `flow` is on a list (Linux CAKE: its `set` is not `CAKE_SET_NONE`).
+    #[inline]
+    pub fn listed(&self, flow: u32) -> bool {
+        self.list[flow as usize] != List::None
     }
 
     /// `flow` sent `bytes`.
