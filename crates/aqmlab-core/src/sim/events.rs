@@ -1,4 +1,4 @@
-//! The event queue: a 4-ary min-heap keyed by (time, insertion sequence).
+//! The event queue: a binary heap keyed by (time, insertion sequence).
 //!
 //! Equal-time events pop in insertion order, so a run is a pure function of its inputs
 //! (the nexosim priority-queue idea). Events are small `Copy` values, never closures.
@@ -10,6 +10,8 @@
 //! (a link's transmission-complete event, `engine/link.rs`).
 
 use super::time::Nanos;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 /// What happens at an event. Ids index the engine's vectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,21 +45,32 @@ struct Entry {
     event: Event,
 }
 
-impl Entry {
-    /// (time, seq) as one number: one 128-bit comparison orders two entries.
+impl PartialEq for Entry {
     #[inline(always)]
-    fn key(&self) -> u128 {
-        (self.time as u128) << 64 | self.seq as u128
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    #[inline(always)]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    #[inline(always)]
+    fn cmp(&self, other: &Self) -> Ordering {
+        // One 128-bit comparison of (time, seq), reversed.
+        let key = |e: &Entry| (e.time as u128) << 64 | e.seq as u128;
+        key(other).cmp(&key(self))
     }
 }
 
-/// Children per node of the heap: a 4-ary heap is half as deep as a binary one, and
-/// a node's four 24-byte children share one or two cache lines.
-const ARITY: usize = 4;
-
 /// Pending events in (time, insertion) order.
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
     now: Nanos,
     /// The sequence number of the event last popped.
@@ -74,7 +87,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: Vec::with_capacity(1024),
+            heap: BinaryHeap::with_capacity(1024),
             seq: 0,
             now: 0,
             cur_seq: 0,
@@ -109,7 +122,7 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Nanos, event: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let time = time.max(self.now);
-        self.push(Entry {
+        self.heap.push(Entry {
             time,
             seq: self.seq,
             event,
@@ -129,7 +142,7 @@ impl EventQueue {
     #[inline]
     pub fn schedule_reserved(&mut self, time: Nanos, seq: u64, event: Event) {
         debug_assert!(time >= self.now, "event scheduled in the past");
-        self.push(Entry {
+        self.heap.push(Entry {
             time: time.max(self.now),
             seq,
             event,
@@ -146,69 +159,17 @@ impl EventQueue {
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.first().map(|e| e.time)
+        self.heap.peek().map(|e| e.time)
     }
 
     /// Pop the next event and advance the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        let e = *self.heap.first()?;
-        let last = self.heap.pop().expect("not empty");
-        if !self.heap.is_empty() {
-            self.sift_down(last);
-        }
+        let e = self.heap.pop()?;
         self.now = e.time;
         self.cur_seq = e.seq;
         self.popped += 1;
         Some((e.time, e.event))
-    }
-}
-
-impl EventQueue {
-    #[inline]
-    fn push(&mut self, e: Entry) {
-        // Move parents down until `e` fits (a hole, not swaps).
-        let k = e.key();
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if self.heap[parent].key() <= k {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
-        self.heap[i] = e;
-    }
-
-    /// Put `e` (the former last entry) in place of the root just taken.
-    #[inline]
-    fn sift_down(&mut self, e: Entry) {
-        let k = e.key();
-        let n = self.heap.len();
-        let mut i = 0;
-        loop {
-            let first = ARITY * i + 1;
-            if first >= n {
-                break;
-            }
-            let mut m = first;
-            let mut mk = self.heap[first].key();
-            for c in first + 1..(first + ARITY).min(n) {
-                let ck = self.heap[c].key();
-                if ck < mk {
-                    m = c;
-                    mk = ck;
-                }
-            }
-            if k <= mk {
-                break;
-            }
-            self.heap[i] = self.heap[m];
-            i = m;
-        }
-        self.heap[i] = e;
     }
 }
 
@@ -257,27 +218,5 @@ mod tests {
             ]
         );
         assert_eq!(q.key(), (5, 2));
-    }
-
-    #[test]
-    fn pops_random_schedules_in_key_order() {
-        // Against a sort: many ties, interleaved pushes and pops.
-        let mut rng = crate::sim::rng::Rng::stream(7, "test");
-        let mut q = EventQueue::new();
-        let mut model: Vec<(Nanos, u64)> = Vec::new();
-        let mut id = 0u32;
-        for _ in 0..20_000 {
-            if rng.below(3) > 0 || model.is_empty() {
-                let t = q.now() + rng.below(50);
-                model.push((t, id as u64));
-                q.schedule(t, Event::App { app: id });
-                id += 1;
-            } else {
-                model.sort_unstable_by_key(|&(t, i)| std::cmp::Reverse((t, i)));
-                let (t, i) = model.pop().unwrap();
-                assert_eq!(q.pop(), Some((t, Event::App { app: i as u32 })));
-            }
-        }
-        assert_eq!(q.len(), model.len());
     }
 }
