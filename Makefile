@@ -7,7 +7,7 @@ STAMP := $(VENV)/.deps-stamp
 # One release build of the extension serves `make run`, `make test` and `make bench`.
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: run test test-rust test-python bench fuzz install clean
+.PHONY: run test test-rust test-python bench bench-instr fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -46,6 +46,10 @@ fuzz: install
 bench: install
 	cargo bench -p aqmlab-core
 	$(VENV)/bin/aqmlab bench
+
+# Instructions per event and per packet of each bench scenario (cachegrind; needs valgrind).
+bench-instr: install
+	$(PY) benches/bench_instr.py
 
 clean:
 	rm -rf target $(VENV) out

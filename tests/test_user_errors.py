@@ -4,6 +4,7 @@ traffic entry that starts after the run ends is refused with both values named."
 import pytest
 
 import aqmlab
+from aqmlab.scenario import warnings as scenario_warnings
 from conftest import EXAMPLES
 
 FIVE = EXAMPLES / "five-tcp.toml"
@@ -69,7 +70,7 @@ def test_codel_target_below_one_packet_time_warns(tmp_path):
     from test_plots_report import cli
 
     slow = {"bottleneck": {"rate": "1Mbit", "delay": "10ms", "qdisc": {"kind": "fq_codel"}}, "duration": "5s"}
-    [w] = aqmlab.scenario.warnings(FIVE, slow)
+    [w] = scenario_warnings(FIVE, slow)
     assert "fq_codel target 5 ms is shorter than one 1500 B packet's transmission time" in w and "at least 18 ms" in w
     res = aqmlab.run(FIVE, set=slow)
     assert res["warnings"]["message"].to_list() == [w]
@@ -77,4 +78,4 @@ def test_codel_target_below_one_packet_time_warns(tmp_path):
     assert p.returncode == 0 and "warning:" in p.stderr and "(1 warning)" in p.stdout
     # a target set for the link: no warning, and no warnings table
     ok = {"bottleneck": {"rate": "1Mbit", "delay": "10ms", "qdisc": {"kind": "fq_codel", "target": "18ms"}}, "duration": "5s"}
-    assert aqmlab.scenario.warnings(FIVE, ok) == [] and "warnings" not in aqmlab.run(FIVE, set=ok)
+    assert scenario_warnings(FIVE, ok) == [] and "warnings" not in aqmlab.run(FIVE, set=ok)

@@ -3,16 +3,57 @@
     >>> import aqmlab
     >>> res = aqmlab.run("examples/mm1.toml", seed=1)
     >>> res.queues.select("link", "sojourn_ms_mean")
+
+The names below are imported on first use (PEP 562), so that ``import aqmlab`` and the
+command line's fast paths (``aqmlab run --json``) do not pay for polars, pandas or Dask.
 """
+
+import sys
+import types
+from importlib import import_module
 
 from ._core import __version__
 from .errors import ScenarioError, SimulationError
-from .results import Results
-from .runner import run
-from .scenario import load_scenario, validate, qdisc_docs, traffic_docs
-from .sweep import sweep
-from .aggregate import load, load_runs
-from .characterize import characterize
+
+#: Public name -> the module that defines it.
+_LAZY = {
+    "Results": ".results",
+    "run": ".runner",
+    "load_scenario": ".scenario",
+    "validate": ".scenario",
+    "qdisc_docs": ".scenario",
+    "traffic_docs": ".scenario",
+    "sweep": ".sweep",
+    "load": ".aggregate",
+    "load_runs": ".aggregate",
+    "characterize": ".characterize",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'aqmlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """``aqmlab.sweep`` is the function, as it was when this file imported it eagerly:
+    a first ``import aqmlab.sweep.…`` elsewhere would otherwise bind the subpackage."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "sweep" and isinstance(value, types.ModuleType):
+            value = value.sweep
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "Results",

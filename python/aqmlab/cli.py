@@ -13,6 +13,13 @@ import time
 from pathlib import Path
 from typing import Annotated, Optional
 
+if __name__ == "__main__":
+    # `python -m aqmlab.cli`: the fast paths first, before typer and rich are imported.
+    from .fastcli import try_fast
+
+    if try_fast(sys.argv[1:]):
+        sys.exit(0)
+
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn

@@ -1,6 +1,8 @@
 """Results of one run: named tables as polars DataFrames.
 
 Column names are a contract (see docs/output.md): scripts and studies rely on them.
+polars is imported on first use of a table: ``aqmlab run --json`` builds its JSON
+straight from the core's columns and never loads it.
 """
 
 from __future__ import annotations
@@ -9,22 +11,32 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from . import safefile
 
 from .errors import ScenarioError
 
-_DTYPES = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
+if TYPE_CHECKING:
+    import polars as pl
 
 #: Tables every run has; `timeseries`, `drops` (and others) are opt-in.
 CORE_TABLES = ("summary", "queues", "flows", "apps")
 
 
-def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
-    return pl.DataFrame({name: pl.Series(name, values, dtype=_DTYPES[ty]) for name, ty, values in columns})
+def frame(columns: list[tuple[str, str, list]]) -> "pl.DataFrame":
+    import polars as pl
+
+    dtypes = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
+    return pl.DataFrame({name: pl.Series(name, values, dtype=dtypes[ty]) for name, ty, values in columns})
+
+
+def rows(columns: list[tuple[str, str, list]]) -> list[dict[str, Any]]:
+    """The rows of a core table as ``Results.to_dict`` gives them, without polars: the
+    values a polars frame of these columns would yield (f64 as float, NaN/inf as None)."""
+    names = [name for name, _, _ in columns]
+    cols = [[_clean(float(v)) if v is not None else None for v in values] if ty == "f64" else values for _, ty, values in columns]
+    return [dict(zip(names, row)) for row in zip(*cols)]
 
 
 #: Files the writers append to in place (everything else is replaced atomically).
@@ -61,26 +73,40 @@ class Results:
     """The tables of one run. Access them as attributes (``res.queues``) or by name
     (``res["queues"]``); ``res.tables`` is the dict of all of them."""
 
-    def __init__(self, tables: dict[str, pl.DataFrame], scenario: dict | None = None, pcap_files: list[str] | None = None):
-        self.tables = tables
+    def __init__(self, tables: "dict[str, pl.DataFrame] | None", scenario: dict | None = None, pcap_files: list[str] | None = None, raw: list | None = None):
+        self._tables = tables
+        #: The core's columns, ``[(table, [(column, type, values)])]``, until ``tables`` is built.
+        self._raw = raw
         self.scenario = scenario or {}
         self.pcap_files = pcap_files or []
 
     @classmethod
     def from_core(cls, raw: list, scenario: dict | None = None, pcap_files: list[str] | None = None) -> "Results":
-        return cls({name: frame(cols) for name, cols in raw}, scenario, pcap_files)
+        return cls(None, scenario, pcap_files, raw=raw)
 
-    def __getitem__(self, name: str) -> pl.DataFrame:
+    @property
+    def tables(self) -> "dict[str, pl.DataFrame]":
+        if self._tables is None:
+            self._tables = {name: frame(cols) for name, cols in self._raw}
+            self._raw = None
+        return self._tables
+
+    def _names(self) -> list[str]:
+        if self.__dict__.get("_tables") is None and self.__dict__.get("_raw") is not None:
+            return [name for name, _ in self._raw]
+        return list(self.__dict__.get("_tables") or {})
+
+    def __getitem__(self, name: str) -> "pl.DataFrame":
         return self.tables[name]
 
-    def __getattr__(self, name: str) -> pl.DataFrame:
-        tables = self.__dict__.get("tables", {})
-        if name in tables:
-            return tables[name]
-        raise AttributeError(f"no table {name!r}; tables are: {', '.join(tables)}")
+    def __getattr__(self, name: str) -> "pl.DataFrame":
+        names = self._names()
+        if name in names:
+            return self.tables[name]
+        raise AttributeError(f"no table {name!r}; tables are: {', '.join(names)}")
 
     def __contains__(self, name: str) -> bool:
-        return name in self.tables
+        return name in self._names()
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}[{v.height}]" for k, v in self.tables.items())
@@ -90,17 +116,22 @@ class Results:
         """All tables as pandas DataFrames."""
         return {k: v.to_pandas() for k, v in self.tables.items()}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, names: tuple[str, ...] | None = None) -> dict[str, Any]:
         """The JSON document of ``aqmlab run --json`` (docs/output.md): summary as an object,
-        other tables as lists of rows."""
+        other tables as lists of rows; ``names`` keeps only those tables."""
         out: dict[str, Any] = {}
-        for name, df in self.tables.items():
-            rows = [{k: _clean(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
-            out[name] = rows[0] if name == "summary" else rows
+        if self._tables is None:
+            tables = [(name, rows, cols) for name, cols in self._raw]
+        else:
+            tables = [(name, _frame_rows, df) for name, df in self._tables.items()]
+        for name, to_rows, table in tables:
+            if names is None or name in names:
+                table_rows = to_rows(table)
+                out[name] = table_rows[0] if name == "summary" else table_rows
         return out
 
     def to_json(self, core_only: bool = True) -> str:
-        d = self.to_dict()
+        d = self.to_dict(CORE_TABLES if core_only else None)
         if core_only:
             d = {k: d[k] for k in CORE_TABLES if k in d}
         return json.dumps(d, allow_nan=False)
@@ -129,10 +160,16 @@ class Results:
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike) -> "Results":
+        import polars as pl
+
         path = Path(path)
         tables = {p.stem: pl.read_parquet(p) for p in sorted(path.glob("*.parquet"))}
         scen = path / "scenario.json"
         return cls(tables, json.loads(scen.read_text()) if scen.exists() else None)
+
+
+def _frame_rows(df: "pl.DataFrame") -> list[dict[str, Any]]:
+    return [{k: _clean(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
 
 
 def _clean(v: Any) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -50,6 +49,8 @@ def run(
     doc, _ = expand_presets(load_scenario(scenario, set))
     wants_pcap = bool(doc.get("output", {}).get("pcap")) if isinstance(doc.get("output"), dict) else False
     if out is None and wants_pcap:
+        import tempfile
+
         out = tempfile.mkdtemp(prefix="aqmlab-pcap-")
     sim = _core.Simulation(to_json(doc), seed, str(out) if out is not None else None)
     run_in_steps(sim, progress)

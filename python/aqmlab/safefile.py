@@ -13,7 +13,6 @@ opens with ``O_NOFOLLOW`` and refuses a link.
 from __future__ import annotations
 
 import os
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Callable, Iterator
@@ -27,6 +26,8 @@ class UnsafeOutput(OSError):
 
 def temp_name(dest: Path) -> Path:
     """A unique hidden temp name beside ``dest``."""
+    import uuid  # here, not at the top: `aqmlab run --json` writes no file
+
     return dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:12]}.tmp")
 
 

@@ -115,6 +115,7 @@ impl Simulation {
 
     pub(super) fn link_enqueue(&mut self, l: usize, p: PacketId) {
         let now = self.now();
+        self.settle_tx(l, self.events.key());
         let link = &mut self.links[l];
         link.stats.arrivals += 1;
         let pk = &mut self.packets[p];
@@ -132,10 +133,51 @@ impl Simulation {
             self.links[l].stats.enqueued += 1;
         }
         self.after_qdisc(l);
-        if self.links[l].access.is_some() {
+        let link = &mut self.links[l];
+        if link.access.is_some() {
             self.access_step(l, false);
-        } else if self.links[l].tx.is_none() {
+        } else if link.tx.is_none() {
             self.start_tx(l);
+        } else if let Some(seq) = link.tx_lazy {
+            if link.qdisc.len_packets() > 0 {
+                // Something waits now: the transmission ends with its event after all.
+                link.tx_lazy = None;
+                self.events.schedule_reserved(
+                    link.tx_end,
+                    seq,
+                    Event::LinkTxDone { link: l as u32 },
+                );
+            }
+        }
+    }
+
+    /// Complete link `l`'s event-less transmission (`start_tx`) if its
+    /// transmission-complete event would have been handled before the event with key
+    /// `before` (`EventQueue::key`): the counters `on_tx_done` keeps, and the idle time.
+    /// The dequeue that event would have made finds the FIFO empty and changes nothing.
+    #[inline]
+    pub(super) fn settle_tx(&mut self, l: usize, before: (Nanos, u64)) {
+        let link = &mut self.links[l];
+        let Some(seq) = link.tx_lazy else {
+            return;
+        };
+        let end = link.tx_end;
+        if (end, seq) >= before {
+            return;
+        }
+        let (p, started) = link.tx.take().expect("an event-less transmission");
+        link.tx_lazy = None;
+        link.stats.busy_ns += end - started.max(link.stats.window_start);
+        link.stats.tx_packets += 1;
+        link.stats.tx_bytes += self.packets[p].size as u64;
+        link.idle_since.get_or_insert(end);
+        self.hops += 1;
+    }
+
+    /// `settle_tx` on every link.
+    pub(super) fn settle_links(&mut self, before: (Nanos, u64)) {
+        for l in 0..self.links.len() {
+            self.settle_tx(l, before);
         }
     }
 
@@ -278,11 +320,38 @@ impl Simulation {
         link.stats.last_sojourn = sojourn;
         link.tx = Some((p, now));
         let done = now + tx_time(pk.size, link.rate_bps);
-        if link.pcap.is_some() {
+        link.tx_end = done;
+        // On a plain FIFO link nobody watches the packet goes in flight now (every packet
+        // of such links does, so their arrivals keep the order of their transmissions),
+        // and with nothing else queued there is no event at `done` unless a packet arrives
+        // before it (`link_enqueue`).
+        link.tx_in_flight =
+            !link.watched && matches!(link.qdisc.inner, crate::qdisc::AnyQdisc::Fifo(_));
+        if link.tx_in_flight && link.qdisc.len_packets() == 0 {
+            link.tx_lazy = Some(self.events.reserve());
+        } else {
+            self.events
+                .schedule(done, Event::LinkTxDone { link: l as u32 });
+        }
+        if self.links[l].tx_in_flight {
+            self.put_in_flight(l, done, p);
+        }
+        if self.links[l].pcap.is_some() {
             self.write_pcap(l, p);
         }
-        self.events
-            .schedule(done, Event::LinkTxDone { link: l as u32 });
+    }
+
+    /// Packet `p` leaves link `l`'s transmitter at `done` and reaches the far end one
+    /// propagation delay later.
+    #[inline]
+    fn put_in_flight(&mut self, l: usize, done: Nanos, p: PacketId) {
+        let link = &mut self.links[l];
+        let arrive = done + link.delay;
+        link.in_flight.push_back((arrive, p));
+        if link.in_flight.len() == 1 {
+            self.events
+                .schedule(arrive, Event::LinkArrival { link: l as u32 });
+        }
     }
 
     /// Write packet `p` to link `l`'s capture, now. Out of line and cold: captures are
@@ -305,16 +374,14 @@ impl Simulation {
         link.stats.tx_packets += 1;
         link.stats.tx_bytes += self.packets[p].size as u64;
         self.hops += 1;
-        let arrive = now + link.delay;
-        link.in_flight.push_back((arrive, p));
-        if link.in_flight.len() == 1 {
-            self.events
-                .schedule(arrive, Event::LinkArrival { link: l as u32 });
+        if !link.tx_in_flight {
+            self.put_in_flight(l, now, p);
         }
         self.start_tx(l);
     }
 
     pub(super) fn on_link_arrival(&mut self, l: usize) {
+        self.settle_tx(l, self.events.key());
         let link = &mut self.links[l];
         let (_, p) = link
             .in_flight

@@ -241,6 +241,13 @@ impl Simulation {
                 }
             }
         }
+        // Transmissions that ended without an event by `until` (or, after a failure, before
+        // the last event): as if their events had been handled in this call.
+        let before = match result {
+            Ok(()) => (until, u64::MAX),
+            Err(_) => self.events.key(),
+        };
+        self.settle_links(before);
         self.wall += started.elapsed();
         if let Err(e) = &result {
             self.failure = Some(e.clone());

@@ -225,6 +225,7 @@ impl Simulation {
 
     pub(super) fn on_warmup_end(&mut self) {
         let now = self.now();
+        self.settle_links(self.events.key());
         for link in &mut self.links {
             link.stats.restart(now);
             link.qdisc.restart_stats();
@@ -255,7 +256,7 @@ impl Simulation {
             .iter()
             .map(|l| {
                 l.qdisc.len_packets() as u64
-                    + l.tx.is_some() as u64
+                    + (l.tx.is_some() && !l.tx_in_flight) as u64
                     + l.in_flight.len() as u64
                     + l.access.as_ref().map_or(0, |m| m.held())
             })

@@ -5,6 +5,11 @@
 //! pending transmission-complete event, and one event for the head of its in-flight
 //! packets (they arrive in order because the delay is constant), after csg-htsim's pipe.
 //!
+//! A transmission that starts with nothing else queued, on a plain link with a FIFO that
+//! no other discipline watches, completes without an event: its packet is put in flight
+//! when it starts, and the link's counters are brought up to date the next time anything
+//! touches the link (`engine/link.rs`, `settle_tx`), exactly as the event would have.
+//!
 //! A rate change takes effect from the next packet: a packet being serialised finishes
 //! at the rate it started with.
 
@@ -107,6 +112,17 @@ pub struct Link {
     pub qdisc: Qdisc,
     /// The packet being serialised and when it started.
     pub tx: Option<(PacketId, Nanos)>,
+    /// When the packet being serialised is done.
+    pub tx_end: Nanos,
+    /// A transmission that completes without an event (`engine/link.rs`, `start_tx`): the
+    /// sequence number its transmission-complete event would have had. None while that
+    /// event is queued (or nothing is being sent).
+    pub tx_lazy: Option<u64>,
+    /// The packet being serialised is already in `in_flight` (an event-less transmission
+    /// puts it there when it starts).
+    pub tx_in_flight: bool,
+    /// Another link's discipline reads this link's state (`qdisc.monitor`).
+    pub watched: bool,
     /// Packets propagating, with their arrival times at `to`.
     pub in_flight: VecDeque<(Nanos, PacketId)>,
     /// The time of the pending qdisc timer event, if any.

@@ -179,6 +179,10 @@ impl Builder {
                 .collect(),
             qdisc: q,
             tx: None,
+            tx_end: 0,
+            tx_lazy: None,
+            tx_in_flight: false,
+            watched: false,
             in_flight: VecDeque::new(),
             timer_at: None,
             rate_change,
@@ -503,6 +507,7 @@ fn resolve_monitors(b: &mut Builder) -> Result<()> {
         };
         b.links[l].qdisc = qdisc::build(&spec, &path, &info)?;
         b.links[l].monitor = Some(m as u32);
+        b.links[m].watched = true;
     }
     Ok(())
 }

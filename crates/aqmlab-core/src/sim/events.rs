@@ -3,6 +3,11 @@
 //! Equal-time events pop in insertion order, so a run is a pure function of its inputs
 //! (the nexosim priority-queue idea). Events are small `Copy` values, never closures.
 //! The queue refuses to schedule into the past, so time never goes backwards.
+//!
+//! An event that may turn out not to be needed can take its place in that order without
+//! being queued: `reserve` hands out the sequence number it would have had, `schedule_reserved`
+//! queues it later with that number, and `key` compares it with the event being handled
+//! (a link's transmission-complete event, `engine/link.rs`).
 
 use super::time::Nanos;
 use std::cmp::Ordering;
@@ -70,6 +75,8 @@ pub struct EventQueue {
     heap: BinaryHeap<Entry>,
     seq: u64,
     now: Nanos,
+    /// The sequence number of the event last popped.
+    cur_seq: u64,
     popped: u64,
 }
 
@@ -85,6 +92,7 @@ impl EventQueue {
             heap: BinaryHeap::with_capacity(1024),
             seq: 0,
             now: 0,
+            cur_seq: 0,
             popped: 0,
         }
     }
@@ -124,6 +132,32 @@ impl EventQueue {
         self.seq += 1;
     }
 
+    /// The sequence number an event scheduled now would get, taken without queuing one.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    /// Queue `event` at `time` with a number from `reserve`: it pops where it would have
+    /// popped had it been scheduled when the number was reserved.
+    #[inline]
+    pub fn schedule_reserved(&mut self, time: Nanos, seq: u64, event: Event) {
+        debug_assert!(time >= self.now, "event scheduled in the past");
+        self.heap.push(Entry {
+            time: time.max(self.now),
+            seq,
+            event,
+        });
+    }
+
+    /// The (time, sequence) key of the event last popped: an event with a smaller key
+    /// has been handled.
+    #[inline]
+    pub fn key(&self) -> (Nanos, u64) {
+        (self.now, self.cur_seq)
+    }
+
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
@@ -135,6 +169,7 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         let e = self.heap.pop()?;
         self.now = e.time;
+        self.cur_seq = e.seq;
         self.popped += 1;
         Some((e.time, e.event))
     }
@@ -163,5 +198,27 @@ mod tests {
         );
         assert_eq!(q.now(), 5);
         assert_eq!(q.popped(), 4);
+    }
+
+    #[test]
+    fn a_reserved_event_pops_where_it_was_reserved() {
+        let mut q = EventQueue::new();
+        q.schedule(5, Event::App { app: 1 });
+        let seq = q.reserve();
+        q.schedule(5, Event::App { app: 3 });
+        q.schedule(2, Event::App { app: 0 });
+        assert_eq!(q.pop(), Some((2, Event::App { app: 0 })));
+        assert!(q.key() < (5, seq));
+        q.schedule_reserved(5, seq, Event::App { app: 2 });
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(
+            order,
+            vec![
+                Event::App { app: 1 },
+                Event::App { app: 2 },
+                Event::App { app: 3 }
+            ]
+        );
+        assert_eq!(q.key(), (5, 2));
     }
 }
