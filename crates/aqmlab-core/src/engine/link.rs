@@ -115,8 +115,9 @@ impl Simulation {
 
     pub(super) fn link_enqueue(&mut self, l: usize, p: PacketId) {
         let now = self.now();
+        let size = self.packets[p].size;
         let link = &mut self.links[l];
-        link.stats.arrivals += 1;
+        link.stats.arrive(now, size);
         self.packets[p].enqueued = now;
         if !link.outages.is_empty() && link.is_down(now) {
             self.discard(p, Cause::Outage, Some(l), Stage::Enqueue);
@@ -212,8 +213,7 @@ impl Simulation {
         }
         let link = &mut self.links[l];
         let (pkts, bytes) = link.qdisc.lengths();
-        link.stats.qlen_pkts.set(now, pkts as u64);
-        link.stats.qlen_bytes.set(now, bytes);
+        link.stats.set_qlen(now, pkts as u64, bytes);
         self.arm_qdisc_timer(l);
     }
 
@@ -294,8 +294,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let (p, started) = link.tx.take().expect("tx done without a packet");
         link.stats.busy_ns += now - started.max(link.stats.window_start);
-        link.stats.tx_packets += 1;
-        link.stats.tx_bytes += self.packets[p].size as u64;
+        link.stats.sent(now, self.packets[p].size);
         self.hops += 1;
         let arrive = now + link.delay;
         link.in_flight.push_back((arrive, p));
