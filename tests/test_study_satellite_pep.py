@@ -46,9 +46,14 @@ def test_experiments_cover_the_studys_settings():
     assert avq["gamma"] == 1.0 and avq["limit"] == "123750B"
     assert main.seeds == 5 and main.quick["seeds"] == 2
     fc = read_sweep_file(exps["flowcontrol"])
-    assert fc.zip[0]["topology.nodes.61.function.decr"][1:] == [0.97, 0.95, 0.9, 0.8, 0.5] * 2
-    assert [q["kind"] for q in fc.zip[0][QDISC]] == ["red"] * 6 + ["avqred"] * 5
-    assert all(q["action"] == "mark" for q in fc.zip[0][QDISC])
+    assert fc.zip[0]["topology.nodes.61.function.decr"][1:11] == [0.97, 0.95, 0.9, 0.8, 0.5] * 2
+    assert [q["kind"] for q in fc.zip[0][QDISC]] == ["red"] * 6 + ["avqred"] * 5 + ["red", "avqred"]
+    assert all(q["action"] == "mark" for q in fc.zip[0][QDISC][:11])
+    # The packet-drop baselines of Tables 6.1-6.3: RED 4 and AVQRED dropping, no flow control.
+    assert fc.zip[0]["description"][11:] == ["RED4-drop", "AVQRED-drop"]
+    assert all("action" not in q for q in fc.zip[0][QDISC][11:])
+    assert fc.zip[0]["topology.nodes.61.function.flow_control"][11:] == [False, False]
+    assert fc.zip[0][QDISC][11] == main.zip[0][QDISC][3] and fc.zip[0][QDISC][12] == main.zip[0][QDISC][7]
     fair = read_sweep_file(exps["fairness"])
     assert fair.zip[0]["description"] == main.zip[0]["description"]
     assert fc.set["duration"] == "15min"
