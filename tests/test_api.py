@@ -15,7 +15,8 @@ from conftest import EXAMPLES
 QUEUE_COLUMNS = [
     "link", "qdisc", "sojourn_ms_mean", "sojourn_ms_p50", "sojourn_ms_p95", "sojourn_ms_p99",
     "qlen_pkts_mean", "qlen_bytes_mean", "enqueued", "dequeued", "drops", "drops_overflow",
-    "drops_early", "marks", "drop_rate", "utilization", "throughput_bps",
+    "drops_early", "marks", "drop_rate", "utilization", "throughput_bps", "throughput_bps_std",
+    "qlen_pkts_std", "arrival_bps", "arrival_bps_std",
 ]
 FLOW_COLUMNS = [
     "flow", "app", "kind", "src", "dst", "cc", "bytes_sent", "bytes_delivered", "goodput_bps",

@@ -33,7 +33,8 @@ from aqmlab.report import Figure
 from aqmlab.stats import mean_ci
 
 ORDER = ["RED1", "RED2", "RED3", "RED4", "SRED1", "SRED2", "AVQ", "AVQRED", "PFAVQRED"]
-FC_ORDER = ["off", "0.97", "0.95", "0.90", "0.80", "0.50"] + [f"AVQRED {d}" for d in ("0.97", "0.95", "0.90", "0.80", "0.50")]
+FC_ORDER = (["off", "0.97", "0.95", "0.90", "0.80", "0.50"] + [f"AVQRED {d}" for d in ("0.97", "0.95", "0.90", "0.80", "0.50")]
+            + ["RED4-drop", "AVQRED-drop"])
 TX_RATE = 20e6
 SAMPLE_S = 0.1
 PATTERN_PACKETS = 1000

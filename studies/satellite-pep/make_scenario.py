@@ -50,9 +50,10 @@ def network(title: str, warmup: str, warmup_note: str) -> list[str]:
     w.append("# links[0..59]: servers; one-way 20-40 ms each (server-gateway RTT 40-80 ms), 100 Mbit/s (assumed).")
     for i in range(SERVERS):
         w += ["[[topology.links]]", f'from = "s{i}"\nto = "core"\nrate = "100Mbit"\ndelay = "20ms"\ndelay_max = "40ms"']
-    w.append("# links[60]: the receive queue before the PEP, where the AQM drops or marks (1 Gbit/s: assumed).")
-    w += ["[[topology.links]]", f'from = "core"\nto = "gw"\nname = "rx"\nrate = "1Gbit"\nduplex = false\nqdisc = {RED4}']
-    w += ["[[topology.links]]", 'from = "gw"\nto = "core"\nrate = "1Gbit"\nduplex = false']
+    w.append("# links[60]: the receive queue before the PEP, where the AQM drops or marks (100 Mbit/s: \"All links")
+    w.append("# are lossless and 100 Mbps full-duplex\", Byun section 3.1).")
+    w += ["[[topology.links]]", f'from = "core"\nto = "gw"\nname = "rx"\nrate = "100Mbit"\nduplex = false\nqdisc = {RED4}']
+    w += ["[[topology.links]]", 'from = "gw"\nto = "core"\nrate = "100Mbit"\nduplex = false']
     w.append("# links[62]: the transmit queue and rate regulator, 20 Mbit/s, 5 ms; 1000-packet FIFO (assumed).")
     w += ["[[topology.links]]", 'from = "gw"\nto = "sat"\nname = "tx"\nrate = "20Mbit"\ndelay = "5ms"\nduplex = false\n'
           'qdisc = { kind = "pfifo", limit = "1000pkt" }']

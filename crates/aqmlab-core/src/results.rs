@@ -282,6 +282,18 @@ pub fn collect(sim: &Simulation) -> Results {
             col("throughput_bps", |r: &LinkRow| {
                 per_s(r.stats.tx_bytes as f64 * 8.0)
             }),
+            col("throughput_bps_std", |r: &LinkRow| {
+                r.stats.samples_at(now).sent_bps.std()
+            }),
+            col("qlen_pkts_std", |r: &LinkRow| {
+                r.stats.samples_at(now).qlen_pkts.std()
+            }),
+            col("arrival_bps", |r: &LinkRow| {
+                per_s(r.stats.arrival_bytes as f64 * 8.0)
+            }),
+            col("arrival_bps_std", |r: &LinkRow| {
+                r.stats.samples_at(now).offered_bps.std()
+            }),
         ],
         links,
     ));

@@ -46,8 +46,7 @@ impl Simulation {
         };
         for (done, p) in model.departures() {
             let pk = &self.packets[p];
-            link.stats.tx_packets += 1;
-            link.stats.tx_bytes += pk.size as u64;
+            link.stats.sent(done, pk.size);
             link.sent_bytes += pk.size as u64;
             link.stats.busy_ns += tx_time(pk.size, link.rate_bps);
             if let Some(w) = &mut link.pcap {

@@ -14,6 +14,13 @@ impl Simulation {
         let warmup = spec.warmup.map_or(0, |w| w.0);
         let (topo, traffic) = build_network(spec, seed, end, warmup)?;
         let mut links = topo.links;
+        let stats_interval = spec
+            .output
+            .stats_interval
+            .map_or(crate::scenario::spec::DEFAULT_STATS_INTERVAL, |d| d.0);
+        for link in &mut links {
+            link.stats.sample_every(stats_interval, 0);
+        }
 
         let link_ids = |names: &[String], field: &str| -> Result<Vec<u32>> {
             names

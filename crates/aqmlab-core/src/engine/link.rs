@@ -116,8 +116,9 @@ impl Simulation {
     pub(super) fn link_enqueue(&mut self, l: usize, p: PacketId) {
         let now = self.now();
         self.settle_tx(l, self.events.key());
+        let size = self.packets[p].size;
         let link = &mut self.links[l];
-        link.stats.arrivals += 1;
+        link.stats.arrive(now, size);
         let pk = &mut self.packets[p];
         pk.enqueued = now;
         pk.marked_here = false;
@@ -168,8 +169,8 @@ impl Simulation {
         let (p, started) = link.tx.take().expect("an event-less transmission");
         link.tx_lazy = None;
         link.stats.busy_ns += end - started.max(link.stats.window_start);
-        link.stats.tx_packets += 1;
-        link.stats.tx_bytes += self.packets[p].size as u64;
+        // as of the transmission's end: nothing touched the link since (it would have settled)
+        link.stats.sent(end, self.packets[p].size);
         link.idle_since.get_or_insert(end);
         self.hops += 1;
     }
@@ -262,8 +263,7 @@ impl Simulation {
         }
         let link = &mut self.links[l];
         let (pkts, bytes) = link.qdisc.lengths();
-        link.stats.qlen_pkts.set(now, pkts as u64);
-        link.stats.qlen_bytes.set(now, bytes);
+        link.stats.set_qlen(now, pkts as u64, bytes);
         self.arm_qdisc_timer(l);
     }
 
@@ -371,8 +371,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let (p, started) = link.tx.take().expect("tx done without a packet");
         link.stats.busy_ns += now - started.max(link.stats.window_start);
-        link.stats.tx_packets += 1;
-        link.stats.tx_bytes += self.packets[p].size as u64;
+        link.stats.sent(now, self.packets[p].size);
         self.hops += 1;
         if !link.tx_in_flight {
             self.put_in_flight(l, now, p);

@@ -1,6 +1,7 @@
 //! Per-link counters: what the `queues` table reports.
 
 use super::histogram::Histogram;
+use super::interval::IntervalSamples;
 use super::time_avg::TimeAverage;
 use crate::qdisc::DropReason;
 use crate::sim::time::Nanos;
@@ -9,6 +10,8 @@ use crate::sim::time::Nanos;
 pub struct LinkStats {
     /// Packets offered to the link (before random loss and the qdisc).
     pub arrivals: u64,
+    /// Bytes of those packets.
+    pub arrival_bytes: u64,
     /// Packets the qdisc accepted.
     pub enqueued: u64,
     /// Packets the qdisc handed to the link.
@@ -34,6 +37,8 @@ pub struct LinkStats {
     pub last_sojourn: Nanos,
     /// Start of the measurement window.
     pub window_start: Nanos,
+    /// Fixed-interval samples in the window (`output.stats_interval`).
+    pub samples: IntervalSamples,
 }
 
 impl LinkStats {
@@ -50,6 +55,59 @@ impl LinkStats {
         self.drops_overflow + self.drops_early + self.drops_forced
     }
 
+    /// Sample every `interval` from `now` (0: off).
+    pub fn sample_every(&mut self, interval: Nanos, now: Nanos) {
+        self.samples = IntervalSamples::start(interval, now, self.tx_bytes, self.arrival_bytes);
+    }
+
+    /// Close the sample intervals ending at or before `now`; call before changing the
+    /// queue length or the byte counters at `now`.
+    #[inline]
+    fn sample(&mut self, now: Nanos) {
+        self.samples.advance(
+            now,
+            self.qlen_pkts.current(),
+            self.tx_bytes,
+            self.arrival_bytes,
+        );
+    }
+
+    /// A packet of `bytes` is offered to the link at `now`.
+    #[inline]
+    pub fn arrive(&mut self, now: Nanos, bytes: u32) {
+        self.sample(now);
+        self.arrivals += 1;
+        self.arrival_bytes += bytes as u64;
+    }
+
+    /// The queue holds `pkts` packets and `bytes` bytes from `now`.
+    #[inline]
+    pub fn set_qlen(&mut self, now: Nanos, pkts: u64, bytes: u64) {
+        self.sample(now);
+        self.qlen_pkts.set(now, pkts);
+        self.qlen_bytes.set(now, bytes);
+    }
+
+    /// A packet of `bytes` has been sent, as of `now`.
+    #[inline]
+    pub fn sent(&mut self, now: Nanos, bytes: u32) {
+        self.sample(now);
+        self.tx_packets += 1;
+        self.tx_bytes += bytes as u64;
+    }
+
+    /// The samples with the intervals up to `now` closed (for reporting).
+    pub fn samples_at(&self, now: Nanos) -> IntervalSamples {
+        let mut s = self.samples;
+        s.advance(
+            now,
+            self.qlen_pkts.current(),
+            self.tx_bytes,
+            self.arrival_bytes,
+        );
+        s
+    }
+
     /// Restart every statistic at `now` (end of warm-up), keeping the queue state.
     pub fn restart(&mut self, now: Nanos) {
         let (pkts, bytes) = (
@@ -61,6 +119,7 @@ impl LinkStats {
             qlen_bytes: bytes,
             last_sojourn: self.last_sojourn,
             window_start: now,
+            samples: IntervalSamples::start(self.samples.interval(), now, 0, 0),
             ..LinkStats::default()
         };
         self.qlen_pkts.restart(now);

@@ -19,6 +19,11 @@ impl TimeAverage {
         self.last_value = value;
     }
 
+    /// The current value.
+    pub fn current(&self) -> u64 {
+        self.last_value
+    }
+
     /// Restart averaging at `now`, keeping the current value.
     pub fn restart(&mut self, now: Nanos) {
         self.area = 0;

@@ -201,12 +201,20 @@ pub struct RateProcess {
     pub rates: Vec<Rate>,
 }
 
+/// Default interval of the `queues` table's per-interval samples: 100 ms, the interval
+/// Byun's test-bed measured at (dissertation §4.3, "once every 100 msec").
+pub const DEFAULT_STATS_INTERVAL: Nanos = 100_000_000;
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputSpec {
     /// Sample interval of the `timeseries` table; off when absent.
     #[serde(default)]
     pub timeseries: Option<Duration>,
+    /// Interval of the fixed-interval samples behind the `queues` table's `_std` and
+    /// `arrival_bps` columns (default `DEFAULT_STATS_INTERVAL`).
+    #[serde(default)]
+    pub stats_interval: Option<Duration>,
     /// Links sampled in the time series (default: all).
     #[serde(default)]
     pub timeseries_links: Option<Vec<String>>,
@@ -331,6 +339,14 @@ impl ScenarioSpec {
                 return Err(ScenarioError::new(
                     "output.flow_timeseries",
                     "expected an interval greater than zero",
+                ));
+            }
+        }
+        if let Some(t) = self.output.stats_interval {
+            if t.0 == 0 {
+                return Err(ScenarioError::new(
+                    "output.stats_interval",
+                    "\"0s\": expected an interval greater than zero",
                 ));
             }
         }

@@ -262,7 +262,7 @@ impl Docsis {
             }
             rsq_stats.last_sojourn = sojourn;
             match &mut self.up {
-                Some(u) if u.txq.len() >= self.config.txq_limit => u.overflow(now, p),
+                Some(u) if u.txq.len() >= self.config.txq_limit => u.overflow(now, p, size),
                 Some(u) => u.admit(now, p, size, self.config.map_interval),
                 None => {
                     self.wire_free = now + send_time(size as u64, channel_bps);
@@ -280,6 +280,7 @@ impl Upstream {
         self.unsent += size as u64;
         if now >= self.stats.window_start {
             self.stats.arrivals += 1;
+            self.stats.arrival_bytes += size as u64;
             self.stats.enqueued += 1;
         }
         self.stats.qlen_pkts.set(now, self.txq.len() as u64);
@@ -290,9 +291,10 @@ impl Upstream {
     }
 
     /// `p` meets a full TxQ (`txq_overflow = "drop"`): a tail drop in the TxQ's row.
-    fn overflow(&mut self, now: Nanos, p: PacketId) {
+    fn overflow(&mut self, now: Nanos, p: PacketId, size: u32) {
         if now >= self.stats.window_start {
             self.stats.arrivals += 1;
+            self.stats.arrival_bytes += size as u64;
             self.stats.count_drop(DropReason::Overflow);
         }
         self.dropped.push(p);
