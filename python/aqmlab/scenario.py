@@ -198,7 +198,9 @@ def warnings(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any
     """Things a valid scenario allows but probably does not mean, e.g. a CoDel target
     below one packet's transmission time at its link's rate. Raises `ScenarioError`
     like `validate`. A run has them in its ``warnings`` table."""
-    return list(_core.validate(to_json(load_scenario(scenario, overrides))))
+    from .flent import expand_presets
+
+    return list(_core.validate(to_json(expand_presets(load_scenario(scenario, overrides))[0])))
 
 
 def qdisc_docs() -> list[dict]:
