@@ -884,11 +884,13 @@ pub fn build(
         let pairs = placements(&mut p, topo)?;
         let start = p.duration_or("start", 0)?;
         let start_jitter = p.duration_or("start_jitter", 0)?;
-        if start >= duration {
+        // strictly after: an entry starting exactly at the end is a study's way to run the
+        // first part of a longer schedule (rb-rio-video's 0-10 s period)
+        if start > duration {
             return Err(p.error(
                 "start",
                 format!(
-                    "{} s: starts at or after the end of the run (duration = {} s); expected a start before the duration",
+                    "{} s: starts after the end of the run (duration = {} s); expected a start no later than the duration",
                     start as f64 / 1e9,
                     duration as f64 / 1e9
                 ),
