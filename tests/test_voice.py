@@ -101,7 +101,8 @@ def test_sweep_report_draws_mos_bars_with_cis(tmp_path):
     )
     assert res.ok == 4
     figs = report.voice_figures(out)
-    assert [f.name for f in figs] == ["bars-mos-call"]
+    # MOS bars, and MOS against the uploads' goodput (the voice question in one picture)
+    assert [f.name for f in figs] == ["bars-mos-call", "mos-goodput-call"]
     bars = [p for p in figs[0].fig.axes[0].patches]
     heights = sorted(b.get_height() for b in bars)
     assert heights[0] < 2.0 and heights[-1] > 4.0  # FIFO vs fq_codel

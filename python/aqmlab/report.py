@@ -22,7 +22,8 @@ import polars as pl
 from . import plots, safefile
 from .units import fmt as fmt_unit
 from .units import fmt_interval
-from .aggregate import bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec, short_name
+from .aggregate import axis_value, bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec
+from .names import axis_name, axis_value_names
 
 
 @dataclass
@@ -341,6 +342,15 @@ INTERVAL_NOTE = ("mean over seeds with its 95 % interval: ± the Student-t half-
 KEY_METRICS = ["sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drop_rate", "utilization", "throughput_bps"]
 
 
+def readable_axes(df: pl.DataFrame, spec: dict, axes: list[str]) -> pl.DataFrame:
+    """Axis columns as readers see them (`aqmlab.names`): ``qdisc (link 1)`` with values
+    ``pfifo 417pkt``, not ``topology.links.1.qdisc`` = ``kind=pfifo,limit=417pkt``."""
+    names = axis_value_names(spec, axis_value)
+    out = df.with_columns([pl.col(a).map_elements(lambda v, a=a: names[a].get(v, str(v)), return_dtype=pl.Utf8)
+                           for a in axes if a in df.columns])
+    return out.rename({a: axis_name(a) for a in axes if a in out.columns})
+
+
 def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[str] = KEY_METRICS, entity: str | None = None) -> pl.DataFrame:
     """Per point: the mean and 95 % interval of the key bottleneck metrics, as text."""
     agg = load(path) if agg is None else agg
@@ -362,7 +372,7 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
         )
         if wide["seeds"].str.len_chars().max():
             cols.append("seeds")
-    return wide.select(cols).rename({a: short_name(a) for a in axes})
+    return readable_axes(wide.select(cols), spec, axes)
 
 
 def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures: list[Figure] | None = None,
@@ -417,7 +427,7 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
         apps = wide_table(agg, "apps", spec["axes"])
         if apps.height:
             parts.append(f"<h3>Apps per point</h3><p class=meta>{INTERVAL_NOTE}.</p>")
-            parts.append(table_html(apps.drop("point_id").rename({"entity": "app", **{a: short_name(a) for a in spec["axes"]}}), right=apps.columns))
+            parts.append(table_html(readable_axes(apps.drop("point_id").rename({"entity": "app"}), spec, spec["axes"]), right=apps.columns))
         if fails:
             parts.append("<h3>Failed runs</h3>")
             ft = pl.DataFrame({
