@@ -248,7 +248,7 @@ def test_report_and_index_show_the_scorecard_marked_quick(tmp_path, monkeypatch)
     assert f"trends {t['trends_held']}/7, numbers {t['numbers_ok']}/5 (quick)" in page
     assert 'href="scorecard-tiny/scorecard.md"' in page
     report = (tmp_path / "out" / "scorecard-tiny" / "report.html").read_text()
-    sec = report[report.index("<h2>Reproduction</h2>"):]
+    sec = report[report.index('<h2 id="reproduction">Reproduction</h2>'):]
     assert "QUICK mode" in sec and "util-4M-inside" in sec and "drops-fall-with-rate" in sec
     assert "<td>from-paper</td>" in sec and "assumed: a test fixture" in sec
     assert "(quick mode)" in (tmp_path / "out" / "scorecard-tiny" / "scorecard.md").read_text()
@@ -329,8 +329,12 @@ def test_a_one_sweep_study_gets_its_scorecard_in_the_report(tmp_path):
     assert [n["verdict"] for n in card["numbers"]] == ["within"] and card["trends"][0]["verdict"] == "holds"
     assert card["mode"] == "full" and card["totals"]["trends_held"] == 1
     page = (out / "report.html").read_text()
-    assert "<h2>Reproduction</h2>" in page and "trends held 1 / 1 · numbers inside or within 1 / 1" in page
-    assert page.index("<h2>Reproduction</h2>") < page.index("<h2>Tables</h2>")
+    head = '<h2 id="reproduction">Reproduction</h2>'
+    assert head in page and "trends held 1 / 1 · numbers inside or within 1 / 1" in page
+    assert page.index(head) < page.index("<h2>Tables</h2>")
+    # the totals are also on the first screen, under the title, linking to the section
+    lead = page.index('<p class="lead">')
+    assert lead < page.index("<h2>") and 'href="#reproduction"' in page[lead:page.index("</p>", lead)]
 
 
 def test_a_noted_variant_the_study_does_not_run_scores_no_data(tmp_path, ran):

@@ -313,7 +313,7 @@ def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | 
 
     if not (d / "paper.toml").exists():
         return "", None
-    head = "<h2>Reproduction</h2>"
+    head = '<h2 id="reproduction">Reproduction</h2>'
     try:
         card = compare(name, study_out)
     except (ScenarioError, FileNotFoundError) as e:
@@ -365,7 +365,6 @@ def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.
         first = (f'<p class="lead"><strong>Reproduction of {html.escape(card["paper"]["cite"])}: '
                  f'{html.escape(scorecard.totals_line(card))}</strong> ({html.escape(scorecard.mode_text(card["mode"]))}; '
                  '<a href="#reproduction">details</a>).</p>')
-    repro = repro.replace("<h2>Reproduction</h2>", '<h2 id="reproduction">Reproduction</h2>', 1)
     if not has_experiments(d):
         return build(study_out, out, figures=figs, title=title, intro_md=intro, figures_dir=figures_dir, extra_html=[repro],
                      lead_html=first)
