@@ -66,7 +66,7 @@ fn conn_groups(sim: &Simulation) -> Vec<Option<ConnTotals>> {
 
 /// Whether live flow `f` has a row of its own (not folded into its entry's).
 fn own_row(sim: &Simulation, f: &crate::engine::Flow) -> bool {
-    f.id != u32::MAX && !(f.conn && !sim.entries[f.entry as usize].flow_rows)
+    f.id != u32::MAX && (!f.conn || sim.entries[f.entry as usize].flow_rows)
 }
 
 /// The `flows` rows in id order.
@@ -523,8 +523,7 @@ pub fn collect(sim: &Simulation) -> Results {
             std::iter::once((link.name.clone(), &link.stats.sojourn))
                 .chain(txq.map(|s| (format!("{}.txq", link.name), &s.sojourn)))
         });
-        let rows =
-            hists.flat_map(|(name, h)| h.buckets().into_iter().map(move |b| (name.clone(), b)));
+        let rows = hists.flat_map(|(name, h)| h.buckets().map(move |b| (name.clone(), b)));
         tables.push(Table::from_rows(
             "sojourn_hist",
             &[

@@ -496,7 +496,10 @@ fn the_txq_has_its_own_timeseries_and_sojourn_histogram() {
         .collect();
     assert_eq!(txq.len(), 41); // samples at 0, 0.1, ..., 4.0 s
                                // Grant-limited (5 Mbit/s < 8 offered): after the start the TxQ is full.
-    assert!(txq[10..].iter().all(|&q| q >= 31.0 && q <= 32.0), "{txq:?}");
+    assert!(
+        txq[10..].iter().all(|&q| (31.0..=32.0).contains(&q)),
+        "{txq:?}"
+    );
     let h = r.table("sojourn_hist");
     let (hl, hp) = (h.strs("link"), h.f64s("packets"));
     let in_txq: f64 = (0..hl.len())

@@ -797,9 +797,7 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
         linux_ca,
     };
     let cfg = TcpConfig {
-        cc: if agent == Ns2Agent::Reno {
-            CcKind::Reno
-        } else if linux_ca == LinuxCaKind::Reno && linux {
+        cc: if agent == Ns2Agent::Reno || (linux_ca == LinuxCaKind::Reno && linux) {
             CcKind::Reno
         } else if linux_ca == LinuxCaKind::Compound {
             CcKind::Compound

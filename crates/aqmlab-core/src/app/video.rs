@@ -664,8 +664,7 @@ impl Application for VideoApp {
     }
 
     fn on_datagram(&mut self, now: Nanos, d: &Arrival, io: &mut AppIo) {
-        if d.reverse && self.mm.is_some() {
-            let m = self.mm.as_mut().expect("mmapp");
+        if let (true, Some(m)) = (d.reverse, self.mm.as_mut()) {
             // ACKs before this one were lost; this one is the newest.
             while let Some(&(seq, scale)) = m.acks.front() {
                 if seq > d.seq {

@@ -105,7 +105,7 @@ fn address_space_limit() -> Option<u64> {
     };
     // SAFETY: getrlimit writes one rlimit into `r`, which lives for the call.
     let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
-    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -209,7 +209,7 @@ impl Simulation {
             ),
             ("pending events", self.events.len() as u64 * 32),
         ];
-        parts.sort_by(|a, b| b.1.cmp(&a.1));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         parts
     }
 

@@ -234,7 +234,11 @@ impl Simulation {
                 break;
             }
             self.guard.events_left -= 1;
-            if self.events.popped() % guard::MEMORY_CHECK_EVERY == 0 {
+            if self
+                .events
+                .popped()
+                .is_multiple_of(guard::MEMORY_CHECK_EVERY)
+            {
                 if let Err(e) = self.check_memory() {
                     result = Err(e);
                     break;

@@ -138,11 +138,11 @@ mod tests {
             }
             let routes = Routes::compute(n, &links);
             let t = full(n, &links);
-            for at in 0..n {
-                for d in 0..n {
+            for (at, row) in t.iter().enumerate() {
+                for (d, &want) in row.iter().enumerate() {
                     assert_eq!(
                         routes.next_link(at as u32, d as u32),
-                        t[at][d],
+                        want,
                         "{at} -> {d} in {links:?}"
                     );
                 }

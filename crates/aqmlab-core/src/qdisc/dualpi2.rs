@@ -58,7 +58,7 @@ const MAX_WC: i32 = 100;
 
 /// `dualpi2_scale_alpha_beta`: tc's 1/256 Hz to the internal gain.
 pub fn scale_alpha_beta(param: u32) -> u32 {
-    (((param as u64) * MAX_PROB as u64 >> ALPHA_BETA_SCALING) / 1_000_000_000) as u32
+    ((((param as u64) * MAX_PROB as u64) >> ALPHA_BETA_SCALING) / 1_000_000_000) as u32
 }
 
 #[derive(Debug)]
@@ -237,7 +237,7 @@ impl LinuxDualPi2 {
             return Aqm::Pass;
         }
         if overload {
-            if !self.drop_overload || !(roll(prob, ctx.rng) && roll(prob, ctx.rng)) {
+            if !(self.drop_overload && roll(prob, ctx.rng) && roll(prob, ctx.rng)) {
                 return mark(p, at, ctx);
             }
             return Aqm::Drop;

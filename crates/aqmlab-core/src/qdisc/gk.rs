@@ -286,6 +286,7 @@ mod tests {
     /// - 1500 B at t=0: VQ 1500 (fits exactly); 1000 B at t=0: 2500 > 1500 → flag set.
     /// - departure at 1 ms: VQ 1500 − 500 = 1000 > 0 → the ECT head is marked.
     /// - departure at 4 ms: VQ 1000 − 1500 → 0, flag cleared → not marked.
+    ///
     /// In ns-2's unit (`mean_pkt_size` 1000 B: buffer 1 packet, 500 pkt/s) the same
     /// trace flags the second arrival too, and a non-ECT flagged departure is dropped.
     #[test]

@@ -258,11 +258,10 @@ impl LinuxPieVars {
         if p.dq_rate_estimator {
             qdelay_old = self.qdelay;
             self.qdelay_old = self.qdelay;
-            qdelay = if self.avg_dq_rate > 0 {
-                (backlog.wrapping_shl(PIE_SCALE) / self.avg_dq_rate) as u64
-            } else {
-                0
-            };
+            qdelay = backlog
+                .wrapping_shl(PIE_SCALE)
+                .checked_div(self.avg_dq_rate)
+                .map_or(0, u64::from);
         } else {
             qdelay = self.qdelay;
             qdelay_old = self.qdelay_old;

@@ -25,8 +25,8 @@ fn distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=m {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=n {
         for j in 1..=m {
@@ -49,7 +49,7 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
     let mut best: Option<(usize, &'a str)> = None;
     for k in known {
         let d = distance(&typed, &fold(k));
-        if d <= 2 && 2 * d < typed.chars().count().max(1) && best.map_or(true, |(bd, _)| d < bd) {
+        if d <= 2 && 2 * d < typed.chars().count().max(1) && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, k));
         }
     }

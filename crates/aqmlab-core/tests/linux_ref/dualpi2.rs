@@ -224,6 +224,8 @@ impl DualPi2 {
         out: &mut Vec<Outcome>,
     ) -> bool {
         if overload {
+            // sch_dualpi2.c's condition as written (the oracle mirrors the C line).
+            #[allow(clippy::nonminimal_bool)]
             if !self.drop_overload || !(self.dualpi2_roll(prob) && self.dualpi2_roll(prob)) {
                 Self::dualpi2_mark(skb, out); // goto mark
                 return false;

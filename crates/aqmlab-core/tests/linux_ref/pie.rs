@@ -110,6 +110,8 @@ impl Pie {
     }
 
     /// sch_pie.c:33-80 `pie_drop_early`.
+    // The late initialisation is the C statement's shape, kept for line-by-line review.
+    #[allow(clippy::needless_late_init)]
     fn pie_drop_early(&mut self, backlog: u32, packet_size: u32) -> bool {
         let vars = &mut self.vars;
         let params = &self.params;
@@ -255,6 +257,8 @@ impl Pie {
     }
 
     /// sch_pie.c:299-419 `pie_calculate_probability`.
+    // `if (avg_dq_rate > 0) … / avg_dq_rate` is sch_pie.c:313-316 as written.
+    #[allow(clippy::manual_checked_ops)]
     fn pie_calculate_probability(&mut self) {
         let params = &self.params;
         let vars = &mut self.vars;

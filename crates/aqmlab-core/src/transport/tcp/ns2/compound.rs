@@ -118,7 +118,7 @@ impl NsCompound {
                 let mut dwnd = self.dwnd;
                 if diff < GAMMA << V_PARAM_SHIFT {
                     let x = qroot(old_wnd * old_wnd * old_wnd) >> ALPHA;
-                    dwnd = if x > 1 { x - 1 } else { 0 };
+                    dwnd = x.saturating_sub(1);
                     dwnd += self.dwnd;
                 } else if (dwnd << V_PARAM_SHIFT) < diff * BETA {
                     dwnd = 0;

@@ -166,11 +166,7 @@ impl NsCubic {
         }
         // delay_min is 0 (no timestamps): t = (now - epoch_start) in 1/1024 s.
         let t = (now.wrapping_sub(self.epoch_start) << BICTCP_HZ) / HZ;
-        let offs = if t < self.bic_k {
-            self.bic_k - t
-        } else {
-            t - self.bic_k
-        };
+        let offs = self.bic_k.abs_diff(t);
         let delta = CUBE_RTT_SCALE
             .wrapping_mul(offs)
             .wrapping_mul(offs)

@@ -172,7 +172,7 @@ impl LinuxAgent {
 
 /// `tcp_time_stamp`: the clock truncated to ms (tcp-linux.cc:319).
 fn jiffies(now: Nanos) -> u64 {
-    (now / NS_PER_MS) as u64
+    now / NS_PER_MS
 }
 
 impl Ns2Sender {
@@ -238,7 +238,7 @@ impl Ns2Sender {
             self.rtt_active = false;
             self.rtt.update_linux(now, now - self.rtt_ts);
             let usrtt = (now - self.rtt_ts + 500) / 1000; // round(tao · 1e6)
-            self.lx().ca.rtt_sample(usrtt as u64);
+            self.lx().ca.rtt_sample(usrtt);
             st.rtt.record(self.rtt.t_rtt as Nanos * self.rtt.tick);
         }
         let cwnd0 = self.lx().w.snd_cwnd;
