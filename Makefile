@@ -7,7 +7,7 @@ STAMP := $(VENV)/.deps-stamp
 # One release build of the extension serves `make run`, `make test` and `make bench`.
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: run test test-rust test-python bench bench-instr fuzz install clean
+.PHONY: run test lint test-rust test-python bench bench-instr fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -29,7 +29,20 @@ install: $(VENV)/.build-stamp
 run: install
 	$(VENV)/bin/aqmlab study run-all --quick --out out
 
-test: test-rust test-python
+test: lint test-rust test-python
+
+# The habits gates, fast and first: rustfmt and clippy on both crates (every target, warnings
+# are errors; clippy only checks, so it is quick), ruff on the Python package and tests,
+# mypy --strict on the package (configured in pyproject.toml). tests/install-rust-tools.sh
+# adds rustfmt/clippy with rustup when missing; one that still is missing is skipped loudly.
+lint: $(STAMP)
+	@set -e; missing="$$(bash tests/install-rust-tools.sh)"; \
+	if [[ " $$missing " == *" rustfmt "* ]]; then echo "make lint: SKIPPED cargo fmt --check (no rustfmt)" >&2; \
+	else cargo fmt --all --check; fi; \
+	if [[ " $$missing " == *" clippy "* ]]; then echo "make lint: SKIPPED cargo clippy (no clippy)" >&2; \
+	else cargo clippy --workspace --all-targets -q -- -D warnings; fi
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/mypy
 
 test-rust:
 	cargo test -p aqmlab-core -q

@@ -1,15 +1,12 @@
 """The Python API: run, results as polars/pandas, overrides, determinism, errors."""
 
 import json
-import math
 
+import aqmlab
 import pandas as pd
 import polars as pl
 import pytest
-
-import aqmlab
-from aqmlab import ScenarioError, SimulationError
-from aqmlab import _core
+from aqmlab import ScenarioError, SimulationError, _core
 from conftest import EXAMPLES
 
 QUEUE_COLUMNS = [

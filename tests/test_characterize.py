@@ -6,11 +6,10 @@ import math
 
 import polars as pl
 import pytest
-from typer.testing import CliRunner
-
 from aqmlab.characterize import characterize, experiments, loss_intervals, sync_index
 from aqmlab.cli import app
 from aqmlab.errors import ScenarioError
+from typer.testing import CliRunner
 
 
 def test_sync_index_by_hand():

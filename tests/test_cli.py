@@ -4,7 +4,6 @@ import json
 import subprocess
 
 import polars as pl
-
 from conftest import AQMLAB, EXAMPLES
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import polars as pl
-
 from aqmlab.emulate.compare import METRICS, ratio, ratio_text, spread, table, trustworthy
 
 

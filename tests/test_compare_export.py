@@ -3,10 +3,9 @@
 import json
 import math
 
+import aqmlab
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import compare
 from conftest import EXAMPLES
 from test_plots_report import cli

@@ -1,9 +1,8 @@
 """The DOCSIS cable-modem link model through the Python API (docs/access/docsis.md)."""
 
+import aqmlab
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import ScenarioError
 from conftest import EXAMPLES
 

@@ -9,9 +9,7 @@ import sys
 import textwrap
 
 import pytest
-
-from aqmlab.emulate import available, emulate
-from aqmlab.emulate import netns
+from aqmlab.emulate import available, emulate, netns
 from aqmlab.emulate.netns import namespaces, ours
 
 WHY = available()
@@ -122,10 +120,9 @@ def test_teardown_leaves_no_namespace_after_success_error_and_ctrl_c():
         assert all(n in namespaces() for n in created.values())
     assert not mine()
     for exc in (RuntimeError("simulated failure"), KeyboardInterrupt()):
-        with pytest.raises(type(exc)):
-            with netns.Testbed(doc, ["a_l0"], ["a_r0"]):
-                assert len(mine()) == 2
-                raise exc
+        with pytest.raises(type(exc)), netns.Testbed(doc, ["a_l0"], ["a_r0"]):
+            assert len(mine()) == 2
+            raise exc
         assert not mine(), type(exc)
 
 

@@ -4,12 +4,11 @@ stated, PNG at 300 dpi, and intervals inside the metric's range."""
 
 import re
 
+import aqmlab
 import matplotlib.image as mpimg
 import matplotlib.text
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import plots, report
 from aqmlab.aggregate import load
 from aqmlab.stats import metric_range

@@ -8,13 +8,12 @@ import json
 import math
 from pathlib import Path
 
-import pytest
-from flent import resultset
-
 import aqmlab
+import pytest
 from aqmlab import flent as fl
 from aqmlab.errors import ScenarioError
 from aqmlab.scenario import load_scenario
+from flent import resultset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,9 +43,8 @@ def values(rs, name):
 
 
 def test_cli_five_tcp_export_loads_in_flent(tmp_path):
-    from typer.testing import CliRunner
-
     from aqmlab.cli import app
+    from typer.testing import CliRunner
 
     out = tmp_path / "run.flent.gz"
     r = CliRunner().invoke(app, ["run", str(ROOT / "examples/five-tcp.toml"), "--format", "flent", "--out", str(out), "-q"])
@@ -145,9 +143,8 @@ def test_ping_rtt_is_the_base_rtt_on_an_idle_path():
 
 
 def test_sweep_writes_a_flent_file_per_run(tmp_path):
-    from typer.testing import CliRunner
-
     from aqmlab.cli import app
+    from typer.testing import CliRunner
 
     sweep = tmp_path / "s.toml"
     sweep.write_text(f'name = "s"\nbase = "{ROOT / "examples/five-tcp.toml"}"\nseeds = 1\nset = {{ duration = "6s" }}\n'

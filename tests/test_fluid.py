@@ -3,13 +3,22 @@ halving, and the packet simulator (docs/access/fluid.md)."""
 
 import math
 
+import aqmlab
 import numpy as np
 import polars as pl
 import pytest
-
-import aqmlab
-from aqmlab.fluid import (Avq, Red, Setting, compare, default_step, fixed_point, packet_scenario,
-                          run_packet, solve, step_error)
+from aqmlab.fluid import (
+    Avq,
+    Red,
+    Setting,
+    compare,
+    default_step,
+    fixed_point,
+    packet_scenario,
+    run_packet,
+    solve,
+    step_error,
+)
 
 #: The stable RED setting of docs/access/fluid.md: Hollot et al.'s N and C, half their
 #: Tp and a shallow RED curve (loop gain 1.6), so it settles within seconds.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 # importable by name: the case processes unpickle `fuzz._child`
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
-import fuzz  # noqa: E402
+import fuzz
 
 
 def test_fuzz_short_set_finds_no_new_failure():

@@ -11,15 +11,14 @@ or a finished run whose results can be (tests/fuzz/fuzz.py `invariants`: ratios 
 import sys
 from pathlib import Path
 
+import aqmlab
 import pytest
+from aqmlab import ScenarioError, SimulationError, _core
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import aqmlab
-from aqmlab import ScenarioError, SimulationError, _core
-
 sys.path.insert(0, str(Path(__file__).parent / "fuzz"))
-import fuzz  # noqa: E402
+import fuzz
 
 QDISCS = {d["kind"]: d for d in _core.qdiscs()}
 TRAFFIC = {d["kind"]: d for d in _core.traffic_kinds()}

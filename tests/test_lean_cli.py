@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import EXAMPLES, ROOT
 
 HEAVY = ("polars", "pandas", "pyarrow", "numpy", "scipy", "matplotlib", "typer", "rich", "dask")
@@ -17,8 +16,8 @@ import contextlib, io, json, sys
 from aqmlab.fastcli import try_fast
 with contextlib.redirect_stdout(io.StringIO()):
     handled = try_fast(sys.argv[1:])
-print(json.dumps({"handled": handled, "heavy": sorted(m for m in sys.modules if m.split(".")[0] in %r)}))
-""" % (HEAVY,)
+print(json.dumps({"handled": handled, "heavy": sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)}))
+""".replace("HEAVY", repr(HEAVY))
 
 
 def probe(*argv: str) -> dict:

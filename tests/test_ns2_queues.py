@@ -24,7 +24,6 @@ import subprocess
 import aqmlab
 import polars as pl
 import pytest
-
 from conftest import need_tool
 
 SEEDS = [1, 2, 3]

@@ -13,11 +13,10 @@ a few percent (at least 3 packets) on drops rather than equality.
 import sys
 
 import pytest
-
 from conftest import ROOT, need_tool
 
 sys.path.insert(0, str(ROOT / "benches" / "crossval"))
-import ns2_dumbbell as nd  # noqa: E402
+import ns2_dumbbell as nd
 
 CASES = [
     # The issue's acceptance case: 4 NewReno flows into DelAck sinks at ns-2's defaults.

@@ -2,11 +2,8 @@
 
 import subprocess
 
-import pytest
-
 import aqmlab
 from conftest import SMALL, need_tool
-
 
 
 def test_pcap_is_written_and_read_by_tshark(tmp_path):

@@ -9,14 +9,13 @@ import subprocess
 import sys
 import time
 
+import aqmlab
+import crash_target
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import ScenarioError
 from aqmlab.sweep import LocalExecutor, SweepFailed, build_id, read_sweep_file
 from conftest import AQMLAB, EXAMPLES, ROOT
-import crash_target
 
 BASE = EXAMPLES / "dumbbell-udp.toml"
 FAST = {"duration": "20s", "output": {}}
@@ -156,7 +155,7 @@ def test_a_sweep_name_cannot_write_outside_out(tmp_path):
 def test_pcap_without_out_says_where_it_wrote(tmp_path):
     p = cli("run", BASE, "--set", "duration=10s", "--set", 'output.pcap=["L->R"]', "--quiet")
     assert p.returncode == 0, p.stderr
-    line = [l for l in p.stderr.splitlines() if "pcap written to" in l][0]
+    line = next(l for l in p.stderr.splitlines() if "pcap written to" in l)
     folder = line.split("pcap written to ")[1].split("/ ")[0]
     assert os.path.exists(os.path.join(folder, "L__R.pcap"))
 

@@ -9,7 +9,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from aqmlab import scorecard, study
 from aqmlab.errors import ScenarioError
 from conftest import AQMLAB, ROOT, need_tool
@@ -115,7 +114,7 @@ def test_compare_on_an_unfinished_study_says_what_is_missing(tmp_path, ran):
 def test_a_study_without_paper_toml_has_nothing_to_compare(tmp_path):
     d = copy_study(tmp_path / "studies")
     (d / "paper.toml").unlink()
-    with pytest.raises(FileNotFoundError, match="no paper.toml"):
+    with pytest.raises(FileNotFoundError, match=r"no paper\.toml"):
         study.compare(str(d), tmp_path / "o")
 
 

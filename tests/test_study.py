@@ -7,11 +7,10 @@ import os
 import re
 import subprocess
 
+import aqmlab
 import matplotlib.image as mpimg
 import numpy as np
 import polars as pl
-
-import aqmlab
 from aqmlab import study
 from aqmlab.sweep import read_sweep_file
 from conftest import AQMLAB, ROOT

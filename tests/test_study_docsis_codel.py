@@ -6,9 +6,8 @@ web pages faster."""
 
 import subprocess
 
-import polars as pl
-
 import aqmlab
+import polars as pl
 from aqmlab import study
 from aqmlab.sweep import read_sweep_file
 from conftest import AQMLAB, ROOT

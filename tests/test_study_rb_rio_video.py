@@ -7,12 +7,11 @@ link, and it holds the average queue lower than DropTail's full buffer."""
 import subprocess
 import sys
 
+import aqmlab
 import matplotlib.image as mpimg
 import numpy as np
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import study
 from aqmlab.aggregate import load_runs
 from aqmlab.sweep import read_sweep_file

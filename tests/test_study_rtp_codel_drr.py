@@ -6,12 +6,11 @@ the unresponsive RTP flows; CoDel, a single FIFO: shares in proportion to the of
 import os
 import subprocess
 
+import aqmlab
 import matplotlib.image as mpimg
 import numpy as np
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import study
 from aqmlab.sweep import read_sweep_file
 from conftest import AQMLAB, ROOT, need_tool
@@ -45,7 +44,7 @@ def test_quick_study_draws_every_figure_and_shares_the_bottleneck_as_expected(tm
     gp = agg.filter((pl.col("table") == "apps") & (pl.col("metric") == "goodput_window_bps") & (pl.col(RATE) == "1Mbit") & (pl.col(ACCESS) == "5Mbit"))
 
     def share(kind, app):
-        return gp.filter((pl.col(QDISC).cast(pl.Utf8).str.contains(f"kind={kind},") & (pl.col("entity") == app)))["mean"][0]
+        return gp.filter(pl.col(QDISC).cast(pl.Utf8).str.contains(f"kind={kind},") & (pl.col("entity") == app))["mean"][0]
 
     def s1_fraction(kind):
         return share(kind, "s1") / (share(kind, "s1") + share(kind, "s2"))

@@ -9,11 +9,9 @@ import json
 import subprocess
 import tomllib
 
-import numpy as np
-
-import polars as pl
-
 import aqmlab
+import numpy as np
+import polars as pl
 from aqmlab import study
 from aqmlab.sweep import read_sweep_file
 from conftest import AQMLAB, ROOT, need_tool

@@ -8,11 +8,10 @@ import shutil
 import signal
 import subprocess
 
+import aqmlab
 import pandas as pd
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import ScenarioError
 from aqmlab.aggregate import aggregate, load_runs
 from aqmlab.stats import mean_ci, t_ppf
@@ -115,7 +114,6 @@ def test_local_executor_survives_a_killed_worker(tmp_path):
 
 def test_dask_cluster_with_a_worker_killed_mid_sweep_loses_nothing(tmp_path):
     from distributed import Client, LocalCluster
-
     from distributed.diagnostics.plugin import SchedulerPlugin
 
     class Transitions(SchedulerPlugin):
@@ -229,7 +227,7 @@ def test_intervals_stay_inside_the_metric_range():
         }
     )
     agg = aggregate(runs, "apps", [])
-    get = lambda p, m: agg.filter((pl.col("point_id") == p) & (pl.col("metric") == m)).row(0, named=True)  # noqa: E731
+    get = lambda p, m: agg.filter((pl.col("point_id") == p) & (pl.col("metric") == m)).row(0, named=True)
     r = get("p1", "owd_ms_mean")
     assert (r["ci_method"], r["ci_low"], r["ci_high"], r["ci_half"]) == ("bootstrap", 2.0, 9.0, None)
     r = get("p2", "owd_ms_mean")

@@ -1,9 +1,8 @@
 """Errors a user meets first: misspelt kinds, fields and units get a "did you mean", a
 traffic entry that starts after the run ends is refused with both values named."""
 
-import pytest
-
 import aqmlab
+import pytest
 from aqmlab.scenario import warnings as scenario_warnings
 from conftest import EXAMPLES
 
@@ -59,7 +58,7 @@ def test_init_writes_a_valid_commented_starter(tmp_path):
 
 def test_set_addresses_a_traffic_entry_by_name():
     doc = aqmlab.load_scenario(EXAMPLES / "voip-uploads.toml", ["traffic.call.start=20s", "topology.hosts.ftp.count=2"])
-    call = [t for t in doc["traffic"] if t["name"] == "call"][0]
+    call = next(t for t in doc["traffic"] if t["name"] == "call")
     assert call["start"] == "20s" and doc["topology"]["hosts"][0]["count"] == 2
     with pytest.raises(aqmlab.ScenarioError) as e:
         aqmlab.load_scenario(EXAMPLES / "voip-uploads.toml", ["traffic.cal.start=20s"])

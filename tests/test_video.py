@@ -3,11 +3,10 @@ simulator's frame trace and model table end to end, MOS, and the video plots."""
 
 from __future__ import annotations
 
+import aqmlab
 import numpy as np
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab.video import Clip, mos, psnr
 from aqmlab.video import plots as vplots
 

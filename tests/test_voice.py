@@ -2,10 +2,9 @@
 
 import subprocess
 
+import aqmlab
 import polars as pl
 import pytest
-
-import aqmlab
 from aqmlab import plots, report
 from conftest import AQMLAB, EXAMPLES, ROOT
 

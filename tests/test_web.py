@@ -3,10 +3,9 @@ sweep report shows page-load-time figures with confidence intervals."""
 
 import copy
 
+import aqmlab
 import numpy as np
 import pytest
-
-import aqmlab
 from aqmlab import plots, report
 
 WEB = {

@@ -11,6 +11,7 @@ command line's fast paths (``aqmlab run --json``) do not pay for polars, pandas 
 import sys
 import types
 from importlib import import_module
+from typing import Any
 
 from ._core import __version__
 from .errors import ScenarioError, SimulationError
@@ -30,7 +31,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(import_module(_LAZY[name], __name__), name)
         globals()[name] = value
@@ -46,7 +47,7 @@ class _Package(types.ModuleType):
     """``aqmlab.sweep`` is the function, as it was when this file imported it eagerly:
     a first ``import aqmlab.sweep.…`` elsewhere would otherwise bind the subpackage."""
 
-    def __setattr__(self, name: str, value) -> None:
+    def __setattr__(self, name: str, value: Any) -> None:
         if name == "sweep" and isinstance(value, types.ModuleType):
             value = value.sweep
         super().__setattr__(name, value)
@@ -58,9 +59,9 @@ sys.modules[__name__].__class__ = _Package
 __all__ = [
     "Results",
     "ScenarioError",
-    "characterize",
     "SimulationError",
     "__version__",
+    "characterize",
     "load",
     "load_runs",
     "load_scenario",

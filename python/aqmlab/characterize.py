@@ -28,12 +28,12 @@ the ns-3 suite's durations with three seeds.
 from __future__ import annotations
 
 import copy
-import html
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import polars as pl
 
@@ -324,7 +324,7 @@ def characterize(aqm: str, against: list[str] | None = None, set: Any = None, qu
             for name, s in discs:
                 placed.append((name, e.adapt(s, doc) if e.adapt and (name != "DropTail" or e.id == "4.6-scheduling") else s))
         except NotApplicable as why:
-            if sections and e.id in sections or (sections and e.section in sections and len([x for x in exps if x.section == e.section]) == 1):
+            if (sections and e.id in sections) or (sections and e.section in sections and len([x for x in exps if x.section == e.section]) == 1):
                 raise ScenarioError(f"--sections {e.section}", str(why)) from None
             result.skipped[e.id] = str(why)
             continue
@@ -340,7 +340,7 @@ def characterize(aqm: str, against: list[str] | None = None, set: Any = None, qu
     from . import _core
     from .scenario import set_path, to_json
 
-    for e, doc, zipped, placed in plans:
+    for e, doc, _zipped, placed in plans:
         for _, s in placed:
             d = copy.deepcopy(doc)
             for p in e.qdisc_paths:
@@ -409,7 +409,7 @@ def loss_intervals(drops: pl.DataFrame, flows: list[int]) -> tuple[float, float]
         sd = math.sqrt(sum((g - m) ** 2 for g in gaps) / (len(gaps) - 1))
         means.append(m)
         cvs.append(sd / m if m > 0 else math.nan)
-    avg = lambda v: sum(v) / len(v) if v else math.nan  # noqa: E731
+    avg = lambda v: sum(v) / len(v) if v else math.nan
     return avg(means), avg(cvs)
 
 

@@ -7,11 +7,15 @@ from __future__ import annotations
 import html
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from .report import Figure, figures_html, table_html, write_page
 from .scenario import qdisc_docs
+
+if TYPE_CHECKING:
+    from .characterize import Characterization, Experiment
 
 SECTION_TITLES = {
     "4.5": "4.5 Interaction with ECN",
@@ -88,14 +92,14 @@ def ellipse_figure(path: Path, metrics: pl.DataFrame, title: str) -> Figure | No
                   fig=fig, caption="Per discipline: 1 s windows (dots), median (marker) and 1-σ covariance ellipse; delay axis reversed (better is up and right).")
 
 
-def params_table(kind: str, spec: dict) -> pl.DataFrame:
+def params_table(kind: str, spec: dict[str, Any]) -> pl.DataFrame:
     """§12: the discipline's parameters from the registry, with defaults and the values used."""
     doc = next(q for q in qdisc_docs() if q["kind"] == kind)
     return pl.DataFrame([{"parameter": p["name"], "default": p["default"], "used": str(spec.get(p["name"], "(default)")),
                           "meaning": p["doc"]} for p in doc["params"]])
 
 
-def write_report(result, exps, discs, quick: bool) -> Path:
+def write_report(result: Characterization, exps: list[Experiment], discs: list[tuple[str, dict[str, Any]]], quick: bool) -> Path:
     out = result.out
     spec = dict(discs)[result.label]
     all_m = pl.concat([m for m in result.metrics.values()], how="diagonal_relaxed") if result.metrics else pl.DataFrame()

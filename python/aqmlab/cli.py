@@ -11,7 +11,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 if __name__ == "__main__":
     # `python -m aqmlab.cli`: the fast paths first, before typer and rich are imported.
@@ -29,8 +29,10 @@ from rich.text import Text
 from . import _core
 from .errors import ScenarioError, SimulationError
 from .results import check_run_out
-from .runner import DelayedProgress, run as run_scenario
-from .scenario import qdisc_docs, traffic_docs, validate as validate_scenario
+from .runner import DelayedProgress
+from .runner import run as run_scenario
+from .scenario import qdisc_docs, traffic_docs
+
 
 def _flags_without_type() -> None:
     """Show boolean flags as ``--json``, not ``--json <bool>``: a flag takes no value.
@@ -84,7 +86,7 @@ def fail(e: Exception) -> None:
 
 
 SetOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--set", "-s", help="Override a scenario value: PATH=VALUE (repeatable)."),
 ]
 
@@ -167,9 +169,9 @@ def _has_value(col) -> bool:
 @app.command()
 def run(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
-    seed: Annotated[Optional[int], typer.Option(help="Random seed (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed (default: the scenario's).")] = None,
     set: SetOpt = None,
-    out: Annotated[Optional[Path], typer.Option(help="Write the tables as Parquet (and pcap files) here.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the tables as Parquet (and pcap files) here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no tables.")] = False,
     all_rows: Annotated[bool, typer.Option("--all", help="List every link and flow (default: the bottleneck, links that dropped packets, up to 20 flows).")] = False,
@@ -214,7 +216,7 @@ def run(
         err_console.print("interrupted: the run was stopped before its end; nothing was written")
         if json_out:
             print(json.dumps({"interrupted": True, "finished": False, "scenario": str(scenario)}))
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     finally:
         if bar is not None and bar.live.is_started:
             bar.stop()
@@ -293,11 +295,11 @@ def sweep_report(res, console: Console) -> None:
 @app.command()
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(help="Sweep file (TOML): base, grid, zip, seeds, executor.")],
-    out: Annotated[Optional[Path], typer.Option(help="Output folder (default: the file's `out`, else out/NAME).")] = None,
-    executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
-    address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port (default: a LocalCluster).")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
-    seeds: Annotated[Optional[int], typer.Option(help="Number of seeds (overrides the file).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default: the file's `out`, else out/NAME).")] = None,
+    executor: Annotated[str | None, typer.Option(help="local (process pool) or dask.")] = None,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address, tcp://host:port (default: a LocalCluster).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Number of seeds (overrides the file).")] = None,
     set: SetOpt = None,
     quick: Annotated[bool, typer.Option("--quick", help="Use the file's \\[quick] settings.")] = False,
     resume: Annotated[bool, typer.Option("--resume/--no-resume", help="Skip runs already written (after checking them).")] = True,
@@ -361,7 +363,7 @@ def run_with_progress(fn, title: str, show: bool, json_out: bool = False):
             bar.stop()
             bar = None
         err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     except ScenarioError as e:
         fail(e)
     except SimulationError as e:
@@ -374,7 +376,7 @@ def run_with_progress(fn, title: str, show: bool, json_out: bool = False):
         if json_out:
             done = getattr(e, "sweep_result", None)
             print(json.dumps(done.to_dict() if done is not None else {"interrupted": True}))
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     finally:
         if bar is not None:
             bar.stop()
@@ -393,18 +395,18 @@ def finish_sweep(res, json_out: bool, quiet: bool) -> None:
 def plot(
     path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
     kind: Annotated[str, typer.Option(help="cdf | timeseries | sweep | bars | owd-cdf | plt-cdf | plt-box")] = "sweep",
-    metric: Annotated[Optional[str], typer.Option(help="Column to plot (e.g. sojourn_ms_mean, drop_rate; cdf: sojourn_ms or qlen_pkts).")] = None,
-    table: Annotated[Optional[str], typer.Option(help="sweep/bars: summary | queues | flows | apps (default queues).")] = None,
-    x: Annotated[Optional[str], typer.Option(help="sweep: the swept path on the x axis.")] = None,
-    hue: Annotated[Optional[str], typer.Option(help="sweep/bars: the swept path that makes one line/colour per value.")] = None,
-    group: Annotated[Optional[str], typer.Option(help="bars: the swept path on the x axis.")] = None,
-    link: Annotated[Optional[str], typer.Option(help="cdf/timeseries: the link (default: the bottleneck).")] = None,
-    entity: Annotated[Optional[str], typer.Option(help="sweep/bars: the link, flow id or app (default: the bottleneck link for queues).")] = None,
-    app_name: Annotated[Optional[str], typer.Option("--app", help="sweep/bars: rows of this app (flows/apps tables).")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="File stem; .png, .svg and .pdf are written (default PATH/figures/KIND-METRIC).")] = None,
-    t_from: Annotated[Optional[float], typer.Option("--from", help="timeseries: start of the time axis (seconds).")] = None,
-    t_to: Annotated[Optional[float], typer.Option("--to", help="timeseries: end of the time axis (seconds).")] = None,
-    logx: Annotated[Optional[bool], typer.Option("--logx/--linx", help="cdf, owd-cdf, plt-cdf, sweep: log x axis (sweep: default when the swept values double).")] = None,
+    metric: Annotated[str | None, typer.Option(help="Column to plot (e.g. sojourn_ms_mean, drop_rate; cdf: sojourn_ms or qlen_pkts).")] = None,
+    table: Annotated[str | None, typer.Option(help="sweep/bars: summary | queues | flows | apps (default queues).")] = None,
+    x: Annotated[str | None, typer.Option(help="sweep: the swept path on the x axis.")] = None,
+    hue: Annotated[str | None, typer.Option(help="sweep/bars: the swept path that makes one line/colour per value.")] = None,
+    group: Annotated[str | None, typer.Option(help="bars: the swept path on the x axis.")] = None,
+    link: Annotated[str | None, typer.Option(help="cdf/timeseries: the link (default: the bottleneck).")] = None,
+    entity: Annotated[str | None, typer.Option(help="sweep/bars: the link, flow id or app (default: the bottleneck link for queues).")] = None,
+    app_name: Annotated[str | None, typer.Option("--app", help="sweep/bars: rows of this app (flows/apps tables).")] = None,
+    out: Annotated[Path | None, typer.Option(help="File stem; .png, .svg and .pdf are written (default PATH/figures/KIND-METRIC).")] = None,
+    t_from: Annotated[float | None, typer.Option("--from", help="timeseries: start of the time axis (seconds).")] = None,
+    t_to: Annotated[float | None, typer.Option("--to", help="timeseries: end of the time axis (seconds).")] = None,
+    logx: Annotated[bool | None, typer.Option("--logx/--linx", help="cdf, owd-cdf, plt-cdf, sweep: log x axis (sweep: default when the swept values double).")] = None,
     logy: Annotated[bool, typer.Option("--logy", help="sweep, plt-box: log y axis.")] = False,
 ) -> None:
     """Plot a run or a sweep: CDF, time series, metric vs parameter with 95 % CI, bars."""
@@ -447,7 +449,7 @@ def plot(
 @app.command()
 def report(
     path: Annotated[Path, typer.Argument(help="A sweep folder or a run folder.")],
-    out: Annotated[Optional[Path], typer.Option(help="HTML file (default PATH/report.html).")] = None,
+    out: Annotated[Path | None, typer.Option(help="HTML file (default PATH/report.html).")] = None,
 ) -> None:
     """Write one self-contained HTML page (figures, tables, scenario, versions)."""
     from .report import build
@@ -478,9 +480,9 @@ def init(
 @app.command("compare")
 def compare_cmd(
     paths: Annotated[list[Path], typer.Argument(help="Two or more run, sweep or study output folders; the first is the baseline.")],
-    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="Only this metric (repeatable), e.g. sojourn_ms_mean.")] = None,
-    table: Annotated[Optional[list[str]], typer.Option("--table", help="Only this table (repeatable): summary | queues | flows | apps.")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Folder for compare.csv and, with --metric, one overlaid figure per metric.")] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="Only this metric (repeatable), e.g. sojourn_ms_mean.")] = None,
+    table: Annotated[list[str] | None, typer.Option("--table", help="Only this table (repeatable): summary | queues | flows | apps.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for compare.csv and, with --metric, one overlaid figure per metric.")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="Print every row, not only those that differ.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
@@ -570,16 +572,16 @@ def study_list(json_out: Annotated[bool, typer.Option("--json", help="Print as J
 def study_run(
     name: Annotated[str, typer.Argument(help="Study name (aqmlab study list).")],
     quick: Annotated[bool, typer.Option("--quick", help="Fewer seeds (the study's \\[quick] settings).")] = False,
-    experiment: Annotated[Optional[list[str]], typer.Option("--experiment", "-e", help="Run only this experiment (repeatable; default: all).")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Study folder (default out/studies/NAME).")] = None,
-    executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
-    address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    experiment: Annotated[list[str] | None, typer.Option("--experiment", "-e", help="Run only this experiment (repeatable; default: all).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Study folder (default out/studies/NAME).")] = None,
+    executor: Annotated[str | None, typer.Option(help="local (process pool) or dask.")] = None,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
     set: SetOpt = None,
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     report_too: Annotated[bool, typer.Option("--report/--no-report", help="Write the report and figures after the runs.")] = True,
-    report_out: Annotated[Optional[Path], typer.Option("--report-out", help="Report file (default OUT/report.html).")] = None,
-    figures: Annotated[Optional[Path], typer.Option(help="Folder for the figures as PNG and SVG (default: figures/ beside the report).")] = None,
+    report_out: Annotated[Path | None, typer.Option("--report-out", help="Report file (default OUT/report.html).")] = None,
+    figures: Annotated[Path | None, typer.Option(help="Folder for the figures as PNG and SVG (default: figures/ beside the report).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
 ) -> None:
@@ -614,10 +616,10 @@ def study_run(
 def study_run_all(
     quick: Annotated[bool, typer.Option("--quick", help="Every study's \\[quick] settings.")] = False,
     out: Annotated[Path, typer.Option(help="Folder: one sub-folder per study, and index.html.")] = Path("out"),
-    only: Annotated[Optional[list[str]], typer.Option("--study", help="Run only this study (repeatable; default: all).")] = None,
-    executor: Annotated[Optional[str], typer.Option(help="local (process pool) or dask.")] = None,
-    address: Annotated[Optional[str], typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    only: Annotated[list[str] | None, typer.Option("--study", help="Run only this study (repeatable; default: all).")] = None,
+    executor: Annotated[str | None, typer.Option(help="local (process pool) or dask.")] = None,
+    address: Annotated[str | None, typer.Option(help="Dask scheduler address, tcp://host:port.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
     set: SetOpt = None,
     allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help="Resume over runs made by another aqmlab build.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print one record per study as JSON.")] = False,
@@ -636,7 +638,7 @@ def study_run_all(
         fail(e)
     except KeyboardInterrupt:
         err_console.print("interrupted: finished runs are kept; run the same command again to resume")
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     if json_out:
         print(json.dumps(records))
     elif not quiet:
@@ -655,8 +657,8 @@ def study_run_all(
 @study_app.command("report")
 def study_report(
     name: Annotated[str, typer.Argument(help="Study name.")],
-    sweep_dir: Annotated[Optional[Path], typer.Option("--dir", help="The study's folder (default out/studies/NAME).")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="HTML file (default DIR/report.html); figures go beside it in figures/.")] = None,
+    sweep_dir: Annotated[Path | None, typer.Option("--dir", help="The study's folder (default out/studies/NAME).")] = None,
+    out: Annotated[Path | None, typer.Option(help="HTML file (default DIR/report.html); figures go beside it in figures/.")] = None,
 ) -> None:
     """Write a study's report (its README, figures and tables) from its runs."""
     from . import study
@@ -671,7 +673,7 @@ def study_report(
 @study_app.command("compare")
 def study_compare(
     name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/paper.toml).")],
-    out: Annotated[Optional[Path], typer.Option(help="The study's output: OUT/NAME (as run-all writes it) or OUT itself (as `study run NAME --out OUT` writes it); default out, else out/studies. The scorecard is written there.")] = None,
+    out: Annotated[Path | None, typer.Option(help="The study's output: OUT/NAME (as run-all writes it) or OUT itself (as `study run NAME --out OUT` writes it); default out, else out/studies. The scorecard is written there.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the scorecard as JSON.")] = False,
 ) -> None:
     """Score a finished study against its paper (studies/NAME/paper.toml): each reported
@@ -705,8 +707,8 @@ def study_compare(
 @study_app.command("ns2")
 def study_ns2(
     name: Annotated[str, typer.Argument(help="Study name (it needs studies/NAME/ns2/*.tcl).")],
-    out: Annotated[Optional[Path], typer.Option(help="The study's output: OUT/NAME or OUT itself (as for `study compare`); default out, else out/studies. ns2.json is written there.")] = None,
-    ns: Annotated[Optional[str], typer.Option(help="The ns-2 binary (default `ns` on PATH); one with Queue/CoDel and Queue/PIE (ns2/build-ns2-aqm.sh) also runs ns2/aqm/*.tcl.")] = None,
+    out: Annotated[Path | None, typer.Option(help="The study's output: OUT/NAME or OUT itself (as for `study compare`); default out, else out/studies. ns2.json is written there.")] = None,
+    ns: Annotated[str | None, typer.Option(help="The ns-2 binary (default `ns` on PATH); one with Queue/CoDel and Queue/PIE (ns2/build-ns2-aqm.sh) also runs ns2/aqm/*.tcl.")] = None,
 ) -> None:
     """Run the study's ns-2.35 reconstructions (studies/NAME/ns2/*.tcl, with `ns`) and
     write OUT/NAME/ns2.json; `study compare` then shows an ns-2 column."""
@@ -748,7 +750,7 @@ def print_warnings(messages) -> None:
 
 @app.command()
 def qdiscs(
-    name: Annotated[Optional[str], typer.Argument(help="Show one discipline.")] = None,
+    name: Annotated[str | None, typer.Argument(help="Show one discipline.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List queue disciplines with their parameters, units, defaults and sources."""
@@ -762,7 +764,7 @@ def qdiscs(
 
 @app.command()
 def traffic(
-    name: Annotated[Optional[str], typer.Argument(help="Show one traffic kind.")] = None,
+    name: Annotated[str | None, typer.Argument(help="Show one traffic kind.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List traffic kinds with their parameters."""
@@ -791,7 +793,7 @@ def print_kind_docs(docs: list[dict], json_out: bool, with_source: bool) -> None
 
 @app.command()
 def bench(
-    scenarios: Annotated[Optional[list[Path]], typer.Argument(help="Scenario files (default: the benchmark set).")] = None,
+    scenarios: Annotated[list[Path] | None, typer.Argument(help="Scenario files (default: the benchmark set).")] = None,
     repeat: Annotated[int, typer.Option(help="Runs per scenario; the best is reported.")] = 3,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -829,7 +831,7 @@ def bench(
     if json_out:
         print(json.dumps(rows, indent=2))
         return
-    t = Table(title="aqmlab bench (best of %d)" % repeat)
+    t = Table(title=f"aqmlab bench (best of {repeat:d})")
     for c in rows[0]:
         t.add_column(c)
     for r in rows:
@@ -840,9 +842,9 @@ def bench(
 @app.command()
 def emulate(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a dumbbell topology.")],
-    seed: Annotated[Optional[int], typer.Option(help="Random seed (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed (default: the scenario's).")] = None,
     set: SetOpt = None,
-    out: Annotated[Optional[Path], typer.Option(help="Write the tables as Parquet here.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the tables as Parquet here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
 ) -> None:
@@ -881,10 +883,10 @@ def emulate(
 @app.command("compare-real")
 def compare_real(
     scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a dumbbell topology.")],
-    seed: Annotated[Optional[int], typer.Option(help="First random seed for both runs (default: the scenario's).")] = None,
+    seed: Annotated[int | None, typer.Option(help="First random seed for both runs (default: the scenario's).")] = None,
     seeds: Annotated[int, typer.Option(help="Number of seeds (seed, seed+1, ...): mean and spread per metric.", min=1)] = 1,
     set: SetOpt = None,
-    out: Annotated[Optional[Path], typer.Option(help="Folder for every run's tables, comparison.csv, info.json and comparison.png.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for every run's tables, comparison.csv, info.json and comparison.png.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison and the kernel/emulator info as JSON.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
 ) -> None:
@@ -940,13 +942,13 @@ def compare_real(
 @app.command()
 def characterize(
     aqm: Annotated[str, typer.Argument(help="Queue discipline to characterise (aqmlab qdiscs lists them).")],
-    against: Annotated[Optional[str], typer.Option(help="Further disciplines to run beside it, comma-separated (DropTail always runs).")] = None,
+    against: Annotated[str | None, typer.Option(help="Further disciplines to run beside it, comma-separated (DropTail always runs).")] = None,
     set: SetOpt = None,
     quick: Annotated[bool, typer.Option("--quick", help="30 s runs, one seed, fewer RTTs: a first look in about a minute.")] = False,
-    out: Annotated[Optional[Path], typer.Option(help="Output folder (default out/characterize/AQM).")] = None,
-    sections: Annotated[Optional[str], typer.Option(help="Only these RFC 7928 sections or experiment ids, comma-separated (e.g. 5.1,6,8.2).")] = None,
-    seeds: Annotated[Optional[int], typer.Option(help="Seeds per point (default 3; 1 with --quick).")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Worker processes (default: all cores).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default out/characterize/AQM).")] = None,
+    sections: Annotated[str | None, typer.Option(help="Only these RFC 7928 sections or experiment ids, comma-separated (e.g. 5.1,6,8.2).")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Seeds per point (default 3; 1 with --quick).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")] = None,
     buffer: Annotated[str, typer.Option(help="The buffer (limit) of every discipline: a BDP multiple, packets or bytes.")] = "1BDP",
 ) -> None:
     """Characterise a queue discipline with the RFC 7928 guideline experiments beside

@@ -13,9 +13,11 @@ JSON and written as JSON text in CSV. Files are written atomically (`aqmlab.safe
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 
@@ -34,7 +36,7 @@ def _write(df: pl.DataFrame, dest: Path, fmt: str) -> Path:
     elif fmt == "parquet":
         safefile.write_with(dest, lambda f: df.write_parquet(f))
     else:
-        safefile.write_with(dest, lambda f: df.write_json(f))
+        safefile.write_with(dest, lambda f: df.write_json(cast(io.IOBase, f)))
     return dest
 
 
@@ -49,7 +51,7 @@ def _tables_of_sweep(path: Path) -> list[str]:
     return sorted(names)
 
 
-def export(path: str | os.PathLike, out: str | os.PathLike, fmt: str = "csv") -> list[Path]:
+def export(path: str | os.PathLike[str], out: str | os.PathLike[str], fmt: str = "csv") -> list[Path]:
     """Write the tables of ``path`` into the folder ``out`` (see the module docs)."""
     path, out = Path(path), Path(out)
     if fmt not in FORMATS:

@@ -87,7 +87,7 @@ def _run(scenario: str, opts: dict[str, list[str]]) -> None:
         print("interrupted: the run was stopped before its end; nothing was written", file=sys.stderr)
         if json_out:
             print(json.dumps({"interrupted": True, "finished": False, "scenario": scenario}))
-        raise SystemExit(130)
+        raise SystemExit(130) from None
     if res.pcap_files and out is None:
         where = Path(res.pcap_files[0]).parent
         print(f"pcap written to {where}/ (no --out given): {', '.join(Path(f).name for f in res.pcap_files)}", file=sys.stderr)

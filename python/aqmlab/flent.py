@@ -35,7 +35,6 @@ import gzip
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from .errors import ScenarioError
 
@@ -220,7 +219,7 @@ def to_flent(res, doc: dict, meta: dict | None = None, title: str | None = None)
         raise ScenarioError("output.flow_timeseries", "the run has no flow_series or pings table: run it through aqmlab.flent.prepare")
     test, series, params = _series_of_flows(res, doc, meta)
     fs = res["flow_series"].sort("time_ns")
-    step_ns = int(round(STEP_S * 1e9))
+    step_ns = round(STEP_S * 1e9)
     total_s = float(res.summary["sim_time_s"][0])
     xs = [round(k * STEP_S, 6) for k in range(1, int(total_s / STEP_S + 1e-9) + 1)]
     results: dict[str, list] = {}
@@ -281,7 +280,7 @@ def to_flent(res, doc: dict, meta: dict | None = None, title: str | None = None)
         "LOCAL_HOST": "aqmlab",
         "TIME": T0_TEXT,
         "T0": T0_TEXT,
-        "LENGTH": int(round(total_s - 2 * delay_s)),
+        "LENGTH": round(total_s - 2 * delay_s),
         "TOTAL_LENGTH": total_s,
         "STEP_SIZE": STEP_S,
         "DELAY": delay_s,

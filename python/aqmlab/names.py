@@ -19,6 +19,7 @@ The stored tables keep the exact axis paths and values (``topology.links.1.qdisc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 #: List names in scenario paths → the singular shown with the index.
@@ -66,7 +67,7 @@ def value_names(values: list[Any]) -> list[str]:
     common = [k for k in keys if all(k in v for v in values)]
     out = []
     for v in values:
-        bits = []
+        bits: list[str] = []
         for k in varying:
             if k not in v:
                 continue
@@ -84,7 +85,7 @@ def value_names(values: list[Any]) -> list[str]:
     return out
 
 
-def axis_value_names(spec: dict, stored) -> dict[str, dict[Any, str]]:
+def axis_value_names(spec: dict[str, Any], stored: Callable[[Any], Any]) -> dict[str, dict[Any, str]]:
     """Per axis of a sweep spec: stored cell value (``aggregate.axis_value``) → name."""
     out: dict[str, dict[Any, str]] = {}
     for a in spec.get("axes", []):
@@ -93,7 +94,7 @@ def axis_value_names(spec: dict, stored) -> dict[str, dict[Any, str]]:
     return out
 
 
-def point_name(point: dict, names: dict[str, dict[Any, str]], stored) -> str:
+def point_name(point: dict[str, Any], names: dict[str, dict[Any, str]], stored: Callable[[Any], Any]) -> str:
     """A sweep point's readable label: its axes' value names joined with ``, ``."""
     bits = []
     for a, v in point.items():

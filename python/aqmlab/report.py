@@ -11,7 +11,6 @@ import html
 import io
 import json
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,10 +19,21 @@ from pathlib import Path
 import polars as pl
 
 from . import plots, safefile
+from .aggregate import (
+    axis_value,
+    bottleneck_link,
+    failures,
+    identical_note,
+    identical_points,
+    is_run,
+    is_sweep,
+    load,
+    load_runs,
+    read_spec,
+)
+from .names import axis_name, axis_value_names
 from .units import fmt as fmt_unit
 from .units import fmt_interval
-from .aggregate import axis_value, bottleneck_link, failures, identical_note, identical_points, is_run, is_sweep, load, load_runs, read_spec
-from .names import axis_name, axis_value_names
 
 
 @dataclass

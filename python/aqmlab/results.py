@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import safefile
-
 from .errors import ScenarioError
 
 if TYPE_CHECKING:
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 CORE_TABLES = ("summary", "queues", "flows", "apps")
 
 
-def frame(columns: list[tuple[str, str, list]]) -> "pl.DataFrame":
+def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
     import polars as pl
 
     dtypes = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
@@ -73,7 +72,10 @@ class Results:
     """The tables of one run. Access them as attributes (``res.queues``) or by name
     (``res["queues"]``); ``res.tables`` is the dict of all of them."""
 
-    def __init__(self, tables: "dict[str, pl.DataFrame] | None", scenario: dict | None = None, pcap_files: list[str] | None = None, raw: list | None = None):
+    #: An emulated run's raw report (late departures, loop counters); set by `aqmlab.emulate`.
+    emulator_report: dict[str, Any]
+
+    def __init__(self, tables: dict[str, pl.DataFrame] | None, scenario: dict | None = None, pcap_files: list[str] | None = None, raw: list | None = None):
         self._tables = tables
         #: The core's columns, ``[(table, [(column, type, values)])]``, until ``tables`` is built.
         self._raw = raw
@@ -81,11 +83,11 @@ class Results:
         self.pcap_files = pcap_files or []
 
     @classmethod
-    def from_core(cls, raw: list, scenario: dict | None = None, pcap_files: list[str] | None = None) -> "Results":
+    def from_core(cls, raw: list, scenario: dict | None = None, pcap_files: list[str] | None = None) -> Results:
         return cls(None, scenario, pcap_files, raw=raw)
 
     @property
-    def tables(self) -> "dict[str, pl.DataFrame]":
+    def tables(self) -> dict[str, pl.DataFrame]:
         if self._tables is None:
             self._tables = {name: frame(cols) for name, cols in self._raw}
             self._raw = None
@@ -96,10 +98,10 @@ class Results:
             return [name for name, _ in self._raw]
         return list(self.__dict__.get("_tables") or {})
 
-    def __getitem__(self, name: str) -> "pl.DataFrame":
+    def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
 
-    def __getattr__(self, name: str) -> "pl.DataFrame":
+    def __getattr__(self, name: str) -> pl.DataFrame:
         names = self._names()
         if name in names:
             return self.tables[name]
@@ -159,7 +161,7 @@ class Results:
         return written
 
     @classmethod
-    def read_parquet(cls, path: str | os.PathLike) -> "Results":
+    def read_parquet(cls, path: str | os.PathLike) -> Results:
         import polars as pl
 
         path = Path(path)
@@ -168,7 +170,7 @@ class Results:
         return cls(tables, json.loads(scen.read_text()) if scen.exists() else None)
 
 
-def _frame_rows(df: "pl.DataFrame") -> list[dict[str, Any]]:
+def _frame_rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     return [{k: _clean(v) for k, v in row.items()} for row in df.iter_rows(named=True)]
 
 

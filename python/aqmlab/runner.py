@@ -29,7 +29,7 @@ def run(
     scenario: ScenarioLike,
     seed: int | None = None,
     set: Sequence[str] | Mapping[str, Any] | None = None,
-    out: str | os.PathLike | None = None,
+    out: str | os.PathLike[str] | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> Results:
     """Simulate ``scenario`` (a TOML path or a dict) and return its tables.
@@ -59,7 +59,7 @@ def run(
     return Results.from_core(sim.results(), doc, sim.pcap_files)
 
 
-def run_in_steps(sim, progress: Callable[[float], None] | None = None) -> None:
+def run_in_steps(sim: _core.Simulation, progress: Callable[[float], None] | None = None) -> None:
     """Run ``sim`` to its end in steps of about `STEP_WALL_S` wall time each."""
     end = sim.end_ns
     step = max(end // _FIRST_STEP_FRACTION, 1)

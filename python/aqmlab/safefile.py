@@ -13,9 +13,10 @@ opens with ``O_NOFOLLOW`` and refuses a link.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Any
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -32,7 +33,7 @@ def temp_name(dest: Path) -> Path:
 
 
 @contextmanager
-def exclusive_temp(dest: Path, mode: str = "wb") -> Iterator[tuple[IO, Path]]:
+def exclusive_temp(dest: Path, mode: str = "wb") -> Iterator[tuple[IO[Any], Path]]:
     """Yield ``(file, temp path)`` for a newly created temp file beside ``dest``; on
     success rename it over ``dest``, on failure remove it."""
     dest = Path(dest)
@@ -60,7 +61,7 @@ def write_text(dest: Path, text: str) -> Path:
     return write_bytes(dest, text.encode("utf-8"))
 
 
-def write_with(dest: Path, writer: Callable[[IO], None]) -> Path:
+def write_with(dest: Path, writer: Callable[[IO[Any]], None]) -> Path:
     """Let ``writer(file)`` fill the temp file (a DataFrame's ``write_parquet``, a
     figure's ``savefig``), then rename it over ``dest``."""
     with exclusive_temp(dest, "wb") as (f, _):

@@ -59,7 +59,7 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def set_path(doc: dict, path: str, value: Any) -> None:
+def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
     """Set ``value`` at dotted ``path`` in ``doc``, creating tables as needed."""
     tokens = _split_path(path)
     if tokens and tokens[0] == "bottleneck" and "bottleneck" not in doc:
@@ -139,7 +139,7 @@ def check_seed(seed: Any, path: str = "seed") -> int:
     return seed
 
 
-def read_toml(p: Path, what: str = "scenario") -> dict:
+def read_toml(p: Path, what: str = "scenario") -> dict[str, Any]:
     """Read a TOML file; every way it can be unreadable is a `ScenarioError`."""
     if not p.exists():
         raise ScenarioError("", f"{what} file not found: {p}")
@@ -157,7 +157,7 @@ def read_toml(p: Path, what: str = "scenario") -> dict:
         raise ScenarioError("", f"{p}: cannot read: {e.strerror or e}") from None
 
 
-def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
+def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read a scenario (TOML path, TOML text is not accepted, or a dict) and apply overrides."""
     if isinstance(scenario, Mapping):
         doc = copy.deepcopy(dict(scenario))
@@ -184,7 +184,7 @@ def _json_default(o: Any) -> Any:
     raise TypeError(f"{type(o).__name__} is not serialisable")
 
 
-def validate(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict:
+def validate(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Check a scenario completely (fields, units, nodes, links, parameters). Returns the
     resolved dict; raises `ScenarioError`."""
     from .flent import expand_presets
@@ -203,11 +203,11 @@ def warnings(scenario: ScenarioLike, overrides: Sequence[str] | Mapping[str, Any
     return list(_core.validate(to_json(expand_presets(load_scenario(scenario, overrides))[0])))
 
 
-def qdisc_docs() -> list[dict]:
+def qdisc_docs() -> list[dict[str, Any]]:
     """Every queue discipline with its parameters, defaults and source."""
     return _core.qdiscs()
 
 
-def traffic_docs() -> list[dict]:
+def traffic_docs() -> list[dict[str, Any]]:
     """Every traffic kind with its parameters."""
     return _core.traffic_kinds()

@@ -306,7 +306,7 @@ def check_against_study(paper: Paper, study: Path) -> None:
     allowed when the entry's note says why (the study lacks that cell)."""
     axes = axis_values(study)
     only = next(iter(axes)) if len(axes) == 1 else None
-    for eid, where, cell, note in entries(paper):
+    for _eid, where, cell, note in entries(paper):
         exp = cell.experiment or only
         if exp is None or exp not in axes:
             if note:
@@ -514,7 +514,7 @@ def score(name: str, study: Path, study_out: Path) -> dict:
         trends.append({"id": t.id, "where": t.where, "quote": t.quote, "op": t.op,
                        "a": {"cell": t.a.describe(), **a}, "b": {"cell": t.b.describe(), **b},
                        "verdict": trend_verdict(t.op, a, b), "note": t.note})
-    counts = lambda rows, v: sum(r["verdict"] == v for r in rows)  # noqa: E731
+    counts = lambda rows, v: sum(r["verdict"] == v for r in rows)
     totals = {
         "trends_held": counts(trends, "holds"), "trends_total": len(trends),
         "numbers_ok": counts(numbers, "inside") + counts(numbers, "within"), "numbers_total": len(numbers),
@@ -580,7 +580,7 @@ def rows(card: dict) -> tuple[list[str], list[list[str]], list[str], list[list[s
 
 def markdown(card: dict) -> str:
     def md_table(head, body):
-        esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
+        esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(esc(c) for c in r) + " |" for r in body])
 
     nh, nr, th, tr = rows(card)

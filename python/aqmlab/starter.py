@@ -60,7 +60,7 @@ timeseries = "100ms"   # queue length and sojourn over time (aqmlab plot RUN --k
 '''
 
 
-def write(path: str | os.PathLike, force: bool = False) -> Path:
+def write(path: str | os.PathLike[str], force: bool = False) -> Path:
     """Write the starter scenario to ``path`` (refusing to overwrite unless ``force``)."""
     path = Path(path)
     if path.exists() and not force:

@@ -27,7 +27,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @lru_cache(maxsize=4096)
@@ -42,7 +47,7 @@ def t_ppf(p: float, df: float) -> float:
     return float(student_t.ppf(p, df))
 
 
-def summary_exprs(col: str) -> list:
+def summary_exprs(col: str) -> list[Any]:
     """Polars aggregations ``n``, ``mean``, ``std`` of ``col``: NaN, ±inf and nulls are
     left out (a run without a value for a metric does not count towards n)."""
     import polars as pl
@@ -51,7 +56,7 @@ def summary_exprs(col: str) -> list:
     return [v.count().alias("n"), v.mean().alias("mean"), v.std(ddof=1).alias("std")]
 
 
-def with_ci(df, level: float = 0.95):
+def with_ci(df: pl.DataFrame, level: float = 0.95) -> pl.DataFrame:
     """Add ``ci_half``, ``ci_low``, ``ci_high`` to a frame with ``n``, ``mean``, ``std``:
     mean ± t((1 + level)/2, n − 1) · std / √n, null when n < 2."""
     import polars as pl
@@ -66,7 +71,7 @@ def with_ci(df, level: float = 0.95):
     )
 
 
-def mean_ci(values, level: float = 0.95) -> dict:
+def mean_ci(values: Iterable[Any], level: float = 0.95) -> dict[str, Any]:
     """``{"n", "mean", "std", "ci_low", "ci_high", "ci_half"}`` of the finite values.
 
     ``std`` is the sample standard deviation (n − 1); the interval is
@@ -150,7 +155,7 @@ def _exact_bootstrap_quantiles(xs: list[float], probs: tuple[float, float]) -> t
     return out[0], out[1]
 
 
-def bootstrap_mean_ci(values, level: float = 0.95) -> tuple[float, float]:
+def bootstrap_mean_ci(values: Iterable[Any], level: float = 0.95) -> tuple[float, float]:
     """Percentile-bootstrap interval of the mean of ``values`` (finite, n ≥ 2)."""
     xs = sorted(float(v) for v in values)
     probs = (0.5 - level / 2.0, 0.5 + level / 2.0)
@@ -165,7 +170,7 @@ def bootstrap_mean_ci(values, level: float = 0.95) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def bound_intervals(agg, values, keys: list[str], level: float = 0.95):
+def bound_intervals(agg: pl.DataFrame, values: pl.DataFrame, keys: list[str], level: float = 0.95) -> pl.DataFrame:
     """Make the intervals of an aggregated frame honest (see the module docs): ``agg``
     has ``keys`` + ``metric``, ``n``, ``mean``, ``ci_*``; ``values`` has ``keys`` +
     ``metric`` + ``value`` (one row per run). Adds ``ci_method``."""

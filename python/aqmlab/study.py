@@ -40,8 +40,8 @@ from pathlib import Path
 import polars as pl
 
 from .errors import ScenarioError
-from .scenario import parse_overrides
 from .report import Figure, build, figures_html, markdown_html, write_page
+from .scenario import parse_overrides
 from .sweep import SweepOutcome, read_sweep_file, run_sweep_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -35,7 +35,7 @@ def _num(v: float, digits: int) -> str:
     not ``1.4e+02``; ``1230 ms``, not ``1.23e+03 ms``)."""
     text = f"{v:.{digits}g}"
     if "e+" in text and abs(v) < 1e6:
-        text = f"{round(v, digits - 1 - int(math.floor(math.log10(abs(v))))):.0f}"
+        text = f"{round(v, digits - 1 - math.floor(math.log10(abs(v)))):.0f}"
     return text
 
 
@@ -46,7 +46,7 @@ def _si(v: float, unit: str, digits: int = 3) -> str:
     return f"{_num(v, digits)} {unit}"
 
 
-def fmt(metric: str, v, half=None) -> str:
+def fmt(metric: str, v: object, half: object = None) -> str:
     """``v`` (± ``half``) of ``metric`` with its unit; ``–`` for missing values."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -71,7 +71,7 @@ def fmt(metric: str, v, half=None) -> str:
     return f"{text} ± {pm}" if pm is not None else text
 
 
-def fmt_interval(metric: str, mean, half=None, low=None, high=None) -> str:
+def fmt_interval(metric: str, mean: object, half: object = None, low: object = None, high: object = None) -> str:
     """A mean with its interval: ``5.0 ms ± 1.2 ms`` for a symmetric (t) interval,
     ``5.0 ms [2.0 ms, 9.0 ms]`` for a bootstrap one, the mean alone without one."""
     if half is None and low is not None and high is not None:

@@ -362,7 +362,7 @@ def _child(case: dict, mem_mb: int, cpu_s: int, conn) -> None:
         out = {"status": guard_status(str(e)), "detail": str(e)[:300]}
     except MemoryError:
         out = {"status": "oom", "detail": f"over {mem_mb} MB"}
-    except BaseException as e:  # noqa: BLE001 - every other exception is an unclean error
+    except BaseException as e:
         out = {"status": "error", "detail": f"{type(e).__name__}: {e}"[:300]}
     conn.send(out)
     conn.close()

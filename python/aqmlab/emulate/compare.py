@@ -322,7 +322,7 @@ def figure_many(d: pl.DataFrame, path: Path) -> None:
             ax.bar([p + 0.2 for p in pos], emu, 0.4, label="real", color="#DD8452")
             ax.set_xticks(list(pos), qdiscs, rotation=45, fontsize=7)
             ax.tick_params(labelsize=7)
-            ax.set_title(m if i else m, fontsize=8)
+            ax.set_title(m, fontsize=8)
             if j == 0:
                 ax.set_ylabel(sc, fontsize=8)
         axes[i][0].legend(fontsize=7)

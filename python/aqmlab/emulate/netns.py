@@ -115,7 +115,7 @@ class Testbed:
         self.created: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------
-    def __enter__(self) -> "Testbed":
+    def __enter__(self) -> Testbed:
         self._old_term = signal.getsignal(signal.SIGTERM)
         if self._old_term in (signal.SIG_DFL, None):
             signal.signal(signal.SIGTERM, _raise_exit)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ScenarioError
 
@@ -31,7 +32,7 @@ _RATE = {"bit": 1, "bps": 1, "kbit": 1e3, "kbps": 1e3, "mbit": 1e6, "mbps": 1e6,
 _SIZE = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1024, "mib": 1024**2, "gib": 1024**3}
 
 
-def _num(text: str, units: dict, what: str, case: bool = False) -> float:
+def _num(text: str, units: dict[str, float], what: str, case: bool = False) -> float:
     m = re.fullmatch(r"\s*([0-9.eE+-]+)\s*([A-Za-z]+)\s*", str(text))
     if not m:
         raise ValueError(f"{text!r}: expected {what}")
@@ -92,7 +93,7 @@ class Plan:
     ignored: list[str] = field(default_factory=list)
 
 
-def make_plan(doc: dict, seed: int | None = None) -> Plan:
+def make_plan(doc: dict[str, Any], seed: int | None = None) -> Plan:
     topo = doc.get("topology", {})
     if topo.get("kind") != "dumbbell":
         raise ScenarioError("topology.kind", f"{topo.get('kind')!r}: emulation supports a dumbbell topology only")
@@ -111,8 +112,8 @@ def make_plan(doc: dict, seed: int | None = None) -> Plan:
         left=left, right=right, flows=[], apps=[],
         bottleneck_bps=rate_bps(topo["bottleneck"]["rate"]),
     )
-    ecn_sides: dict[str, set] = {"l": set(), "r": set()}
-    sack_sides: dict[str, set] = {"l": set(), "r": set()}
+    ecn_sides: dict[str, set[bool]] = {"l": set(), "r": set()}
+    sack_sides: dict[str, set[bool]] = {"l": set(), "r": set()}
     for i, t in enumerate(doc.get("traffic", [])):
         path = f"traffic[{i}]"
         kind = t.get("kind")

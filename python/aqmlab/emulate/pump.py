@@ -22,7 +22,7 @@ def main() -> int:
     except ScenarioError as e:
         print(f"scenario error: {e}", file=sys.stderr, flush=True)
         return 2
-    except Exception as e:  # noqa: BLE001 - reported to the parent, which raises
+    except Exception as e:  # any failure is reported to the parent, which raises
         print(f"error: {e}", file=sys.stderr, flush=True)
         return 1
     sys.stdout.write(report + "\n")

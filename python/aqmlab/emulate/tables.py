@@ -14,6 +14,7 @@ Where a number comes from:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import polars as pl
 
@@ -31,7 +32,7 @@ def _q(values: list[float], q: float) -> float:
     return s[k]
 
 
-def _f(v) -> float:
+def _f(v: float | None) -> float:
     return NAN if v is None else float(v)
 
 
@@ -41,7 +42,7 @@ def _f(v) -> float:
 TCP_HEADER_BYTES = 52
 
 
-def wire_bytes(kind: str, r: dict) -> int:
+def wire_bytes(kind: str, r: dict[str, Any]) -> int:
     """`bytes_sent` in a simulation's meaning (every data packet on the wire, headers and
     retransmissions included): TCP payload (`tcpi_bytes_sent`) + 52 B per data segment
     (`tcpi_data_segs_out`); the UDP probe sender already counts whole datagrams."""
@@ -51,8 +52,8 @@ def wire_bytes(kind: str, r: dict) -> int:
     return b
 
 
-def build_results(plan: Plan, doc: dict, report: dict, outs: dict, addr: dict[str, str], wall_s: float) -> Results:
-    res = {}
+def build_results(plan: Plan, doc: dict[str, Any], report: dict[str, Any], outs: dict[str, Any], addr: dict[str, str], wall_s: float) -> Results:
+    res: dict[int, dict[str, Any]] = {}
     for side in outs.values():
         for k, v in side["results"].items():
             res.setdefault(int(k), {}).update(v)

@@ -89,7 +89,7 @@ def tcp_receiver(spec, lsock, clk, out, warm, end):
     while conn is None and not clk.stop.is_set():
         try:
             conn, _ = lsock.accept()
-        except socket.timeout:
+        except TimeoutError:
             continue
     if conn is None:
         return
@@ -99,7 +99,7 @@ def tcp_receiver(spec, lsock, clk, out, warm, end):
     while not clk.stop.is_set():
         try:
             n = conn.recv_into(buf)
-        except socket.timeout:
+        except TimeoutError:
             continue
         except OSError:
             break
@@ -158,7 +158,7 @@ def tcp_sender(spec, clk, out, series, warm, end, every):
                 out["error"] = f"send: {e}"
                 break
     last = tcp_info(s)
-    first = first or {k: 0 for k in last}
+    first = first or dict.fromkeys(last, 0)
     d = lambda k: (last[k] or 0) - (first[k] or 0)
     out.update(
         retransmits=d("total_retrans"),
@@ -207,7 +207,7 @@ def udp_receiver(spec, sock, clk, out, warm_rt_ns, end):
     while not clk.stop.is_set() and time.monotonic() < end:
         try:
             data, anc, _, _ = sock.recvmsg(65536, socket.CMSG_SPACE(16))
-        except socket.timeout:
+        except TimeoutError:
             continue
         rx = None
         for level, typ, val in anc:

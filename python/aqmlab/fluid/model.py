@@ -57,7 +57,7 @@ class Red:
     gentle: bool = False
     count_spacing: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0 <= self.min_th < self.max_th:
             raise ValueError(f"Red: need 0 <= min_th < max_th, got {self.min_th}, {self.max_th}")
         if not 0 < self.max_p <= 1:
@@ -98,7 +98,7 @@ class Avq:
     alpha: float = 0.15
     ecnlim: float = 0.8
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.buffer > 0:
             raise ValueError(f"Avq: buffer must be > 0 packets, got {self.buffer}")
         if not 0 < self.gamma <= 1:
@@ -125,7 +125,7 @@ class Setting:
     buffer: float = math.inf
     w_max: float = math.inf
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.n < 1:
             raise ValueError(f"Setting.n: need at least one flow, got {self.n}")
         if not self.c > 0:

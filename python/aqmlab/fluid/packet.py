@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -49,10 +50,10 @@ class PacketRun:
 
 
 def _pkt(v: float) -> str:
-    return f"{int(round(v))}pkt"
+    return f"{round(v)}pkt"
 
 
-def packet_qdisc(s: Setting, packet_bytes: int) -> dict:
+def packet_qdisc(s: Setting, packet_bytes: int) -> dict[str, Any]:
     limit = s.buffer if math.isfinite(s.buffer) else 100_000
     a = s.aqm
     if isinstance(a, Red):
@@ -67,7 +68,7 @@ def packet_qdisc(s: Setting, packet_bytes: int) -> dict:
 
 
 def packet_scenario(s: Setting, duration: float, packet_bytes: int = 1500, sample: float = 0.01,
-                    start_jitter: float = 1.0) -> dict:
+                    start_jitter: float = 1.0) -> dict[str, Any]:
     """The scenario dict for `aqmlab.run` (see the module doc for the mapping)."""
     mss = packet_bytes - HEADER
     one_way_ms = (s.tp + s.pep_delay) / 2 * 1e3
@@ -91,7 +92,7 @@ def packet_scenario(s: Setting, duration: float, packet_bytes: int = 1500, sampl
     }
 
 
-def run_packet(s: Setting, duration: float, seed: int = 1, packet_bytes: int = 1500, **kw) -> PacketRun:
+def run_packet(s: Setting, duration: float, seed: int = 1, packet_bytes: int = 1500, **kw: Any) -> PacketRun:
     """Run `packet_scenario` and return the bottleneck queue and the mean window."""
     res = run(packet_scenario(s, duration, packet_bytes, **kw), seed=seed)
     ts = res.timeseries.filter(pl.col("link") == BOTTLENECK).sort("time_ns")
@@ -107,7 +108,7 @@ def run_packet(s: Setting, duration: float, seed: int = 1, packet_bytes: int = 1
     )
 
 
-def compare(s: Setting, duration: float, png: str | os.PathLike, seed: int = 1, packet_bytes: int = 1500,
+def compare(s: Setting, duration: float, png: str | os.PathLike[str], seed: int = 1, packet_bytes: int = 1500,
             h: float | None = None, title: str | None = None) -> tuple[Trajectory, PacketRun]:
     """Solve the fluid model and run the packet simulator on ``s`` for ``duration`` s;
     plot queue and window against time (fluid and packet) into ``png``."""

@@ -43,7 +43,7 @@ class Trajectory:
     h: float
 
     def after(self, t0: float) -> slice:
-        return slice(int(math.ceil(t0 / self.h - 1e-9)), None)
+        return slice(math.ceil(t0 / self.h - 1e-9), None)
 
     def mean_queue(self, t0: float) -> float:
         return float(self.q[self.after(t0)].mean())
@@ -78,7 +78,7 @@ def solve(s: Setting, t_end: float, h: float | None = None, y0: list[float] | No
     h = default_step(s) if h is None else h
     if not 0 < h < s.tp:
         raise ValueError(f"solve: step h must be in (0, Tp) = (0, {s.tp}), got {h}")
-    n = int(round(t_end / h))
+    n = round(t_end / h)
     y = clip_state(s, list(initial_state(s) if y0 is None else y0))
     cols = np.empty((n + 1, 6))  # w, q, x, b, p, r
     w_hist = cols[:, 0]
@@ -110,8 +110,8 @@ def solve(s: Setting, t_end: float, h: float | None = None, y0: list[float] | No
         k2 = derivatives(s, ye, *delayed(t + h, s.rtt(ye[1])))
         y = clip_state(s, [y[j] + 0.5 * h * (k1[j] + k2[j]) for j in range(4)])
         record(i + 1, y)
-    t = np.arange(n + 1) * h
-    return Trajectory(t, cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2].copy(), cols[:, 3].copy(),
+    times = np.arange(n + 1) * h
+    return Trajectory(times, cols[:, 0].copy(), cols[:, 1].copy(), cols[:, 2].copy(), cols[:, 3].copy(),
                       cols[:, 4].copy(), cols[:, 5].copy(), h)
 
 

@@ -12,14 +12,34 @@ build fingerprint, checks), `driver` (`sweep` itself) and `files` (sweep files).
 """
 
 from .driver import SweepFailed, SweepOutcome, sweep
-from .executors import DaskExecutor, Executor, LocalExecutor, MAX_WORKER_DEATHS, execute, make_executor
+from .executors import MAX_WORKER_DEATHS, DaskExecutor, Executor, LocalExecutor, execute, make_executor
 from .files import SWEEP_KEYS, SweepFile, read_sweep_file, run_sweep_file
 from .points import Task, canonical_json, expand_points, expand_seeds, make_tasks, point_id, run_id
 from .store import build_id, versions, write_failure, write_run
 
 __all__ = [
-    "DaskExecutor", "Executor", "LocalExecutor", "MAX_WORKER_DEATHS", "SWEEP_KEYS", "SweepFailed", "SweepFile",
-    "SweepOutcome", "Task", "build_id", "canonical_json", "execute", "expand_points", "expand_seeds",
-    "make_executor", "make_tasks", "point_id", "read_sweep_file", "run_id", "run_sweep_file", "sweep",
-    "versions", "write_failure", "write_run",
+    "MAX_WORKER_DEATHS",
+    "SWEEP_KEYS",
+    "DaskExecutor",
+    "Executor",
+    "LocalExecutor",
+    "SweepFailed",
+    "SweepFile",
+    "SweepOutcome",
+    "Task",
+    "build_id",
+    "canonical_json",
+    "execute",
+    "expand_points",
+    "expand_seeds",
+    "make_executor",
+    "make_tasks",
+    "point_id",
+    "read_sweep_file",
+    "run_id",
+    "run_sweep_file",
+    "sweep",
+    "versions",
+    "write_failure",
+    "write_run",
 ]

@@ -59,7 +59,7 @@ def execute(task: Task) -> dict[str, Any]:
         out["tables"] = res.tables
     except ScenarioError as e:
         out.update(status="error", error={"type": "ScenarioError", "path": e.path, "message": e.message, "traceback": traceback.format_exc()})
-    except Exception as e:  # noqa: BLE001 - every failure is recorded, the sweep goes on
+    except Exception as e:
         out.update(status="error", error={"type": type(e).__name__, "path": "", "message": str(e), "traceback": traceback.format_exc()})
     out["wall_s"] = time.perf_counter() - t0
     return out
@@ -102,7 +102,7 @@ class Executor(abc.ABC):
     def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
         """Run ``tasks``; yield each with its outcome as it finishes."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: executors that hold nothing keep it
         pass
 
     def abort(self) -> None:
@@ -351,7 +351,7 @@ class DaskExecutor(Executor):
                 task = futures.pop(fut.key)[1]
                 try:
                     outcome = fut.result()
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     # `execute` never raises, so this is the cluster's trouble, not the
                     # run's: KilledWorker after repeated deaths, or a result lost with its
                     # worker between "finished" and the gather. Submit the run again.

@@ -63,7 +63,7 @@ def _check_path(path: str, where: str) -> None:
         raise ScenarioError(f"{where}.{path}", e.message) from None
 
 
-def expand_points(grid: Mapping[str, Sequence] | None = None, zip: Mapping[str, Sequence] | Sequence[Mapping[str, Sequence]] | None = None) -> list[dict[str, Any]]:
+def expand_points(grid: Mapping[str, Sequence[Any]] | None = None, zip: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]] | None = None) -> list[dict[str, Any]]:
     """The sweep points: the product of the grid axes and the zipped groups."""
     axes: list[list[dict[str, Any]]] = []
     for path, values in (grid or {}).items():
@@ -73,7 +73,7 @@ def expand_points(grid: Mapping[str, Sequence] | None = None, zip: Mapping[str, 
         for i, v in enumerate(values):
             check_finite(v, f"grid.{path}[{i}]")
         axes.append([{path: v} for v in values])
-    groups: list[Mapping[str, Sequence]]
+    groups: list[Mapping[str, Sequence[Any]]]
     if zip is None:
         groups = []
     elif isinstance(zip, Mapping):
@@ -123,7 +123,7 @@ def expand_seeds(seeds: int | Sequence[int]) -> list[int]:
     raise ScenarioError("seeds", f"{seeds!r}: expected a number of seeds or a list of integers in 0..2^64-1")
 
 
-def make_tasks(base: ScenarioLike, grid=None, zip=None, seeds: int | Sequence[int] = 1, set=None) -> tuple[dict, list[dict], list[Task]]:
+def make_tasks(base: ScenarioLike, grid: Mapping[str, Sequence[Any]] | None = None, zip: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]] | None = None, seeds: int | Sequence[int] = 1, set: Sequence[str] | Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]], list[Task]]:
     """Resolve every run of a sweep: (base document, points, tasks)."""
     base_doc = load_scenario(base, set)
     points = expand_points(grid, zip)

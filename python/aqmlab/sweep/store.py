@@ -67,7 +67,7 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     safefile.write_text(path, json.dumps(obj, indent=2, default=str))
 
 
-def write_run(out: Path, task: Task, outcome: dict, build: str) -> bool:
+def write_run(out: Path, task: Task, outcome: dict[str, Any], build: str) -> bool:
     """Write one finished run as ``OUT/runs/ID/`` (temporary folder, then one rename).
     Returns False when the run was already there (nothing is written twice)."""
     runs = out / "runs"
@@ -96,7 +96,7 @@ def write_run(out: Path, task: Task, outcome: dict, build: str) -> bool:
     return True
 
 
-def write_failure(out: Path, task: Task, outcome: dict) -> dict:
+def write_failure(out: Path, task: Task, outcome: dict[str, Any]) -> dict[str, Any]:
     failed = out / "failed"
     failed.mkdir(parents=True, exist_ok=True)
     rec = {"id": task.id, "point": task.point, "point_id": task.point_id, "seed": task.seed, "error": outcome["error"], "pid": outcome.get("pid"), "host": outcome.get("host"), "time": time.time()}
@@ -114,14 +114,14 @@ def verify_run(run_dir: Path) -> tuple[str | None, str | None]:
     except (OSError, ValueError) as e:
         return f"run.json unreadable ({type(e).__name__})", None
     build = meta.get("build")
-    tables = meta.get("tables") or {t: None for t in CORE_TABLES}
+    tables = meta.get("tables") or dict.fromkeys(CORE_TABLES)
     for name, rows in tables.items():
         f = run_dir / f"{name}.parquet"
         if not f.exists():
             return f"{name}.parquet missing", build
         try:
             n = pl.scan_parquet(f).select(pl.len()).collect().item()
-        except Exception as e:  # noqa: BLE001 - any unreadable file means "run it again"
+        except Exception as e:
             return f"{name}.parquet unreadable ({type(e).__name__})", build
         if rows is not None and n != rows:
             return f"{name}.parquet has {n} rows, {rows} were written", build

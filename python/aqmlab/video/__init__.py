@@ -18,4 +18,4 @@ Claypool's Rb-RIO paper, Section 2; myEvalvid).
 from .clip import Clip, synthetic_frames
 from .quality import PSNR_CAP_DB, mos, psnr
 
-__all__ = ["Clip", "PSNR_CAP_DB", "mos", "psnr", "synthetic_frames"]
+__all__ = ["PSNR_CAP_DB", "Clip", "mos", "psnr", "synthetic_frames"]

@@ -72,12 +72,12 @@ class Clip:
 
     @classmethod
     def synthetic(cls, n: int = 48, fps: int = 25, gop: int = 12, bit_rate: int = 600_000,
-                  size: tuple[int, int] = CIF, seed: int = 1) -> "Clip":
+                  size: tuple[int, int] = CIF, seed: int = 1) -> Clip:
         """Generate :func:`synthetic_frames` and encode them."""
         return cls.encode(synthetic_frames(n, size, seed), fps=fps, gop=gop, bit_rate=bit_rate)
 
     @classmethod
-    def encode(cls, rgb: np.ndarray, fps: int = 25, gop: int = 12, bit_rate: int = 600_000) -> "Clip":
+    def encode(cls, rgb: np.ndarray, fps: int = 25, gop: int = 12, bit_rate: int = 600_000) -> Clip:
         """Encode RGB frames (n, H, W, 3) with MPEG-4 Part 2 at a fixed GOP, no B frames."""
         import av
 

@@ -9,6 +9,7 @@ cap of 100 dB. MOS: > 37 dB → 5, > 31 → 4, > 25 → 3, > 20 → 2, else 1 (E
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: PSNR of identical pictures.
 PSNR_CAP_DB = 100.0
@@ -24,10 +25,10 @@ def psnr(a: np.ndarray, b: np.ndarray) -> float:
     mse = int(np.dot(d, d)) / d.size
     if mse == 0.0:
         return PSNR_CAP_DB
-    return min(PSNR_CAP_DB, 10.0 * np.log10(255.0**2 / mse))
+    return min(PSNR_CAP_DB, float(10.0 * np.log10(255.0**2 / mse)))
 
 
-def mos(psnr_db) -> np.ndarray | int:
+def mos(psnr_db: ArrayLike) -> np.ndarray | int:
     """Evalvid MOS (1-5) of a PSNR value or array."""
     p = np.asarray(psnr_db, dtype=float)
     m = np.select([p > 37, p > 31, p > 25, p > 20], [5, 4, 3, 2], 1)

@@ -44,7 +44,8 @@ def _smooth_noise(rng: np.random.Generator, h: int, w: int, cell: int) -> np.nda
     fy, fx = (y - y0)[:, None], (x - x0)[None, :]
     a = g[y0][:, x0] * (1 - fx) + g[y0][:, x0 + 1] * fx
     b = g[y0 + 1][:, x0] * (1 - fx) + g[y0 + 1][:, x0 + 1] * fx
-    return a * (1 - fy) + b * fy
+    out: np.ndarray = a * (1 - fy) + b * fy
+    return out
 
 
 def _blocks(rng: np.random.Generator, h: int, w: int, block: int) -> np.ndarray:
