@@ -17,26 +17,12 @@
 //! `direction = "reverse"`) or `src`/`dst` (node names) — `count` (flows per host
 //! pair), `start`, `stop`, `class`.
 
+pub mod bulk;
 pub mod dist;
-pub mod emodel;
 pub mod ping;
-pub mod playout;
-pub mod rtcp;
-pub mod rtcp_session;
 pub mod rtp;
-pub mod rtp_stats;
-pub mod tcp;
-pub mod tcp_http;
-pub mod tfrc;
-pub mod udp;
 pub mod video;
-pub mod video_decode;
-pub mod video_mmapp;
-pub mod video_psnr;
-pub mod video_scaling;
-pub mod video_source;
-pub mod video_trace;
-pub mod voip;
+pub mod voice;
 pub mod web;
 
 use crate::net::packet::{AppTag, Ecn, PacketKind};
@@ -339,12 +325,12 @@ macro_rules! registry {
 }
 
 registry! {
-    Udp(udp::UdpSource) => [udp::CBR, udp::POISSON],
-    Tcp(tcp::TcpApp) => [tcp::BULK, tcp::FILE, tcp::ONOFF, tcp::ARRIVALS],
+    Udp(bulk::udp::UdpSource) => [bulk::udp::CBR, bulk::udp::POISSON],
+    Tcp(bulk::tcp::TcpApp) => [bulk::tcp::BULK, bulk::tcp::FILE, bulk::tcp::ONOFF, bulk::tcp::ARRIVALS],
     Rtp(rtp::RtpApp) => [rtp::RTP],
-    Voip(voip::VoipCall) => [voip::VOIP],
+    Voip(voice::voip::VoipCall) => [voice::voip::VOIP],
     Video(video::VideoApp) => [video::VIDEO],
-    Http(tcp_http::HttpUser) => [tcp_http::KIND],
+    Http(web::http::HttpUser) => [web::http::KIND],
     WebPage(web::page::WebPage) => [web::page::WEB_PAGE],
     WebPackMime(web::packmime::PackMime) => [web::packmime::WEB_PACKMIME],
     Ping(ping::Ping) => [ping::KIND],
@@ -731,7 +717,7 @@ pub fn kinds() -> Vec<KindDoc> {
 
 /// Parameters every `tcp-*` kind accepts besides its own.
 pub fn tcp_common_params() -> &'static [ParamDoc] {
-    tcp::TCP_COMMON
+    bulk::tcp::TCP_COMMON
 }
 
 pub fn common_params() -> &'static [ParamDoc] {
@@ -1005,8 +991,9 @@ mod tests {
             read.sort();
             read.dedup();
             let mut documented: Vec<&str> = k.doc.params.iter().map(|d| d.name).collect();
-            if k.doc.kind.starts_with("tcp-") && !std::ptr::eq(k.doc.params, tcp::TCP_COMMON) {
-                documented.extend(tcp::TCP_COMMON.iter().map(|d| d.name));
+            if k.doc.kind.starts_with("tcp-") && !std::ptr::eq(k.doc.params, bulk::tcp::TCP_COMMON)
+            {
+                documented.extend(bulk::tcp::TCP_COMMON.iter().map(|d| d.name));
             }
             documented.sort();
             documented.dedup();

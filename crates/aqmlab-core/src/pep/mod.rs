@@ -112,7 +112,7 @@ impl PepConfig {
             None => TcpConfig::default(),
             Some(Value::Object(m)) => {
                 let mut tp = Params::new(tcp_path, m, &[]);
-                let cfg = crate::app::tcp::config(&mut tp)?;
+                let cfg = crate::app::bulk::tcp::config(&mut tp)?;
                 if cfg.ns2.is_some() {
                     return Err(tp.error(
                         "profile",

@@ -1,4 +1,4 @@
-//! Transports. UDP needs no state beyond its source (see `app::udp`); TCP lives in
+//! Transports. UDP needs no state beyond its source (see `app::bulk::udp`); TCP lives in
 //! `transport::tcp`.
 
 pub mod tcp;

@@ -16,7 +16,7 @@
 //! The flow completion time (`completion_s`) is from the SYN to the ACK of the last byte
 //! of the first transfer, measured at the sender.
 
-use super::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
+use crate::app::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
 use crate::output::table::Val;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};

@@ -5,7 +5,7 @@
 //! Sizes are fixed, or exponential with the given mean (rounded to whole bytes, at
 //! least 1 B). Datagrams are not limited by the link MTU (no fragmentation model).
 
-use super::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
+use crate::app::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
 use crate::net::packet::PacketKind;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};

@@ -11,6 +11,8 @@
 //! `read` checks that every value the shape can produce is legal (≥ floor), naming
 //! the field.
 
+pub mod variates;
+
 use crate::scenario::error::Result;
 use crate::scenario::params::Params;
 use crate::sim::rng::Rng;

@@ -5,7 +5,7 @@
 //! configured distributions (`dist.rs`). Both ends run an RTCP timer
 //! (`rtcp_session.rs` over `rtcp.rs`, §6.3/A.7): the sender sends SRs forward on the
 //! flow, the receiver sends RRs back (`AppIo::send_tagged(reverse = true)`) carrying a
-//! report block computed by `rtp_stats.rs` (A.1/A.3/A.8). RTCP packets are real
+//! report block computed by `stats.rs` (A.1/A.3/A.8). RTCP packets are real
 //! datagrams that queue and can be lost; their contents travel beside them in the app
 //! (a report id in the packet's tag), and the sender learns them only when the
 //! datagram arrives (`on_datagram`). The sender also gets the round-trip time from
@@ -22,17 +22,22 @@
 //! SR without report blocks 28 + 28 + 24 = 80 B; RR with one block 28 + 8 + 24 + 24 =
 //! 84 B (60 B before the receiver has a valid source, with no block).
 
-use super::dist::Dist;
-use super::rtcp::RtcpConfig;
-use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
-use super::rtp_stats::SourceStats;
-use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, TrafficKind};
+pub mod rtcp;
+pub mod rtcp_session;
+pub mod stats;
+pub mod tfrc;
+
+use crate::app::dist::Dist;
+use crate::app::{AppIo, Application, Arrival, EntryBuild, FlowKind, TrafficKind};
 use crate::net::packet::AppTag;
 use crate::output::table::Val;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
+use rtcp::RtcpConfig;
+use rtcp_session::{ReportLedger, RtcpMember, TAG_RR, TAG_SR};
+use stats::SourceStats;
 
 /// IP + UDP + RTP header bytes: the smallest data packet.
 pub const RTP_HEADERS: u32 = 40;
@@ -412,13 +417,13 @@ impl Application for RtpApp {
             a.columns(&mut r);
             rows.push(r);
         }
-        super::merge_rows(&rows, out);
+        crate::app::merge_rows(&rows, out);
     }
 
-    fn report_flows(&self, out: &mut Vec<super::FlowReport>) {
+    fn report_flows(&self, out: &mut Vec<crate::app::FlowReport>) {
         let mut cols = Vec::new();
         self.columns(&mut cols);
-        out.push(super::FlowReport {
+        out.push(crate::app::FlowReport {
             flow: self.flow,
             cols,
         });
@@ -428,7 +433,7 @@ impl Application for RtpApp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::rtcp_session::compound_bytes;
+    use crate::app::rtp::rtcp_session::compound_bytes;
     use crate::app::Action;
 
     fn app(rtcp: bool) -> RtpApp {

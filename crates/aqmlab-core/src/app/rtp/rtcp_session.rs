@@ -23,7 +23,7 @@
 //! loss over an interval). RTCP packets count from `warmup` on.
 
 use super::rtcp::{RtcpConfig, RtcpTimer};
-use super::rtp_stats::ReportBlock;
+use super::stats::ReportBlock;
 use crate::scenario::error::Result;
 use crate::scenario::params::Params;
 use crate::sim::rng::Rng;

@@ -16,7 +16,7 @@
 //!
 //! Frames the sender skipped (media scaling) are neither received nor decodable.
 
-use super::video_source::FrameType;
+use super::frame::FrameType;
 use crate::sim::time::Nanos;
 
 /// What the receiver knows about one frame.

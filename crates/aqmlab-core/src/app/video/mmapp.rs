@@ -19,7 +19,7 @@
 //! number 0 arrives (if that one is lost the stream never scales up); here the first
 //! packet that arrives starts it. Its five scales are five arbitrary constant rates;
 //! the video app maps scale `s` to the media-scaling level `top − s` of
-//! `video_scaling.rs` (top = every frame, 0 = I frames only), as the paper's MPEG_APP
+//! `scaling.rs` (top = every frame, 0 = I frames only), as the paper's MPEG_APP
 //! "highest frame rate" is every frame.
 
 use crate::sim::time::Nanos;

@@ -8,18 +8,18 @@
 //! count, so `class = { tag = [0, 3, 2, 1] }` or a scheduler's `classify = "tag"`
 //! can treat frame types apart. The receiver counts the fragments that arrive within
 //! `max_delay` of their frame (later ones are useless to a player), and at the end
-//! judges each frame by `video_decode.rs` (MPEG-1 dependencies as in Chung & Claypool's Section 2) and, with a
-//! `psnr_model`, scores it by `video_psnr.rs`.
+//! judges each frame by `decode.rs` (MPEG-1 dependencies as in Chung & Claypool's Section 2) and, with a
+//! `psnr_model`, scores it by `psnr.rs`.
 //!
 //! Unresponsive streams always send every frame. Responsive ones (`responsive = true`)
-//! run TFRC (`tfrc.rs`, RFC 5348): receiver reports travel back on the flow (reverse
+//! run TFRC (`rtp/tfrc.rs`, RFC 5348): receiver reports travel back on the flow (reverse
 //! datagrams of 40 B, IP + UDP + the 16 B RFC 5348 report, rounded down to a round
 //! number; their contents pass in memory, keyed by the report's sequence number, as
 //! both ends are one app), and the allowed rate picks the media-scaling level
-//! (`video_scaling.rs`, a reconstruction). The sender's RTT estimate, which RFC 5348
+//! (`scaling.rs`, a reconstruction). The sender's RTT estimate, which RFC 5348
 //! carries in each data packet's header, is read directly.
 //! With `control = "mmapp"` they run Chung and Claypool's ns-2 `MmApp` five-rate
-//! media scaling instead (`video_mmapp.rs`): the receiver picks the scale once per RTT
+//! media scaling instead (`mmapp.rs`): the receiver picks the scale once per RTT
 //! and sends it back in a 40 B ACK (contents in memory, keyed by sequence number, as for
 //! TFRC); the sender applies it from the next I frame as level `top − scale`.
 //!
@@ -29,21 +29,30 @@
 //! frame is judged, so a frame after the warm-up whose reference was lost before it
 //! is still undecodable; the optional per-frame table lists all frames.
 
-use super::tfrc::{Feedback, TfrcReceiver, TfrcSender};
-use super::video_decode::{self, FrameRec, Order};
-use super::video_mmapp::MmReceiver;
-use super::video_psnr::{self, PsnrModel};
-use super::video_scaling::Scaling;
-use super::video_source::{self, FrameType, Frames, SizeDist};
-use super::video_trace::{self, Format};
-use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, TrafficKind};
+pub mod decode;
+pub mod frame;
+pub mod mmapp;
+pub mod psnr;
+pub mod scaling;
+pub mod source;
+pub mod trace;
+
+use crate::app::rtp::tfrc::{Feedback, TfrcReceiver, TfrcSender};
+use crate::app::{AppIo, Application, Arrival, EntryBuild, FlowKind, TrafficKind};
 use crate::net::packet::AppTag;
 use crate::output::table::{Table, Ty, Val};
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+use decode::{FrameRec, Order};
+use frame::FrameType;
+use mmapp::MmReceiver;
+use psnr::PsnrModel;
+use scaling::Scaling;
+use source::{Frames, SizeDist};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use trace::Format;
 
 /// IP bytes of a TFRC receiver report.
 pub const FEEDBACK_BYTES: u32 = 40;
@@ -229,7 +238,7 @@ fn read_frames(p: &mut Params, e: &EntryBuild) -> Result<(Frames, Order)> {
         if p.peek("trace_format").is_some() {
             return Err(p.error("trace_format", "only with `trace`"));
         }
-        let pat = video_source::parse_pattern(pattern.unwrap_or("IBBPBBPBB"))
+        let pat = source::parse_pattern(pattern.unwrap_or("IBBPBBPBB"))
             .map_err(|m| p.error("pattern", m))?;
         let frames = Frames::Gop {
             pattern: pat.into(),
@@ -270,8 +279,7 @@ fn read_frames(p: &mut Params, e: &EntryBuild) -> Result<(Frames, Order)> {
     } else {
         Format::Evalvid
     };
-    let frames =
-        video_trace::parse(&text, fmt).map_err(|err| p.error("trace", err.describe(file)))?;
+    let frames = trace::parse(&text, fmt).map_err(|err| p.error("trace", err.describe(file)))?;
     let order = if order == "display" {
         Order::Display
     } else {
@@ -326,7 +334,7 @@ fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
         Frames::Trace(t) => t.iter().map(|f| f.size).max(),
     };
     if let Some(m) = max_size {
-        if video_source::fragments(m, payload) > u16::MAX as u32 {
+        if source::fragments(m, payload) > u16::MAX as u32 {
             return Err(p.error(
                 "packet_size",
                 format!("a {m} B frame needs more than 65535 packets of {payload} B payload"),
@@ -401,7 +409,7 @@ struct Responsive {
     rate_n: u64,
 }
 
-/// Five-rate media scaling (`control = "mmapp"`, `video_mmapp.rs`) of a responsive
+/// Five-rate media scaling (`control = "mmapp"`, `mmapp.rs`) of a responsive
 /// stream.
 struct MmState {
     scaling: Arc<Scaling>,
@@ -519,7 +527,7 @@ impl VideoApp {
                 r.scaling.keeps(r.level, ty, self.p_index)
             }
         };
-        let n = video_source::fragments(size, self.cfg.payload);
+        let n = source::fragments(size, self.cfg.payload);
         self.records.push(FrameRec {
             ty,
             sent_at: now,
@@ -531,7 +539,7 @@ impl VideoApp {
             return;
         }
         for i in 0..n {
-            let bytes = video_source::fragment_size(size, self.cfg.payload, self.cfg.header, i, n);
+            let bytes = source::fragment_size(size, self.cfg.payload, self.cfg.header, i, n);
             let tag = AppTag {
                 unit: k as u32,
                 unit_type: ty.tag(),
@@ -608,7 +616,7 @@ impl VideoApp {
     pub fn judge(&self) -> (Vec<bool>, Vec<f64>) {
         let f = self.evaluated();
         let mut dec = Vec::new();
-        video_decode::decodable(f, self.cfg.threshold, self.cfg.order, &mut dec);
+        decode::decodable(f, self.cfg.threshold, self.cfg.order, &mut dec);
         let mut psnr = Vec::new();
         match &self.cfg.model {
             Some(m) => m.apply(&dec, &mut psnr),
@@ -733,11 +741,11 @@ impl Application for VideoApp {
                 }
                 sent += fr.sent as u64;
                 skipped += !fr.sent as u64;
-                recv += video_decode::received(fr, a.cfg.threshold) as u64;
+                recv += decode::received(fr, a.cfg.threshold) as u64;
                 dec += d[i] as u64;
                 if psnr[i].is_finite() {
                     psnr_sum += psnr[i];
-                    mos_sum += video_psnr::mos(psnr[i]) as f64;
+                    mos_sum += psnr::mos(psnr[i]) as f64;
                     n_psnr += 1;
                 }
             }
@@ -782,7 +790,7 @@ impl Application for VideoApp {
                     Val::U(f.sent_at),
                     Val::U(f.fragments as u64),
                     Val::U(f.got as u64),
-                    Val::B(video_decode::received(f, a.cfg.threshold)),
+                    Val::B(decode::received(f, a.cfg.threshold)),
                     Val::B(dec[i]),
                     Val::F(psnr[i]),
                 ]);
@@ -824,7 +832,7 @@ mod tests {
 
     fn app_with(responsive: bool, mmapp: bool) -> VideoApp {
         let frames = Frames::Gop {
-            pattern: video_source::parse_pattern("IBBP").unwrap().into(),
+            pattern: source::parse_pattern("IBBP").unwrap().into(),
             sizes: [0, 2000, 1000, 500],
             dist: SizeDist::Fixed,
             rng: Rng::stream(1, "x"),

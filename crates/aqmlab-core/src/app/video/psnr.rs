@@ -1,5 +1,5 @@
 //! PSNR of a received stream without decoding: the "fast model" of Evalvid-style
-//! evaluation (`video_decode.rs`), and the Evalvid PSNR → MOS table.
+//! evaluation (`decode.rs`), and the Evalvid PSNR → MOS table.
 //!
 //! A lost or undecodable frame is shown as the last decodable frame (freeze). So the
 //! PSNR of output frame n depends only on its clip frame `i = n mod L` and on the gap

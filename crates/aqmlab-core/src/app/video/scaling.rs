@@ -3,7 +3,7 @@
 //! **Reconstruction.** The Rb-RIO video study (Chung & Claypool) used "responsive MPEG-1
 //! flows" whose exact adaptation is not available here; this is the classic temporal
 //! scaling of MPEG streams (drop B pictures first, then P pictures from the end of the
-//! GOP, never I), driven by the TFRC rate (`tfrc.rs`).
+//! GOP, never I), driven by the TFRC rate (`rtp/tfrc.rs`).
 //!
 //! Levels, from full quality down:
 //! - level 0: every frame;
@@ -17,7 +17,8 @@
 //! picks the best level whose rate is at most the allowed rate, or the I-only level if
 //! none fits (the stream never stops).
 
-use super::video_source::{fragments, FrameType};
+use super::frame::FrameType;
+use super::source::fragments;
 
 #[derive(Clone, Debug)]
 pub struct Scaling {

@@ -4,7 +4,7 @@
 //!   11172-2: I pictures coded alone, P predicted from the previous I/P, B from the
 //!   previous and next I/P), repeated; each frame's size is its type's size, fixed or
 //!   drawn from an exponential distribution with that mean (rounded, ≥ 1 B).
-//! - **Trace**: the frames of a trace file (`video_trace.rs`), looped.
+//! - **Trace**: the frames of a trace file (`trace.rs`), looped.
 //!
 //! Fragmentation: a frame of `size` payload bytes goes in `ceil(size/(packet_size −
 //! header))` packets (at least one), all full but the last; each packet carries
@@ -13,43 +13,8 @@
 use crate::sim::rng::Rng;
 use std::sync::Arc;
 
-use super::video_trace::TraceFrame;
-
-/// MPEG picture types; the value is the app tag's unit type (1 = I, 2 = P, 3 = B).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrameType {
-    I = 1,
-    P = 2,
-    B = 3,
-}
-
-impl FrameType {
-    pub fn tag(self) -> u8 {
-        self as u8
-    }
-
-    pub fn letter(self) -> &'static str {
-        match self {
-            FrameType::I => "I",
-            FrameType::P => "P",
-            FrameType::B => "B",
-        }
-    }
-
-    /// I and P pictures are references for later pictures.
-    pub fn is_reference(self) -> bool {
-        self != FrameType::B
-    }
-
-    pub fn from_letter(c: char) -> Option<FrameType> {
-        match c {
-            'I' => Some(FrameType::I),
-            'P' => Some(FrameType::P),
-            'B' => Some(FrameType::B),
-            _ => None,
-        }
-    }
-}
+use super::frame::FrameType;
+use super::trace::TraceFrame;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SizeDist {

@@ -14,7 +14,7 @@
 //! Blank lines and lines starting with `#` are skipped. Every error names the file,
 //! the line (1-based) and the field.
 
-use super::video_source::FrameType;
+use super::frame::FrameType;
 
 /// One frame of a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@
 //! reverse datagrams on one flow would hide the second direction from the flow
 //! counters.
 //!
-//! **Receiver**: interarrival jitter per RFC 3550 A.8 (`rtp_stats.rs`, 8 kHz clock);
+//! **Receiver**: interarrival jitter per RFC 3550 A.8 (`rtp/stats.rs`, 8 kHz clock);
 //! playout buffer (`playout.rs`: fixed deadline, first-packet anchored, Ramjee et
 //! al. adaptive, or ns2voip++'s per-spurt optimum in hindsight); network loss,
 //! late loss, and the E-model (`emodel.rs`). Loss counts from the first to the
@@ -45,11 +45,11 @@
 //!
 //! **RTCP** (`rtcp = true`, the default; RFC 3550 §6): a call is one RTP session of
 //! two members, the caller and the callee. Each member runs the §6.3/A.7 report timer
-//! (`rtcp_session.rs`, `rtcp.rs`) on the session bandwidth (default: the nominal IP
+//! (`rtp/rtcp_session.rs`, `rtp/rtcp.rs`) on the session bandwidth (default: the nominal IP
 //! rate of the call's senders, §6.2) and sends one compound packet per report: an SR
 //! if it sends voice (forward on its own flow), else an RR (backwards on the flow it
 //! receives), with one report block about the stream it receives (A.1/A.3/A.8,
-//! `rtp_stats.rs`; 16-bit sequence numbers starting at 0). A one-way call therefore
+//! `rtp/stats.rs`; 16-bit sequence numbers starting at 0). A one-way call therefore
 //! has the `rtp` kind's SR (80 B) and RR (84 B); in a conversation each side sends an
 //! SR with one block (104 B). Both members count as senders all the time (VAD
 //! silences do not make a member a non-sender, §6.3.8's `we_sent` is not tracked).
@@ -62,10 +62,10 @@
 
 use super::emodel::{self, CodecImpairment, EModel};
 use super::playout::{Playout, PlayoutKind, SpurtEvent, SpurtOracle, SpurtVerdict};
-use super::rtcp::RtcpConfig;
-use super::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
-use super::rtp_stats::SourceStats;
-use super::{AppIo, Application, Arrival, EntryBuild, FlowKind, FlowReport, TrafficKind};
+use crate::app::rtp::rtcp::RtcpConfig;
+use crate::app::rtp::rtcp_session::{self, ReportLedger, RtcpMember, TAG_RR, TAG_SR};
+use crate::app::rtp::stats::SourceStats;
+use crate::app::{AppIo, Application, Arrival, EntryBuild, FlowKind, FlowReport, TrafficKind};
 use crate::net::packet::AppTag;
 use crate::output::table::Val;
 use crate::scenario::error::Result;
@@ -412,8 +412,8 @@ impl Direction {
         if rtcp {
             self.stats.update_seq(d.seq as u16);
         }
-        let ts = super::rtp::ts_units(gen, CLOCK);
-        let arrival = super::rtp::ts_units(now, CLOCK);
+        let ts = crate::app::rtp::ts_units(gen, CLOCK);
+        let arrival = crate::app::rtp::ts_units(now, CLOCK);
         self.stats.update_jitter(ts, arrival);
         let play = self.playout.on_packet(d.tag.unit, gen, now);
         if gen < cfg.warmup {
@@ -706,8 +706,8 @@ impl Application for VoipCall {
             every.extend(rows);
         }
         let (mut summed, mut worst_mean) = (Vec::new(), Vec::new());
-        super::merge_rows(&every, &mut summed);
-        super::merge_rows(&worst, &mut worst_mean);
+        crate::app::merge_rows(&every, &mut summed);
+        crate::app::merge_rows(&worst, &mut worst_mean);
         for (sum, w) in summed.into_iter().zip(worst_mean) {
             out.push(match sum.1 {
                 Val::U(_) | Val::I(_) => sum,
@@ -718,7 +718,7 @@ impl Application for VoipCall {
         out.push(("mos_call_min", Val::F(mos_call_min)));
         let mut per_dir: [Vec<(&'static str, Val)>; 2] = [Vec::new(), Vec::new()];
         for (i, rows) in dirs.iter().enumerate() {
-            super::merge_rows(rows, &mut per_dir[i]);
+            crate::app::merge_rows(rows, &mut per_dir[i]);
         }
         for (name, fwd, rev) in DIRECTION_COLUMNS {
             out.push((fwd, Val::F(value(&per_dir[0], name))));
@@ -821,7 +821,7 @@ impl VoipCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::rtcp::rtcp_interval;
+    use crate::app::rtp::rtcp::rtcp_interval;
     use crate::app::Action;
 
     fn cfg(vad: bool) -> CallConfig {

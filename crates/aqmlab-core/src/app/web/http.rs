@@ -15,8 +15,8 @@
 //! steps. The per-connection cap is the common TCP `rate_cap` (application write rate).
 //! Through a PEP (`crate::pep`) a page counts as done when the terminal has it all.
 
-use super::tcp::config;
-use super::{AppIo, Application, EntryBuild, TrafficKind};
+use crate::app::bulk::tcp::config;
+use crate::app::{AppIo, Application, EntryBuild, TrafficKind};
 use crate::output::table::Val;
 use crate::scenario::error::Result;
 use crate::scenario::params::KindDoc;

@@ -4,7 +4,7 @@
 //! per-page rows.
 
 pub mod conn;
-pub mod dist;
+pub mod http;
 pub mod packmime;
 pub mod packmime_model;
 pub mod page;
@@ -29,7 +29,7 @@ pub(crate) struct Common {
 }
 
 pub(crate) fn read_common(p: &mut Params) -> Result<Common> {
-    let cfg = super::tcp::config(p)?;
+    let cfg = crate::app::bulk::tcp::config(p)?;
     let timeout = p.positive_duration_or("timeout", 60 * NS_PER_S)?;
     let failed_plt = match p.choice_or("failed_plt", "censor", &["censor", "exclude"])? {
         "censor" => FailedPlt::Censor,

@@ -20,7 +20,7 @@ use super::conn::{Event, Http, Timer};
 use super::packmime_model::Model;
 use super::stats::{self, PageLog};
 use super::{p, read_common};
-use crate::app::tcp::tcp_params;
+use crate::app::bulk::tcp::tcp_params;
 use crate::app::{AppIo, Application, EntryBuild, TrafficKind};
 use crate::output::table::Val;
 use crate::scenario::error::Result;

@@ -31,7 +31,7 @@
 //! the marginal distributions are the same and the long-range correlation is absent.
 //! Sizes beyond the tables are held at the table end (see `dist::InvCdf`).
 
-use super::dist::{self, InvCdf};
+use crate::app::dist::variates::{self as dist, InvCdf};
 use crate::sim::rng::Rng;
 
 static FSIZE0_A_X: [f64; 100] = [

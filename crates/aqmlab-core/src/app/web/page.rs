@@ -32,7 +32,7 @@
 use super::conn::{Event, Http, Timer};
 use super::stats::{self, PageLog};
 use super::{p, read_common, Common};
-use crate::app::tcp::tcp_params;
+use crate::app::bulk::tcp::tcp_params;
 use crate::app::{AppIo, Application, EntryBuild, TrafficKind};
 use crate::output::table::Val;
 use crate::scenario::error::Result;
@@ -250,7 +250,11 @@ impl WebPage {
                 total,
             } => {
                 let raw: Vec<f64> = (0..n)
-                    .map(|_| libm::exp10(mean10 + sd10 * super::dist::normal(&mut self.rng)))
+                    .map(|_| {
+                        libm::exp10(
+                            mean10 + sd10 * crate::app::dist::variates::normal(&mut self.rng),
+                        )
+                    })
                     .collect();
                 scale_to_total(&raw, total)
             }
