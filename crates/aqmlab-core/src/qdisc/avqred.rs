@@ -28,8 +28,8 @@
 //! utilisation 100 % with `min_capacity = max_capacity`). (Before, RED's 5/15
 //! thresholds in 500-B units were the defaults, a virtual queue of a few real packets.)
 
+use super::avqred_flows::PerFlow;
 use super::periodic;
-use super::pfavqred::PerFlow;
 use super::queue::PacketQueue;
 use super::red::{self, Action, Curve, Decision};
 use super::{Discipline, DropReason, Kind, LinkInfo, QdiscCtx, Stage};

@@ -20,6 +20,7 @@
 pub mod ared;
 pub mod avq;
 pub mod avqred;
+pub mod avqred_flows;
 pub mod blue;
 pub mod cake;
 pub mod cake_ack;
