@@ -211,3 +211,8 @@ def qdisc_docs() -> list[dict[str, Any]]:
 def traffic_docs() -> list[dict[str, Any]]:
     """Every traffic kind with its parameters."""
     return _core.traffic_kinds()
+
+
+def cc_names() -> list[str]:
+    """The congestion controls a TCP traffic entry's ``cc`` accepts."""
+    return _core.cc_names()

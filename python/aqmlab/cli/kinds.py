@@ -1,0 +1,96 @@
+"""`aqmlab validate`, the registries' listings (`qdiscs`, `traffic`) and `aqmlab docs` (the README's generated lists)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..errors import ScenarioError
+from ..scenario import qdisc_docs, traffic_docs
+from .common import SetOpt, app, err_console, fail, out_console, print_warnings
+
+
+@app.command()
+def validate(
+    scenario: Annotated[Path, typer.Argument(help="Scenario file (TOML).")],
+    set: SetOpt = None,
+) -> None:
+    """Check a scenario file without running it (and print its warnings)."""
+    from ..scenario import warnings
+
+    try:
+        found = warnings(scenario, set)
+    except ScenarioError as e:
+        fail(e)
+    print_warnings(found)
+    out_console.print(f"{scenario}: ok" + (f" ({len(found)} warning{'s' if len(found) > 1 else ''})" if found else ""))
+
+
+@app.command()
+def qdiscs(
+    name: Annotated[str | None, typer.Argument(help="Show one discipline.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List queue disciplines with their parameters, units, defaults and sources."""
+    docs = qdisc_docs()
+    if name is not None:
+        docs = [d for d in docs if d["kind"] == name]
+        if not docs:
+            fail(ScenarioError("qdisc", f'"{name}": unknown queue discipline; known: {", ".join(d["kind"] for d in qdisc_docs())}'))
+    print_kind_docs(docs, json_out, with_source=True)
+
+
+@app.command()
+def traffic(
+    name: Annotated[str | None, typer.Argument(help="Show one traffic kind.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List traffic kinds with their parameters."""
+    docs = traffic_docs()
+    if name is not None:
+        docs = [d for d in docs if d["kind"] == name]
+        if not docs:
+            fail(ScenarioError("kind", f'"{name}": unknown traffic kind; known: {", ".join(d["kind"] for d in traffic_docs())}'))
+    print_kind_docs(docs, json_out, with_source=False)
+
+
+docs_app = typer.Typer(no_args_is_help=True, help="Generated documentation: the README's lists from the registries.")
+app.add_typer(docs_app, name="docs")
+
+
+@docs_app.command("readme")
+def docs_readme(
+    path: Annotated[Path | None, typer.Option(help="The README to update (default: the repository's).")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Only compare; exit 1 when the lists are stale.")] = False,
+) -> None:
+    """Write the README's lists of qdiscs, traffic kinds and congestion controls from the registries."""
+    from ..readme_lists import README, update
+
+    readme = path if path is not None else README
+    try:
+        fresh = update(readme, check=check)
+    except (OSError, ValueError) as e:
+        fail(ValueError(f"{readme}: {e}"))
+    if check and not fresh:
+        err_console.print(f"{readme}: the registry lists are stale; run `aqmlab docs readme`")
+        raise typer.Exit(1)
+    print(f"{readme}: {'up to date' if fresh else 'lists rewritten'}")
+
+
+def print_kind_docs(docs: list[dict[str, Any]], json_out: bool, with_source: bool) -> None:
+    """Print component docs (qdiscs, traffic kinds) as JSON or one table per kind."""
+    if json_out:
+        print(json.dumps(docs, indent=2))
+        return
+    for d in docs:
+        source = f"  [dim]({d['source']})[/]" if with_source else ""
+        t = Table(title=f"[bold]{d['kind']}[/]: {d['summary']}{source}", title_justify="left")
+        for c in ("parameter", "type", "default", "meaning"):
+            t.add_column(c)
+        for p in d["params"]:
+            t.add_row(p["name"], p["type"], p["default"], p["doc"])
+        out_console.print(t)
