@@ -12,9 +12,10 @@ import io
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -173,13 +174,16 @@ def default_sweep_figures(path: Path) -> list[Figure]:
         except ValueError:
             continue
         figs.append(Figure(f"{kind}-{metric}", f"{plots.metric_label(metric)[0]} at {link}", fig, "Mean over seeds with its 95 % interval (Student t; percentile bootstrap where t would leave the metric's range; none with fewer than 3 seeds)."))
-    figs += web_figures(path, agg, x, hue)
+    for k in REPORT_KINDS:
+        if k.with_metrics:
+            figs += k.sweep_figures(path, agg, x, hue)
     if load_runs(path, "timeseries").height:
         source = "Every dequeued packet (per-link histograms)" if load_runs(path, "sojourn_hist").height else "Samples of the time series"
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path), f"{source}, all seeds of a point pooled."))
         figs.append(Figure("timeseries", f"Time series at {link}", plots.timeseries(path), "First seed of each point."))
-    figs.extend(voice_figures(path, agg))
-    figs.extend(video_sweep_figures(path))
+    for k in REPORT_KINDS:
+        if not k.with_metrics:
+            figs += k.sweep_figures(path, agg, x, hue)
     return figs
 
 
@@ -333,6 +337,51 @@ def web_figures(path: Path, agg: pl.DataFrame, x: str | None, hue: str | None) -
     return figs
 
 
+def voice_run_tables(path: Path) -> list[str]:
+    """A run's voice sections: MOS per ``voip`` entry, then per call (none without voice)."""
+    voice = voice_table(path)
+    if not voice.height:
+        return []
+    parts = ["<h3>Voice quality (MOS per voip entry)</h3>"
+             "<p><code>mos</code> is each call's worst direction (mean over the entry's calls); "
+             "<code>mos_fwd</code> caller → callee, <code>mos_rev</code> back.</p>"
+             + table_html(voice, right=voice.columns)]
+    calls = voice_calls_table(path)
+    if calls.height:
+        parts.append("<h3>Voice quality per call</h3>" + table_html(calls, right=calls.columns))
+    return parts
+
+
+SweepFigures = Callable[[Path, pl.DataFrame, str | None, str | None], list[Figure]]
+
+
+def _none(path: Path) -> list[Any]:
+    return []
+
+
+@dataclass(frozen=True)
+class ReportKind:
+    """What a report shows for one medium of traffic kinds (web, voice, video): its
+    figures of a sweep (``sweep_figures(path, agg, x, hue)``, beside the queue metrics
+    when ``with_metrics``, else after the delay distributions), its figures of a run and
+    its HTML sections of a run. Each returns nothing when the run or sweep has no
+    traffic of its kinds. A new medium is one entry of `REPORT_KINDS`."""
+
+    name: str
+    sweep_figures: SweepFigures
+    with_metrics: bool = False
+    run_figures: Callable[[Path], list[Figure]] = _none
+    run_tables: Callable[[Path], list[str]] = _none
+
+
+#: The media the report knows, in the order their figures and sections appear.
+REPORT_KINDS: tuple[ReportKind, ...] = (
+    ReportKind("web", web_figures, with_metrics=True),
+    ReportKind("voice", lambda path, agg, x, hue: voice_figures(path, agg), run_tables=voice_run_tables),
+    ReportKind("video", lambda path, agg, x, hue: video_sweep_figures(path), run_figures=video_run_figures),
+)
+
+
 def default_run_figures(path: Path) -> list[Figure]:
     figs = []
     if load_runs(path, "timeseries").height:
@@ -341,7 +390,8 @@ def default_run_figures(path: Path) -> list[Figure]:
         figs.append(Figure("cdf-sojourn", f"Sojourn time CDF at {link}", plots.cdf(path)))
         figs.append(Figure("cdf-qlen", f"Queue length CDF at {link}", plots.cdf(path, metric="qlen_pkts")))
     figs.extend(owd_figures(path))
-    figs.extend(video_run_figures(path))
+    for k in REPORT_KINDS:
+        figs.extend(k.run_figures(path))
     return figs
 
 
@@ -456,15 +506,8 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
         wf = path / "warnings.parquet"
         if wf.exists():
             parts.insert(1, '<p class="bad">' + "<br>".join(html.escape(f"warning: {m}") for m in pl.read_parquet(wf)["message"].to_list()) + "</p>")
-        voice = voice_table(path)
-        if voice.height:
-            parts.append("<h3>Voice quality (MOS per voip entry)</h3>"
-                         "<p><code>mos</code> is each call's worst direction (mean over the entry's calls); "
-                         "<code>mos_fwd</code> caller → callee, <code>mos_rev</code> back.</p>"
-                         + table_html(voice, right=voice.columns))
-            calls = voice_calls_table(path)
-            if calls.height:
-                parts.append("<h3>Voice quality per call</h3>" + table_html(calls, right=calls.columns))
+        for k in REPORT_KINDS:
+            parts.extend(k.run_tables(path))
         for t in ("summary", "queues", "flows", "apps", "app_flows"):
             f = path / f"{t}.parquet"
             if f.exists():
