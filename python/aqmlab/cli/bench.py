@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from ..errors import ScenarioError, SimulationError
+from ..results import Results
 from ..runner import run as run_scenario
 from .common import app, fail, out_console
 from .tables import _fmt
@@ -19,7 +20,7 @@ from .tables import _fmt
 @app.command()
 def bench(
     scenarios: Annotated[list[Path] | None, typer.Argument(help="Scenario files (default: the benchmark set).")] = None,
-    repeat: Annotated[int, typer.Option(help="Runs per scenario; the best is reported.")] = 3,
+    repeat: Annotated[int, typer.Option(min=1, help="Runs per scenario; the best is reported.")] = 3,
     json_out: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Time whole scenarios: wall time, events/s, packet-hops/s."""
@@ -28,7 +29,7 @@ def bench(
         scenarios = sorted((root / "benches" / "scenarios").glob("*.toml")) + [root / "examples" / "mm1.toml"]
     rows = []
     for sc in scenarios:
-        best = None
+        best: tuple[float, float, Results] | None = None
         try:
             for _ in range(repeat):
                 t0 = time.perf_counter()
@@ -39,6 +40,7 @@ def bench(
                     best = (core_wall, wall, res)
         except (ScenarioError, SimulationError) as e:
             fail(e)
+        assert best is not None  # repeat >= 1 (the option's min), and a failed run exits
         core_wall, wall, res = best
         s = res.summary.row(0, named=True)
         rows.append(

@@ -44,11 +44,11 @@ def emulate(
         d = {k: d[k] for k in ("summary", "queues", "flows", "apps", "emulation")}
         print(json.dumps(d, default=str))
         return
-    e = res.emulation.row(0, named=True)
+    em = res.emulation.row(0, named=True)
     out_console.print(
-        f"[bold]{res.summary['scenario'][0]}[/] emulated for {e['measured_s']:.1f} s (after warm-up); "
-        f"scheduling error p50 {e['sched_err_us_p50']:.1f} µs, p99 {e['sched_err_us_p99']:.1f} µs, "
-        f"max {e['sched_err_us_max']:.0f} µs over {e['datagrams']:,} datagrams ({e['late_over_1ms']} later than 1 ms)",
+        f"[bold]{res.summary['scenario'][0]}[/] emulated for {em['measured_s']:.1f} s (after warm-up); "
+        f"scheduling error p50 {em['sched_err_us_p50']:.1f} µs, p99 {em['sched_err_us_p99']:.1f} µs, "
+        f"max {em['sched_err_us_max']:.0f} µs over {em['datagrams']:,} datagrams ({em['late_over_1ms']} later than 1 ms)",
         highlight=False,
     )
     out_console.print(_table(res.queues, QUEUE_COLUMNS, "queues (emulated)", ("link", "qdisc")))
