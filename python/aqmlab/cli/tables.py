@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
 from .common import print_warnings
 
+if TYPE_CHECKING:
+    import polars as pl
 
-def _fmt(v) -> str:
+    from ..results import Results
+
+
+def _fmt(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
@@ -25,7 +32,7 @@ APP_COLUMNS = ["app", "kind", "flows", "goodput_bps", "loss_rate", "mos", "mos_f
 MAX_FLOW_ROWS = 20
 
 
-def shown_links(queues, all_rows: bool):
+def shown_links(queues: pl.DataFrame, all_rows: bool) -> pl.DataFrame:
     """The links `aqmlab run` lists: the bottleneck (the busiest link) and every link
     that dropped packets; ``all_rows`` lists every link."""
     if all_rows or queues.height == 0:
@@ -36,7 +43,7 @@ def shown_links(queues, all_rows: bool):
     return queues.filter((pl.col("utilization") == top) | (pl.col("drops") > 0))
 
 
-def _table(df, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
+def _table(df: pl.DataFrame, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
     cols = [c for c in cols if c in df.columns]
     t = Table(title=title)
     for c in cols:
@@ -49,7 +56,7 @@ def _table(df, cols: list[str], title: str, left: tuple[str, ...]) -> Table:
     return t
 
 
-def print_results(res, console: Console, all_rows: bool = False) -> None:
+def print_results(res: Results, console: Console, all_rows: bool = False) -> None:
     if "warnings" in res.tables:
         print_warnings(res.tables["warnings"]["message"].to_list())
     s = res.summary.row(0, named=True)
@@ -74,10 +81,10 @@ def print_results(res, console: Console, all_rows: bool = False) -> None:
         console.print(_table(apps, cols, "apps" if all_rows else "apps: key columns (--all or --json for every column)", ("app", "kind")))
 
 
-def _has_value(col) -> bool:
+def _has_value(col: pl.Series) -> bool:
     """A column with at least one value that is not null or NaN."""
     import polars as pl
 
     if col.dtype.is_numeric():
-        return col.cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0
-    return col.drop_nulls().len() > 0
+        return bool(col.cast(pl.Float64).fill_nan(None).drop_nulls().len() > 0)
+    return bool(col.drop_nulls().len() > 0)
