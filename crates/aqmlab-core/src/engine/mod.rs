@@ -34,6 +34,7 @@ pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
 use crate::measure::flow_stats::FlowStats;
+use crate::net::access::Access;
 use crate::net::link::Link;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::net::topology::{self, Node, NO_ROUTE};

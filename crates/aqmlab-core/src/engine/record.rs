@@ -98,8 +98,9 @@ pub enum Cause {
     NoRoute,
     /// An ECN CE mark (the packet goes on).
     Mark,
-    /// A DOCSIS upstream's full transmit queue (`txq_overflow = "drop"`); counted in
-    /// the link's `LINK.txq` row, not the RsQ's.
+    /// A full queue of the link's access model (a DOCSIS upstream's transmit queue with
+    /// `txq_overflow = "drop"`); counted in that queue's row (`LINK.txq`), not the
+    /// link's.
     TxqOverflow,
 }
 
@@ -132,8 +133,9 @@ pub struct SampleRow {
     /// warm-up included): differences between samples give the link's throughput and
     /// utilisation per interval.
     pub sent_bytes: u64,
-    /// The row is the link's DOCSIS transmit queue (`LINK.txq`), not its qdisc.
-    pub txq: bool,
+    /// Which queue of the link: 0 its qdisc, n its access model's own queue n − 1 (a
+    /// DOCSIS upstream's transmit queue, row `LINK.txq`).
+    pub queue: u8,
 }
 
 pub struct Series {
@@ -175,24 +177,25 @@ impl Simulation {
                 drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
                 vcap_bps: link.qdisc.virtual_capacity_bps().unwrap_or(f64::NAN),
                 sent_bytes: link.sent_bytes,
-                txq: false,
+                queue: 0,
             });
-            if let Some((m, (pkts, bytes))) = link
+            for (i, q) in link
                 .access
-                .as_ref()
-                .and_then(|m| Some((m, m.txq_backlog()?)))
+                .iter()
+                .flat_map(|m| m.extra_queues())
+                .enumerate()
             {
                 series.rows.push(SampleRow {
                     time: now,
                     link: l,
-                    qlen_pkts: pkts,
-                    qlen_bytes: bytes,
-                    sojourn: m.txq_stats().map_or(0, |s| s.last_sojourn),
+                    qlen_pkts: q.backlog.0,
+                    qlen_bytes: q.backlog.1,
+                    sojourn: q.stats.last_sojourn,
                     rate_bps: link.rate_bps,
                     drop_prob: f64::NAN,
                     vcap_bps: f64::NAN,
                     sent_bytes: link.sent_bytes,
-                    txq: true,
+                    queue: i as u8 + 1,
                 });
             }
         }
