@@ -2,7 +2,6 @@
 //! run the model with its feed (the link's qdisc) for this instant, put its departures
 //! on the link's propagation pipe, and keep one pending timer event for it.
 use super::*;
-use crate::net::access::Feed;
 
 impl Simulation {
     /// Run link `l`'s model: `timer` for a due timer, else after packets entered its
@@ -25,16 +24,10 @@ impl Simulation {
             link_rate_bps: model.feed_rate_bps(),
             mtu: link.mtu,
         };
-        let mut feed = Feed {
-            qdisc: &mut link.qdisc,
-            ctx: &mut ctx,
-            stats: &mut link.stats,
-            channel_bps: link.rate_bps,
-        };
         if timer {
-            model.on_timer(&mut feed);
+            model.on_timer(&mut link.qdisc, &mut ctx, &mut link.stats, link.rate_bps);
         } else {
-            model.pull(&mut feed);
+            model.pull(&mut link.qdisc, &mut ctx, &mut link.stats, link.rate_bps);
         }
         self.launch(l);
         self.after_qdisc(l);

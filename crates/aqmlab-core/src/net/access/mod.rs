@@ -27,16 +27,6 @@ use crate::sim::rng::Rng;
 use crate::sim::time::Nanos;
 use serde_json::{Map, Value};
 
-/// What a model works with when it runs: the link's discipline (its feed), the
-/// discipline's context and counters (the link's `queues` row), and the channel rate
-/// (the link's `rate`).
-pub struct Feed<'a, 'c> {
-    pub qdisc: &'a mut Qdisc,
-    pub ctx: &'a mut QdiscCtx<'c>,
-    pub stats: &'a mut LinkStats,
-    pub channel_bps: u64,
-}
-
 /// A queue of the model's own (e.g. DOCSIS's transmit queue): a row `LINK.SUFFIX` of the
 /// `queues`, `timeseries` and `sojourn_hist` tables.
 pub struct ExtraQueue<'a> {
@@ -54,10 +44,26 @@ pub struct ExtraQueue<'a> {
 pub trait Access {
     /// The rate the feed drains at, for its discipline's rate-derived settings.
     fn feed_rate_bps(&self) -> u64;
-    /// Take packets from the feed as far as the model can (packets entered it).
-    fn pull(&mut self, feed: &mut Feed);
-    /// Work due at `feed.ctx.now` (the model asked for it with `next_timer`).
-    fn on_timer(&mut self, feed: &mut Feed);
+    /// Take packets from the feed as far as the model can (packets entered it). The
+    /// arguments of a run: the link's discipline (the feed), its context (time, packet
+    /// arena, drop/mark sink, random stream), its counters (the link's `queues` row) and
+    /// the channel rate (the link's `rate`). Separate arguments, not a struct: they stay
+    /// in registers on this per-packet path.
+    fn pull(
+        &mut self,
+        feed: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        stats: &mut LinkStats,
+        channel_bps: u64,
+    );
+    /// Work due at `ctx.now` (the model asked for it with `next_timer`).
+    fn on_timer(
+        &mut self,
+        feed: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        stats: &mut LinkStats,
+        channel_bps: u64,
+    );
     /// When the model next needs `on_timer`.
     fn next_timer(&self) -> Option<Nanos>;
     /// Departures since the last call: (time the last bit leaves, packet), in order.
@@ -129,12 +135,12 @@ macro_rules! registry {
                 match self { $( AnyAccess::$variant(m) => m.feed_rate_bps() ),* }
             }
             #[inline]
-            fn pull(&mut self, feed: &mut Feed) {
-                match self { $( AnyAccess::$variant(m) => m.pull(feed) ),* }
+            fn pull(&mut self, feed: &mut Qdisc, ctx: &mut QdiscCtx, stats: &mut LinkStats, channel_bps: u64) {
+                match self { $( AnyAccess::$variant(m) => m.pull(feed, ctx, stats, channel_bps) ),* }
             }
             #[inline]
-            fn on_timer(&mut self, feed: &mut Feed) {
-                match self { $( AnyAccess::$variant(m) => m.on_timer(feed) ),* }
+            fn on_timer(&mut self, feed: &mut Qdisc, ctx: &mut QdiscCtx, stats: &mut LinkStats, channel_bps: u64) {
+                match self { $( AnyAccess::$variant(m) => m.on_timer(feed, ctx, stats, channel_bps) ),* }
             }
             #[inline]
             fn next_timer(&self) -> Option<Nanos> {

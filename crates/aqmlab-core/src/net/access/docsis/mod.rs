@@ -41,10 +41,10 @@ pub mod mac;
 pub mod shaper;
 mod tables;
 
-use super::{Access, AnyAccess, ExtraQueue, Feed, Kind, LinkInfo};
+use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
-use crate::qdisc::{Discipline, DropReason};
+use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::params::{KindDoc, Params};
 use crate::sim::rng::Rng;
@@ -205,30 +205,35 @@ impl Access for Docsis {
     }
 
     /// The MAP boundary, then the shaper.
-    fn on_timer(&mut self, feed: &mut Feed) {
-        let now = feed.ctx.now;
+    fn on_timer(
+        &mut self,
+        rsq: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        rsq_stats: &mut LinkStats,
+        channel_bps: u64,
+    ) {
+        let now = ctx.now;
         if let Some(u) = &mut self.up {
             if u.next_map == Some(now) {
                 u.map_boundary(
                     now,
                     self.config.map_interval,
-                    feed.channel_bps,
+                    channel_bps,
                     &mut self.departures,
                 );
             }
         }
-        self.pull(feed);
+        self.pull(rsq, ctx, rsq_stats, channel_bps);
     }
 
     /// Move packets from the RsQ through the shaper as far as tokens and room allow.
-    fn pull(&mut self, feed: &mut Feed) {
-        let Feed {
-            qdisc: rsq,
-            ctx,
-            stats: rsq_stats,
-            channel_bps,
-        } = feed;
-        let channel_bps = *channel_bps;
+    fn pull(
+        &mut self,
+        rsq: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        rsq_stats: &mut LinkStats,
+        channel_bps: u64,
+    ) {
         let now = ctx.now;
         self.wake = None;
         loop {
