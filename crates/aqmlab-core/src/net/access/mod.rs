@@ -102,8 +102,12 @@ pub struct LinkInfo<'a> {
 pub struct Kind {
     pub doc: KindDoc,
     pub build: fn(&mut Params, LinkInfo) -> Result<AnyAccess>,
-    pub tables: fn(&[(&str, &AnyAccess)], per_s: &dyn Fn(f64) -> f64) -> Vec<Table>,
+    pub tables: TablesFn,
 }
+
+/// A model's tables from the links with an access model (name, model) and the
+/// measuring window's per-second scale (`per_s(bits)` = bit/s).
+pub type TablesFn = fn(&[(&str, &AnyAccess)], per_s: &dyn Fn(f64) -> f64) -> Vec<Table>;
 
 /// The registry: one line per model type, with the kinds (names) that build it.
 /// Generates the `AnyAccess` enum (dispatch by `match`), the `From` conversions the build

@@ -102,7 +102,7 @@ pub const KIND: Kind = Kind {
         source: "CableLabs CM-SP-MULPIv3.0 Annex C; CableLabs ns-2 DocsisLink; White & Padden 2012 §2.2; docs/access/docsis.md",
         params: config::PARAMS,
     },
-    build: build,
+    build,
     tables: tables::tables,
 };
 
