@@ -25,6 +25,6 @@ def test_docsis_bad_input_is_a_scenario_error_with_its_path():
     with pytest.raises(ScenarioError) as e:
         aqmlab.run(
             EXAMPLES / "docsis-upstream.toml",
-            set={"topology.bottleneck.docsis.peak_rate": "1Mbit"},
+            set={"topology.bottleneck.model.peak_rate": "1Mbit"},
         )
-    assert "topology.bottleneck.docsis.peak_rate" in str(e.value)
+    assert "topology.bottleneck.model.peak_rate" in str(e.value)

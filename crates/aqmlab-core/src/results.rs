@@ -3,7 +3,7 @@
 
 use crate::engine::{ConnTotals, Simulation};
 use crate::measure::flow_stats::FlowSummary;
-use crate::net::docsis::mac::MacStats;
+use crate::net::access::{self, Access, AnyAccess};
 use crate::output::table::{col, Table, Val};
 use crate::qdisc::Discipline;
 use crate::sim::time::{millis, secs, Nanos};
@@ -157,7 +157,7 @@ struct ChildRow<'a> {
     c: &'a crate::qdisc::child_stats::ChildStats,
 }
 
-fn ratio(num: u64, den: u64) -> f64 {
+pub(crate) fn ratio(num: u64, den: u64) -> f64 {
     if den > 0 {
         num as f64 / den as f64
     } else {
@@ -227,13 +227,13 @@ pub fn collect(sim: &Simulation) -> Results {
             stats: s,
             busy,
         };
-        let txq = link.access.as_ref().and_then(|m| m.txq_stats());
-        std::iter::once(row).chain(txq.map(|stats| LinkRow {
+        let extra = link.access.iter().flat_map(|m| m.extra_queues());
+        std::iter::once(row).chain(extra.map(|q| LinkRow {
             link,
-            name: format!("{}.txq", link.name),
-            qdisc: "docsis-txq",
-            stats,
-            busy: stats.busy_ns,
+            name: format!("{}.{}", link.name, q.suffix),
+            qdisc: q.kind,
+            stats: q.stats,
+            busy: q.stats.busy_ns,
         }))
     });
     tables.push(Table::from_rows(
@@ -398,43 +398,14 @@ pub fn collect(sim: &Simulation) -> Results {
         ));
     }
 
-    // Present when a link is a DOCSIS upstream: its request/grant MAC's counters.
-    let macs: Vec<(&str, &MacStats)> = sim
+    // Each access model's own tables, from the links that use it.
+    let models: Vec<(&str, &AnyAccess)> = sim
         .links
         .iter()
-        .filter_map(|l| Some((l.name.as_str(), l.access.as_ref()?.mac_stats()?)))
+        .filter_map(|l| Some((l.name.as_str(), l.access.as_deref()?)))
         .collect();
-    if !macs.is_empty() {
-        tables.push(Table::from_rows(
-            "docsis",
-            &[
-                col("link", |r: &&(&str, &MacStats)| r.0.to_string()),
-                col("maps", |r: &&(&str, &MacStats)| r.1.maps),
-                col("grants", |r: &&(&str, &MacStats)| r.1.grants),
-                col("grants_capped", |r: &&(&str, &MacStats)| r.1.grants_capped),
-                col("bytes_requested", |r: &&(&str, &MacStats)| {
-                    r.1.bytes_requested
-                }),
-                col("bytes_granted", |r: &&(&str, &MacStats)| r.1.bytes_granted),
-                col("bytes_used", |r: &&(&str, &MacStats)| r.1.bytes_used),
-                col("grant_bytes_mean", |r: &&(&str, &MacStats)| {
-                    ratio(r.1.bytes_granted, r.1.grants)
-                }),
-                col("granted_bps", |r: &&(&str, &MacStats)| {
-                    per_s(r.1.bytes_granted as f64 * 8.0)
-                }),
-                col("requests_contention", |r: &&(&str, &MacStats)| {
-                    r.1.requests_contention
-                }),
-                col("requests_piggyback", |r: &&(&str, &MacStats)| {
-                    r.1.requests_piggyback
-                }),
-                col("fragmented_packets", |r: &&(&str, &MacStats)| {
-                    r.1.fragmented_packets
-                }),
-            ],
-            &macs,
-        ));
+    for kind in access::KINDS {
+        tables.extend((kind.tables)(&models, &per_s));
     }
 
     if let Some(series) = &sim.series {
@@ -443,11 +414,13 @@ pub fn collect(sim: &Simulation) -> Results {
             &[
                 col("time_ns", |r: &&crate::engine::SampleRow| r.time),
                 col("link", |r: &&crate::engine::SampleRow| {
-                    let name = &sim.links[r.link as usize].name;
-                    if r.txq {
-                        format!("{name}.txq")
-                    } else {
-                        name.clone()
+                    let link = &sim.links[r.link as usize];
+                    match (r.queue, &link.access) {
+                        (0, _) | (_, None) => link.name.clone(),
+                        (q, Some(m)) => {
+                            let suffix = m.extra_queue(q as usize - 1).map_or("", |x| x.suffix);
+                            format!("{}.{suffix}", link.name)
+                        }
                     }
                 }),
                 col("qlen_pkts", |r: &&crate::engine::SampleRow| r.qlen_pkts),
@@ -517,11 +490,12 @@ pub fn collect(sim: &Simulation) -> Results {
     }
 
     if sim.sojourn_hist {
-        // One histogram per queue: each link's, and a DOCSIS upstream's TxQ (`LINK.txq`).
+        // One histogram per queue: each link's, and its access model's own
+        // (`LINK.SUFFIX`, a DOCSIS upstream's `LINK.txq`).
         let hists = sim.links.iter().flat_map(|link| {
-            let txq = link.access.as_ref().and_then(|m| m.txq_stats());
+            let extra = link.access.iter().flat_map(|m| m.extra_queues());
             std::iter::once((link.name.clone(), &link.stats.sojourn))
-                .chain(txq.map(|s| (format!("{}.txq", link.name), &s.sojourn)))
+                .chain(extra.map(|q| (format!("{}.{}", link.name, q.suffix), &q.stats.sojourn)))
         });
         let rows = hists.flat_map(|(name, h)| h.buckets().map(move |b| (name.clone(), b)));
         tables.push(Table::from_rows(

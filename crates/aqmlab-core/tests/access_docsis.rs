@@ -577,3 +577,128 @@ count = 4
         );
     }
 }
+
+/// The scenario with the access model named by kind, `model = { kind = "docsis", ... }`,
+/// instead of the older `model = "docsis"` with a `docsis` table.
+fn by_kind(s: &S) -> String {
+    let params = s.docsis.trim().trim_start_matches('{');
+    s.toml().replace("model = \"docsis\"\n", "").replace(
+        &format!("docsis = {}", s.docsis),
+        &format!("model = {{ kind = \"docsis\",{params}"),
+    )
+}
+
+/// Every table but the run summary (wall time), as text (NaN equals NaN).
+fn tables_but_summary(r: &aqmlab_core::Results) -> Vec<String> {
+    r.tables
+        .iter()
+        .filter(|t| t.name != "summary")
+        .map(|t| format!("{t:?}"))
+        .collect()
+}
+
+/// Both spellings build the same model: every table (queues with the TxQ row, the
+/// `docsis` table, the time series and histograms of both queues) is the same, and the
+/// grants drawn from `link[up].docsis` too.
+#[test]
+fn the_model_named_by_kind_runs_as_the_older_spelling() {
+    let s = S {
+        duration: "4s",
+        warmup: "warmup = \"1s\"\noutput = { timeseries = \"100ms\", sojourn_hist = true }",
+        docsis: r#"{ sustained_rate = "20Mbit", grant_mean = "1250B", grant_spread = 0.2 }"#,
+        traffic: "rate = \"8Mbit\"\nsize = \"1000B\"",
+        ..S::default()
+    };
+    let new = by_kind(&s);
+    assert!(
+        new.contains("model = { kind = \"docsis\", sustained_rate") && !new.contains("docsis = {")
+    );
+    let (a, b) = (run(&s.toml(), 3), run(&new, 3));
+    assert!(a.tables.iter().any(|t| t.name == "docsis"));
+    assert_eq!(tables_but_summary(&a), tables_but_summary(&b));
+    assert!(cell(&b, "docsis", "link", "up", "grants_capped") > 0.0);
+}
+
+/// With the kind spelling, errors name paths under `model`.
+#[test]
+fn bad_access_model_input_names_the_field() {
+    let s = S::default();
+    let new = by_kind(&s);
+    let e = err(&new.replace("sustained_rate = \"5Mbit\"", "sustained_rate = \"0bit\""));
+    assert_eq!(e.path, "topology.links[0].model.sustained_rate", "{e}");
+    let e = err(&new.replace(
+        "peak_rate = \"20Mbit\"",
+        "peak_rate = \"20Mbit\", txq_limt = 4",
+    ));
+    assert_eq!(e.path, "topology.links[0].model.txq_limt", "{e}");
+    assert!(
+        e.message.contains("unknown parameter") && e.message.contains("txq_limit"),
+        "{e}"
+    );
+    let e = err(&new.replace("kind = \"docsis\"", "kind = \"docsys\""));
+    assert_eq!(e.path, "topology.links[0].model.kind", "{e}");
+    assert!(
+        e.message.contains("unknown access model") && e.message.contains("\"docsis\""),
+        "{e}"
+    );
+    let e = err(&new.replace("kind = \"docsis\",", ""));
+    assert_eq!(e.path, "topology.links[0].model.kind", "{e}");
+    assert!(e.message.contains("missing"), "{e}");
+    let e = err(&new.replace("kind = \"docsis\"", "kind = 3"));
+    assert_eq!(e.path, "topology.links[0].model.kind", "{e}");
+    let e = err(&s.toml().replace("model = \"docsis\"", "model = 7"));
+    assert_eq!(e.path, "topology.links[0].model", "{e}");
+    assert!(e.message.contains("7: expected a table"), "{e}");
+    // Both spellings at once.
+    let both = new.replace(
+        "model = {",
+        "docsis = { sustained_rate = \"5Mbit\" }\nmodel = {",
+    );
+    let e = err(&both);
+    assert_eq!(e.path, "topology.links[0].docsis", "{e}");
+    // The older spelling's table must be a table.
+    let e = err(&s
+        .toml()
+        .replace(&format!("docsis = {}", s.docsis), "docsis = 5"));
+    assert_eq!(e.path, "topology.links[0].docsis", "{e}");
+    assert!(e.message.contains("5: expected a table"), "{e}");
+    let e = err(&new.replace("rate = \"30Mbit\"", "rate = \"0bit\""));
+    assert_eq!(e.path, "topology.links[0].rate", "{e}");
+}
+
+/// The model's parameter documentation (`net::access::kinds()`) lists exactly the keys
+/// its table reads (an unknown key's error lists them), and docs/access/docsis.md has
+/// a row for each.
+#[test]
+fn the_docsis_parameters_are_documented() {
+    let kinds = aqmlab_core::net::access::kinds();
+    let doc = kinds
+        .iter()
+        .find(|k| k.kind == "docsis")
+        .expect("docsis registered");
+    let mut documented: Vec<&str> = doc.params.iter().map(|p| p.name).collect();
+    documented.sort();
+    let e = err(&S {
+        docsis: r#"{ sustained_rate = "5Mbit", zzz = 1 }"#,
+        ..S::default()
+    }
+    .toml());
+    let read = e
+        .message
+        .split("expected one of: ")
+        .nth(1)
+        .expect("a key list");
+    let mut read: Vec<&str> = read.split(", ").collect();
+    read.sort();
+    assert_eq!(documented, read);
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/access/docsis.md"),
+    )
+    .unwrap();
+    for name in documented {
+        assert!(
+            page.contains(&format!("| `{name}` |")),
+            "`{name}` not in docs/access/docsis.md"
+        );
+    }
+}

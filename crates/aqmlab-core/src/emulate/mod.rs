@@ -290,7 +290,7 @@ fn drop_rows(p: &Pipe, t0: Nanos, until: Nanos) -> Vec<Value> {
                 "time_ns": d.time.saturating_sub(t0), "link": p.name,
                 "src": k.map(|k| Ipv4Addr::from(k.src).to_string()),
                 "sport": k.map(|k| k.sport), "dport": k.map(|k| k.dport),
-                "packet": d.uid, "size_bytes": d.size, "reason": d.reason, "at": d.at,
+                "packet": d.packet, "size_bytes": d.size, "reason": d.reason.name(), "at": d.at.name(),
             })
         })
         .collect()

@@ -20,6 +20,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use super::ipv4::{self, Ipv4Info, PROTO_TCP};
+use crate::measure::drop_log::{Cause, DropRecord};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::qdisc::{Discipline, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
@@ -70,17 +71,6 @@ pub struct FlowCount {
     pub marks: u64,
 }
 
-/// One logged drop or mark (`output.drops`).
-#[derive(Clone, Debug)]
-pub struct DropRow {
-    pub time: Nanos,
-    pub flow: u32,
-    pub uid: u64,
-    pub size: u32,
-    pub reason: &'static str,
-    pub at: &'static str,
-}
-
 /// The static description of a pipe.
 pub struct PipeSpec {
     pub name: String,
@@ -122,7 +112,7 @@ pub struct Pipe {
     pub stats: LinkStats,
     flow_index: HashMap<FlowKey, u32>,
     pub flows: Vec<FlowCount>,
-    pub drop_log: Option<Vec<DropRow>>,
+    pub drop_log: Option<Vec<DropRecord>>,
     /// Datagrams that were not IPv4 or longer than the MTU (discarded, not counted).
     pub rejected: u64,
 }
@@ -264,13 +254,10 @@ impl Pipe {
                             self.stats.marks -= 1;
                             self.flows[flow].marks -= 1;
                         }
-                        self.stats.count_drop(r);
-                        if e.at == Stage::Dequeue {
-                            self.stats.drops_at_dequeue += 1;
-                        }
+                        self.stats.count_qdisc_drop(r, e.at);
                         self.flows[flow].drops += 1;
                     }
-                    self.log(now, e.packet, r.name(), e.at);
+                    self.log(now, e.packet, Cause::Qdisc(r), e.at);
                     self.packets.free(e.packet);
                 }
                 Verdict::Mark => {
@@ -279,7 +266,7 @@ impl Pipe {
                         self.flows[flow].marks += 1;
                     }
                     ipv4::set_ce(&mut self.bufs[e.packet.0 as usize]);
-                    self.log(now, e.packet, "mark", e.at);
+                    self.log(now, e.packet, Cause::Mark, e.at);
                 }
             }
         }
@@ -291,16 +278,17 @@ impl Pipe {
         self.timer_at = self.qdisc.next_timer();
     }
 
-    fn log(&mut self, now: Nanos, p: PacketId, reason: &'static str, at: Stage) {
+    fn log(&mut self, now: Nanos, p: PacketId, reason: Cause, at: Stage) {
         if let Some(log) = &mut self.drop_log {
             let pk = &self.packets[p];
-            log.push(DropRow {
+            log.push(DropRecord {
                 time: now,
+                link: 0,
                 flow: pk.flow,
-                uid: pk.uid,
+                packet: pk.uid,
                 size: pk.size,
                 reason,
-                at: at.name(),
+                at,
             });
         }
     }
@@ -414,7 +402,7 @@ impl Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qdisc::LinkInfo;
+    use crate::qdisc::{DropReason, LinkInfo};
     use crate::sim::time::{NS_PER_MS, NS_PER_US};
     use serde_json::json;
 
@@ -514,7 +502,10 @@ mod tests {
         // One in transmission, two queued, the fourth dropped.
         assert_eq!(p.stats.drops_overflow, 1);
         assert_eq!(p.flows[0].drops, 1);
-        assert_eq!(p.drop_log.as_ref().unwrap()[0].reason, "overflow");
+        assert_eq!(
+            p.drop_log.as_ref().unwrap()[0].reason,
+            Cause::Qdisc(DropReason::Overflow)
+        );
         assert_eq!(drain(&mut p, 10 * NS_PER_MS).len(), 3);
     }
 

@@ -1,11 +1,11 @@
-//! The glue between a link's sans-IO access model (`net::docsis`) and the event queue:
-//! run the model with its RsQ (the link's qdisc) for this instant, put its departures
+//! The glue between a link's sans-IO access model (`net::access`) and the event queue:
+//! run the model with its feed (the link's qdisc) for this instant, put its departures
 //! on the link's propagation pipe, and keep one pending timer event for it.
 use super::*;
 
 impl Simulation {
-    /// Run link `l`'s model: `timer` for a due timer (MAP boundary, shaper), else after
-    /// packets entered its RsQ. Out of line: links without an access model (most) keep
+    /// Run link `l`'s model: `timer` for a due timer, else after packets entered its
+    /// feed. Out of line: links without an access model (most) keep
     /// their enqueue path small.
     #[inline(never)]
     pub(super) fn access_step(&mut self, l: usize, timer: bool) {
@@ -21,7 +21,7 @@ impl Simulation {
             packets: &mut self.packets,
             events: &mut self.qevents,
             rng: &mut link.qdisc_rng,
-            link_rate_bps: model.rsq_rate_bps(),
+            link_rate_bps: model.feed_rate_bps(),
             mtu: link.mtu,
         };
         if timer {
@@ -35,9 +35,9 @@ impl Simulation {
     }
 
     /// Put the model's departures on the link: count them, write pcap, propagate; discard
-    /// the packets its full TxQ dropped.
+    /// the packets its own full queues dropped.
     fn launch(&mut self, l: usize) {
-        while let Some(p) = self.links[l].access.as_mut().and_then(|m| m.pop_txq_drop()) {
+        while let Some(p) = self.links[l].access.as_mut().and_then(|m| m.pop_drop()) {
             self.discard(p, Cause::TxqOverflow, Some(l), Stage::Enqueue);
         }
         let link = &mut self.links[l];

@@ -423,12 +423,7 @@ impl Simulation {
             if self.in_window(l, p) {
                 let s = &mut self.links[l].stats;
                 match cause {
-                    Cause::Qdisc(r) => {
-                        s.count_drop(r);
-                        if at == Stage::Dequeue {
-                            s.drops_at_dequeue += 1;
-                        }
-                    }
+                    Cause::Qdisc(r) => s.count_qdisc_drop(r, at),
                     Cause::Random => s.drops_random += 1,
                     Cause::Outage => s.drops_outage += 1,
                     Cause::NoRoute | Cause::Mark | Cause::TxqOverflow => {}

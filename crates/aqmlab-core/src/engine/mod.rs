@@ -34,11 +34,12 @@ pub use tcp::TcpEndpoint;
 
 use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
 use crate::measure::flow_stats::FlowStats;
+use crate::net::access::Access;
 use crate::net::link::Link;
 use crate::net::packet::{PacketArena, PacketId, PacketKind};
 use crate::net::topology::{self, Node, NO_ROUTE};
 use crate::output::pcap::PcapWriter;
-use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
+use crate::qdisc::{Discipline, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::sim::events::{Event, EventQueue};

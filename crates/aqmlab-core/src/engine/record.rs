@@ -1,5 +1,6 @@
 //! Measurement: the opt-in time series and drop log, warm-up, end-of-run state.
 use super::*;
+pub use crate::measure::drop_log::{Cause, DropRecord};
 
 /// One row of the opt-in per-flow TCP time series.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,49 +74,6 @@ impl TransferLog {
     }
 }
 
-/// One row of the opt-in drop log.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DropRecord {
-    pub time: Nanos,
-    pub link: u32,
-    pub flow: u32,
-    pub packet: u64,
-    pub size: u32,
-    pub reason: Cause,
-    pub at: Stage,
-}
-
-/// Why a packet left the network early, or was marked: the drop log's `reason`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cause {
-    /// The queue discipline dropped it.
-    Qdisc(DropReason),
-    /// The link's random-loss model.
-    Random,
-    /// It reached the link during an outage.
-    Outage,
-    /// No route to its destination (only reverse traffic can meet this).
-    NoRoute,
-    /// An ECN CE mark (the packet goes on).
-    Mark,
-    /// A DOCSIS upstream's full transmit queue (`txq_overflow = "drop"`); counted in
-    /// the link's `LINK.txq` row, not the RsQ's.
-    TxqOverflow,
-}
-
-impl Cause {
-    pub fn name(self) -> &'static str {
-        match self {
-            Cause::Qdisc(r) => r.name(),
-            Cause::Random => "random",
-            Cause::Outage => "outage",
-            Cause::NoRoute => "no_route",
-            Cause::Mark => "mark",
-            Cause::TxqOverflow => "txq_overflow",
-        }
-    }
-}
-
 /// One row of the opt-in time series.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SampleRow {
@@ -132,8 +90,9 @@ pub struct SampleRow {
     /// warm-up included): differences between samples give the link's throughput and
     /// utilisation per interval.
     pub sent_bytes: u64,
-    /// The row is the link's DOCSIS transmit queue (`LINK.txq`), not its qdisc.
-    pub txq: bool,
+    /// Which queue of the link: 0 its qdisc, n its access model's own queue n − 1 (a
+    /// DOCSIS upstream's transmit queue, row `LINK.txq`).
+    pub queue: u8,
 }
 
 pub struct Series {
@@ -175,24 +134,25 @@ impl Simulation {
                 drop_prob: link.qdisc.drop_prob().unwrap_or(f64::NAN),
                 vcap_bps: link.qdisc.virtual_capacity_bps().unwrap_or(f64::NAN),
                 sent_bytes: link.sent_bytes,
-                txq: false,
+                queue: 0,
             });
-            if let Some((m, (pkts, bytes))) = link
+            for (i, q) in link
                 .access
-                .as_ref()
-                .and_then(|m| Some((m, m.txq_backlog()?)))
+                .iter()
+                .flat_map(|m| m.extra_queues())
+                .enumerate()
             {
                 series.rows.push(SampleRow {
                     time: now,
                     link: l,
-                    qlen_pkts: pkts,
-                    qlen_bytes: bytes,
-                    sojourn: m.txq_stats().map_or(0, |s| s.last_sojourn),
+                    qlen_pkts: q.backlog.0,
+                    qlen_bytes: q.backlog.1,
+                    sojourn: q.stats.last_sojourn,
                     rate_bps: link.rate_bps,
                     drop_prob: f64::NAN,
                     vcap_bps: f64::NAN,
                     sent_bytes: link.sent_bytes,
-                    txq: true,
+                    queue: i as u8 + 1,
                 });
             }
         }

@@ -3,7 +3,7 @@
 use super::histogram::Histogram;
 use super::interval::IntervalSamples;
 use super::time_avg::TimeAverage;
-use crate::qdisc::DropReason;
+use crate::qdisc::{DropReason, Stage};
 use crate::sim::time::Nanos;
 
 #[derive(Debug, Default)]
@@ -47,6 +47,15 @@ impl LinkStats {
             DropReason::Overflow => self.drops_overflow += 1,
             DropReason::Early => self.drops_early += 1,
             DropReason::Forced => self.drops_forced += 1,
+        }
+    }
+
+    /// A drop the queue discipline reported (`QdiscEvent`), at enqueue or dequeue.
+    #[inline]
+    pub fn count_qdisc_drop(&mut self, reason: DropReason, at: Stage) {
+        self.count_drop(reason);
+        if at == Stage::Dequeue {
+            self.drops_at_dequeue += 1;
         }
     }
 

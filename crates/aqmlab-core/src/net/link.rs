@@ -13,6 +13,7 @@
 //! A rate change takes effect from the next packet: a packet being serialised finishes
 //! at the rate it started with.
 
+use super::access::{Access, AnyAccess};
 use super::packet::PacketId;
 use crate::measure::link_stats::LinkStats;
 use crate::output::pcap::PcapWriter;
@@ -79,12 +80,12 @@ impl RateChange {
 }
 
 impl Link {
-    /// The rate the link's qdisc drains at: the link rate, or a DOCSIS model's sustained
-    /// rate.
+    /// The rate the link's qdisc drains at: the link rate, or its access model's feed
+    /// rate (a DOCSIS model's sustained rate).
     #[inline]
     pub fn qdisc_rate_bps(&self) -> u64 {
         match &self.access {
-            Some(m) => m.rsq_rate_bps(),
+            Some(m) => m.feed_rate_bps(),
             None => self.rate_bps,
         }
     }
@@ -133,9 +134,10 @@ pub struct Link {
     pub qdisc_rng: Rng,
     pub loss_rng: Rng,
     pub pcap: Option<PcapWriter>,
-    /// A link model in place of the plain transmitter (`model = "docsis"`): the qdisc is
-    /// then its first queue, and the model decides when packets leave.
-    pub access: Option<Box<super::docsis::Docsis>>,
+    /// An access model in place of the plain transmitter (`model = { kind = ... }`,
+    /// `net/access`): the qdisc is then its feed, and the model decides when packets
+    /// leave.
+    pub access: Option<Box<AnyAccess>>,
     /// The time of the pending access-model timer event, if any.
     pub access_timer_at: Option<Nanos>,
     /// The link whose queue this link's discipline monitors (`qdisc.monitor`).

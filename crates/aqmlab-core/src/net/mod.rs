@@ -1,5 +1,5 @@
 //! The network: packets, links, nodes, routing, topology builders.
-pub mod docsis;
+pub mod access;
 pub mod link;
 pub mod packet;
 pub mod routing;

@@ -5,8 +5,7 @@
 //! (`R`), and the bottleneck `L->R` with its reverse `R->L`. Links are named
 //! `FROM->TO` unless given a `name`.
 
-use super::docsis::config::DocsisConfig;
-use super::docsis::Docsis;
+use super::access::{self, Access, ModelSpec};
 use super::link::{Link, RateChange};
 use crate::measure::link_stats::LinkStats;
 use crate::qdisc::{self, LinkInfo};
@@ -117,10 +116,14 @@ impl Builder {
                 format!("\"{name}\": duplicate link name"),
             ));
         }
-        let access = build_model(spec, path, mtu, self.seed, &name)?;
+        let model = ModelSpec {
+            model: spec.model.as_ref(),
+            legacy: spec.docsis.as_ref().map(|v| ("docsis", v)),
+        };
+        let access = access::build(&model, path, &name, self.seed, spec.rate.0, mtu)?.map(Box::new);
         let info = LinkInfo {
             base_rtt: self.rtt_of(self.links.len()),
-            rate_bps: access.as_ref().map_or(spec.rate.0, |m| m.rsq_rate_bps()),
+            rate_bps: access.as_ref().map_or(spec.rate.0, |m| m.feed_rate_bps()),
             mtu,
             delay: spec.delay.map_or(0, |d| d.0),
         };
@@ -195,47 +198,6 @@ impl Builder {
             sent_bytes: 0,
         });
         Ok(())
-    }
-}
-
-/// The link model `spec.model` names, if any, built from its table.
-fn build_model(
-    spec: &LinkSpec,
-    path: &str,
-    mtu: u32,
-    seed: u64,
-    name: &str,
-) -> Result<Option<Box<Docsis>>> {
-    match spec.model.as_deref() {
-        None => {
-            if spec.docsis.is_some() {
-                return Err(ScenarioError::new(
-                    format!("{path}.docsis"),
-                    "given without `model = \"docsis\"`",
-                ));
-            }
-            Ok(None)
-        }
-        Some("docsis") => {
-            if spec.rate.0 == 0 {
-                return Err(ScenarioError::new(
-                    format!("{path}.rate"),
-                    "0: a docsis link needs a channel rate greater than zero",
-                ));
-            }
-            let cfg = DocsisConfig::read(
-                spec.docsis.as_ref(),
-                &format!("{path}.docsis"),
-                spec.rate.0,
-                mtu,
-            )?;
-            let rng = Rng::stream(seed, &format!("link[{name}].docsis"));
-            Ok(Some(Box::new(Docsis::new(cfg, rng))))
-        }
-        Some(other) => Err(ScenarioError::new(
-            format!("{path}.model"),
-            format!("\"{other}\": unknown link model; expected \"docsis\""),
-        )),
     }
 }
 

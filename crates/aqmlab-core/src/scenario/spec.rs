@@ -171,10 +171,13 @@ pub struct LinkSpec {
     /// Random rate process: every U[every_min, every_max] redraw the rate from `rates`.
     #[serde(default)]
     pub rate_process: Option<RateProcess>,
-    /// A link model instead of the plain transmitter: `"docsis"` (docs/access/docsis.md).
+    /// An access model instead of the plain transmitter, by kind with its parameters:
+    /// `{ kind = "docsis", ... }` (`net/access`, docs/access/README.md). The older
+    /// spelling, a kind name with the parameters in a key of that name
+    /// (`model = "docsis"` with `docsis = { ... }`), still works.
     #[serde(default)]
-    pub model: Option<String>,
-    /// The `docsis` model's parameters (read by `net::docsis::config`).
+    pub model: Option<Value>,
+    /// The older spelling's parameter table for `model = "docsis"`.
     #[serde(default)]
     pub docsis: Option<Value>,
 }

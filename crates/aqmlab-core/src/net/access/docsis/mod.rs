@@ -1,4 +1,4 @@
-//! A DOCSIS 3.0 cable-modem link (`model = "docsis"`): the upstream of the DOCSIS AQM
+//! A DOCSIS 3.0 cable-modem link (access model `docsis`): the upstream of the DOCSIS AQM
 //! study (White & Padden, CableLabs 2012, §2.2), or a CMTS downstream shaped by the same
 //! service-flow token bucket.
 //!
@@ -26,10 +26,9 @@
 //! and its packets' wait is outside the AQM's view. Downstream there is no TxQ and no MAC: the shaper feeds the wire
 //! directly, one packet at a time.
 //!
-//! The model is sans-IO, like the queue disciplines: it reads packets (through the
-//! `QdiscCtx` of its RsQ) and the time, and returns departures and the time it next needs
-//! to run (`next_timer`). The engine glue (`engine/access.rs`) turns those into events;
-//! a real-time emulator can drive the same calls from a clock.
+//! It implements `Access` (`net/access/mod.rs`): the RsQ is its feed, the TxQ its one
+//! extra queue (row `LINK.txq`), and the MAC's counters its own table, `docsis`
+//! (`tables.rs`).
 //!
 //! Differences from `DocsisLink`: the grant starts at the beginning of its MAP interval
 //! (not at a random offset within it); tokens are spent when a packet enters the TxQ
@@ -40,10 +39,14 @@
 pub mod config;
 pub mod mac;
 pub mod shaper;
+mod tables;
 
+use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
 use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx};
+use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::params::{KindDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
 use config::{channel_bytes, Direction, DocsisConfig, TxqOverflow};
@@ -92,6 +95,28 @@ pub struct Docsis {
     committed_until: Nanos,
 }
 
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "docsis",
+        summary: "DOCSIS 3.0 cable modem: service-flow token-bucket shaper, then (upstream) a transmit queue and the request/grant MAC",
+        source: "CableLabs CM-SP-MULPIv3.0 Annex C; CableLabs ns-2 DocsisLink; White & Padden 2012 §2.2; docs/access/docsis.md",
+        params: config::PARAMS,
+    },
+    build,
+    tables: tables::tables,
+};
+
+fn build(p: &mut Params, link: LinkInfo) -> Result<AnyAccess> {
+    if link.rate_bps == 0 {
+        return Err(ScenarioError::new(
+            format!("{}.rate", link.path),
+            "0: a docsis link needs a channel rate greater than zero",
+        ));
+    }
+    let cfg = DocsisConfig::read(p, link.rate_bps, link.mtu)?;
+    Ok(Docsis::new(cfg, link.rng).into())
+}
+
 impl Docsis {
     pub fn new(config: DocsisConfig, rng: Rng) -> Self {
         let shaper = Shaper {
@@ -119,13 +144,19 @@ impl Docsis {
         }
     }
 
-    /// The rate the RsQ drains at, for its discipline's rate-derived settings.
-    pub fn rsq_rate_bps(&self) -> u64 {
+    /// The MAC's counters (upstream only).
+    pub fn mac_stats(&self) -> Option<&mac::MacStats> {
+        self.up.as_ref().map(|u| &u.mac.stats)
+    }
+}
+
+impl Access for Docsis {
+    /// The RsQ drains at the sustained rate.
+    fn feed_rate_bps(&self) -> u64 {
         self.config.sustained_bps
     }
 
-    /// When the model next needs `on_timer`.
-    pub fn next_timer(&self) -> Option<Nanos> {
+    fn next_timer(&self) -> Option<Nanos> {
         let map = self.up.as_ref().and_then(|u| u.next_map);
         match (map, self.wake) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -133,55 +164,48 @@ impl Docsis {
         }
     }
 
-    /// Packets inside the model (shaper slot and TxQ), not in the RsQ.
-    pub fn held(&self) -> u64 {
+    /// The shaper slot and the TxQ.
+    fn held(&self) -> u64 {
         self.slot.is_some() as u64 + self.up.as_ref().map_or(0, |u| u.txq.len() as u64)
     }
 
-    /// Departures since the last call: (time the last bit leaves, packet), in order.
-    pub fn departures(&mut self) -> std::vec::Drain<'_, (Nanos, PacketId)> {
+    fn departures(&mut self) -> std::vec::Drain<'_, (Nanos, PacketId)> {
         if let Some(&(done, _)) = self.departures.last() {
             self.committed_until = self.committed_until.max(done);
         }
         self.departures.drain(..)
     }
 
-    /// Wire time already handed over that lies after `t` (at most one packet
-    /// downstream, one MAP's grant upstream).
-    pub fn busy_beyond(&self, t: Nanos) -> Nanos {
+    /// At most one packet downstream, one MAP's grant upstream.
+    fn busy_beyond(&self, t: Nanos) -> Nanos {
         self.committed_until.saturating_sub(t)
     }
 
-    /// The next packet dropped at a full TxQ, if any (the engine discards it).
-    pub fn pop_txq_drop(&mut self) -> Option<PacketId> {
+    /// A packet dropped at a full TxQ (`txq_overflow = "drop"`).
+    fn pop_drop(&mut self) -> Option<PacketId> {
         self.up.as_mut().and_then(|u| u.dropped.pop())
     }
 
-    /// The MAC's counters (upstream only).
-    pub fn mac_stats(&self) -> Option<&mac::MacStats> {
-        self.up.as_ref().map(|u| &u.mac.stats)
+    /// The upstream's TxQ: row `LINK.txq`.
+    fn extra_queue(&self, i: usize) -> Option<ExtraQueue<'_>> {
+        let u = self.up.as_ref().filter(|_| i == 0)?;
+        Some(ExtraQueue {
+            suffix: "txq",
+            kind: "docsis-txq",
+            stats: &u.stats,
+            backlog: (u.txq.len() as u64, u.unsent),
+        })
     }
 
-    /// Packets in the TxQ and its bytes not yet sent (upstream only).
-    pub fn txq_backlog(&self) -> Option<(u64, u64)> {
-        self.up.as_ref().map(|u| (u.txq.len() as u64, u.unsent))
-    }
-
-    /// The TxQ's counters (upstream only).
-    pub fn txq_stats(&self) -> Option<&LinkStats> {
-        self.up.as_ref().map(|u| &u.stats)
-    }
-
-    /// Restart the model's own counters at `now` (end of warm-up).
-    pub fn restart_stats(&mut self, now: Nanos) {
+    fn restart_stats(&mut self, now: Nanos) {
         if let Some(u) = &mut self.up {
             u.stats.restart(now);
             u.mac.stats = Default::default();
         }
     }
 
-    /// Work due at `ctx.now`: the MAP boundary, then the shaper.
-    pub fn on_timer(
+    /// The MAP boundary, then the shaper.
+    fn on_timer(
         &mut self,
         rsq: &mut Qdisc,
         ctx: &mut QdiscCtx,
@@ -202,9 +226,8 @@ impl Docsis {
         self.pull(rsq, ctx, rsq_stats, channel_bps);
     }
 
-    /// Move packets from the RsQ through the shaper as far as tokens and room allow
-    /// (call after anything entered the RsQ).
-    pub fn pull(
+    /// Move packets from the RsQ through the shaper as far as tokens and room allow.
+    fn pull(
         &mut self,
         rsq: &mut Qdisc,
         ctx: &mut QdiscCtx,

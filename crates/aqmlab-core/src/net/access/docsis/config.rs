@@ -1,11 +1,11 @@
-//! Reading a link's `[docsis]` table (`model = "docsis"`): every key checked, every
+//! Reading a DOCSIS link's parameter table (`model = { kind = "docsis", ... }`, or the
+//! older `model = "docsis"` with a `docsis = { ... }` table): every key checked, every
 //! error naming its field path (docs/access/docsis.md lists the keys).
 
 use super::mac::MAX_DELAY_MAPS;
 use crate::scenario::error::Result;
-use crate::scenario::params::Params;
+use crate::scenario::params::{param, ParamDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
-use serde_json::{Map, Value};
 
 /// Direction of a DOCSIS link: the modem's upstream (shaper, TxQ, request/grant MAC) or
 /// the CMTS's downstream (shaper only).
@@ -51,26 +51,30 @@ const UPSTREAM_ONLY: &[&str] = &[
     "txq_overflow",
 ];
 
+/// The parameter table's keys (docs/access/docsis.md, "Parameters").
+pub const PARAMS: &[ParamDoc] = &[
+    param("direction", "string", "upstream", "upstream (the modem: shaper, TxQ, request/grant MAC) or downstream (a CMTS: shaper only)"),
+    param("sustained_rate", "rate", "required", "Maximum Sustained Traffic Rate R"),
+    param("max_burst", "size", "3044B", "Maximum Traffic Burst B: depth of the R bucket (at least the MTU)"),
+    param("peak_rate", "rate", "none", "Peak Traffic Rate P (at least R); none: no peak bucket"),
+    param("peak_burst", "size", "1522B", "depth of the P bucket (at least the MTU; only with peak_rate)"),
+    param("txq_limit", "int", "32", "transmit queue capacity in packets (upstream)"),
+    param("txq_overflow", "string", "pushback", "a full TxQ holds the shaper (pushback) or drops the packet released into it (drop) (upstream)"),
+    param("map_interval", "duration", "2ms", "MAP interval; the channel must carry an MTU per MAP (upstream)"),
+    param("request_delay", "int", "2", "MAP intervals from a request to its first grant, 1-16 (upstream)"),
+    param("grant_mean", "size", "channel bytes per MAP", "mean per-MAP grant cap: RF congestion (upstream)"),
+    param("grant_spread", "float", "0", "the cap is drawn uniformly in mean*(1 +- spread), [0, 0.99] (upstream)"),
+];
+
 /// Bytes the channel carries in one MAP interval.
 pub fn channel_bytes(rate_bps: u64, map: Nanos) -> u64 {
     (rate_bps as u128 * map as u128 / (8 * NS_PER_S as u128)) as u64
 }
 
 impl DocsisConfig {
-    /// Read `table` at `path` for a link of channel rate `rate_bps` and MTU `mtu`.
-    pub fn read(table: Option<&Value>, path: &str, rate_bps: u64, mtu: u32) -> Result<Self> {
-        let empty = Map::new();
-        let map = match table {
-            None => &empty,
-            Some(Value::Object(m)) => m,
-            Some(_) => {
-                return Err(crate::scenario::error::ScenarioError::new(
-                    path,
-                    "expected a table like { sustained_rate = \"5Mbit\", ... }",
-                ))
-            }
-        };
-        let mut p = Params::new(path, map, &[]);
+    /// Read the model's parameter table `p` for a link of channel rate `rate_bps` and MTU
+    /// `mtu`.
+    pub fn read(p: &mut Params, rate_bps: u64, mtu: u32) -> Result<Self> {
         let direction = match p.choice_or("direction", "upstream", &["upstream", "downstream"])? {
             "downstream" => Direction::Downstream,
             _ => Direction::Upstream,
@@ -131,7 +135,6 @@ impl DocsisConfig {
                     "only an upstream docsis link has a transmit queue and a MAC (direction = \"upstream\")",
                 ));
             }
-            p.finish("link model `docsis`")?;
             return Ok(cfg);
         }
         cfg.txq_limit = p.u64_or("txq_limit", 32, 1, 1_000_000)? as usize;
@@ -170,7 +173,6 @@ impl DocsisConfig {
                 ),
             ));
         }
-        p.finish("link model `docsis`")?;
         Ok(cfg)
     }
 }
