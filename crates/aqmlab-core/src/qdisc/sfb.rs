@@ -255,7 +255,7 @@ impl Sfb {
         if self.rehash_interval == 0 {
             return;
         }
-        let due = self.rehash_time + self.rehash_interval;
+        let due = self.rehash_time.saturating_add(self.rehash_interval);
         if ctx.now > due {
             // sfb_swap_slot: the old set gets a new salt, the other becomes current.
             self.salts[self.slot] = Some(ctx.rng.next_u64() as u32);
