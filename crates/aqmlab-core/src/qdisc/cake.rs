@@ -43,7 +43,6 @@
 //!   compensation (`cake_framing.rs`). Linux adds to the old value, which lets a lagging
 //!   clock catch up in a burst; we do not bank credit. The qdisc timer (`next_timer`)
 //!   wakes the link when the next packet is due. 0 (default) = unlimited.
-//!
 //! - **Diffserv tins** (`cake_tins.rs`, `cake_select_tin`, `cake_dequeue`): a packet's
 //!   DSCP picks its tin (`diffserv3` by default, as `cake_init`); each tin has its own
 //!   flows, hash, host tables and COBALT parameters from `cake_set_rate` at its threshold
@@ -51,10 +50,9 @@
 //!   soonest (`cake_advance_shaper` advances a tin's clock at its threshold); unshaped,
 //!   the tins take turns by DRR on their `tin_quantum`.
 //!
-//! Left out (Linux features): tin choice by `fwmark` or `skb->priority`, NAT lookup,
-//! autorate, `split_gso`, the
-//! "decaying" flow list (a flow that empties leaves the bulk set at once), `fwmark`,
-//! `wash`. `1/√count` is exact (no Newton cache).
+//! Left out (Linux features): tin choice by `fwmark` or `skb->priority`, `wash`, NAT
+//! lookup, autorate, `split_gso`, the "decaying" flow list (a flow that empties leaves
+//! the bulk set at once). `1/√count` is exact (no Newton cache).
 
 use super::cake_ack;
 use super::cake_framing::Framing;
