@@ -87,18 +87,29 @@ fn pi2_keeps_the_mean_sojourn_near_its_15ms_target() {
 #[test]
 fn rem_with_ecn_holds_the_backlog_at_b_ref_without_loss() {
     // At equilibrium the price is constant: α(b − b*) + x − c = 0 with x ≈ c, so b ≈ b*.
-    // α = 1 (ten times ns-2's 0.1): the backlog term outweighs the rate term's unit
-    // error (c in 1000-B packets against 1500-B segments shifts b by (c − x)/α) and
-    // the slow-start wind-up of the 1000-packet buffer. REM at the paper's α = 0.1 is
+    // With `qib` (the default, ns-2's byte mode) b and b* are in units of mean_pktsize =
+    // 1000 B: the backlog is held at 20 × 1000 B = 20 kB, 13.3 full-size packets
+    // (measured 13.26 packets). α = 1 (ten times ns-2's 0.1) against the slow-start
+    // wind-up of the 1000-packet buffer; REM at the paper's α = 0.1 is
     // `aqm_headlines.rs::athuraliya_rem_backlog_stays_at_b_ref_whatever_the_number_of_flows`.
     let r = five_newreno(
         "kind = \"rem\", b_ref = 20, alpha = 1, ecn = true, limit = \"1000pkt\"",
         true,
     );
+    let bytes = q(&r, "qlen_bytes_mean");
+    assert!((bytes - 20_000.0).abs() < 4_000.0, "{bytes}");
+    assert_eq!(q(&r, "drops"), 0.0);
+    assert!(q(&r, "marks") > 0.0);
+    // ns-2's default packet counting (`qib = false`): b in packets, 20 ± 4 (measured
+    // 20.4 before `qib` became the default); α = 1 outweighs its rate-term unit error
+    // (c in 1000-B packets against 1500-B segments shifts b by (c − x)/α).
+    let r = five_newreno(
+        "kind = \"rem\", b_ref = 20, alpha = 1, ecn = true, limit = \"1000pkt\", qib = false",
+        true,
+    );
     let qlen = q(&r, "qlen_pkts_mean");
     assert!((qlen - 20.0).abs() < 4.0, "{qlen}");
     assert_eq!(q(&r, "drops"), 0.0);
-    assert!(q(&r, "marks") > 0.0);
 }
 
 #[test]

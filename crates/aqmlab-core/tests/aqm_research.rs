@@ -181,6 +181,39 @@ fn gk_marks_every_departure_while_its_virtual_queue_overflows() {
     assert!(ms < 40.0, "{ms}");
 }
 
+/// `aqm-compare` (five NewReno ECN flows, 10 Mbit/s, 100 ms RTT, 60 s) with GK at its
+/// defaults and the given real buffer; the bottleneck row counted after 10 s.
+fn gk_compare(limit: u32) -> Results {
+    let text = common::example("aqm-compare.toml")
+        .replace(
+            "qdisc = { kind = \"pfifo\", limit = \"1000pkt\" }",
+            &format!("qdisc = {{ kind = \"gk\", limit = \"{limit}pkt\" }}"),
+        )
+        .replace("cc = \"newreno\"", "cc = \"newreno\"\necn = true")
+        .replace("seed = 1", "seed = 1\nwarmup = \"10s\"");
+    common::run(&text, 1)
+}
+
+#[test]
+fn gibbens_gk_standing_queue_follows_the_buffer_as_in_ns2() {
+    // GK's virtual buffer is κ·B (ns-2.35 gk.cc line 146: `ecnlim_ * qlim_`). The same
+    // set-up in ns-2.35 (docs/qdiscs/gk_ns2.tcl, /usr/bin/ns, mean_pktsize_ 1500, queue
+    // sampled every 10 ms from 10 s to 60 s) gives a mean queue of 148.1 packets with a
+    // 1000-packet buffer, 10.8 with 100 and 4.66 with 50 (ns-2's default `limit_`). The
+    // VQ only gains (1 − κ)·C = 42 packets/s on the real queue, so with B = 1000 it
+    // reaches 950 after ~16 s of AIMD growth that has already built ~280 real packets: a
+    // 20 s sawtooth, not a queue held low. aqmlab: 158.8, 11.5, 5.4 packets.
+    for (limit, ns2) in [(1000, 148.1), (100, 10.8), (50, 4.66)] {
+        let r = gk_compare(limit);
+        let q = bottleneck(&r, "qlen_pkts_mean");
+        assert!(
+            (q - ns2).abs() < 0.2 * ns2,
+            "limit {limit}: {q} pkts, ns-2 {ns2}"
+        );
+        assert_eq!(bottleneck(&r, "drops"), 0.0);
+    }
+}
+
 #[test]
 fn avqred_runs_the_link_at_its_virtual_capacity_with_an_empty_real_queue() {
     // v_cap fixed at 9 Mbit/s on the 10 Mbit/s link: the virtual queue, not the real

@@ -208,3 +208,32 @@ fn tcp_needs_a_way_back_for_every_kind_including_connection_arrivals() {
     )
     .unwrap();
 }
+
+#[test]
+fn dscp_out_of_range_or_unknown_name() {
+    expect(
+        &BASE.replace("rate = \"1Mbit\"", "rate = \"1Mbit\"\ndscp = 64"),
+        "traffic[0].dscp",
+        &["64", "expected a DSCP from 0 to 63", "EF"],
+    );
+    expect(
+        &BASE.replace("rate = \"1Mbit\"", "rate = \"1Mbit\"\ndscp = \"AF51\""),
+        "traffic[0].dscp",
+        &["\"AF51\"", "AF11-AF43"],
+    );
+    let ok = BASE.replace("rate = \"1Mbit\"", "rate = \"1Mbit\"\ndscp = \"ef\"");
+    let s = ScenarioSpec::from_toml_str(&ok).unwrap();
+    Simulation::new(&s, None, &RunOptions::default()).unwrap();
+}
+
+#[test]
+fn cake_diffserv_mode_must_be_one_of_linuxs() {
+    expect(
+        &BASE.replace(
+            "{ kind = \"pfifo\", limit = \"100pkt\" }",
+            "{ kind = \"cake\", diffserv = \"diffserv5\" }",
+        ),
+        "topology.bottleneck.qdisc.diffserv",
+        &["\"diffserv5\"", "diffserv3", "besteffort"],
+    );
+}

@@ -489,6 +489,8 @@ pub struct AppEntry {
     pub kind: &'static str,
     /// Priority class of its packets (`Packet::class`).
     pub class: ClassSpec,
+    /// DSCP of its data packets (`Packet::dscp`).
+    pub dscp: u8,
     /// One `flows` row per connection its apps open while running, instead of one row
     /// for all of them (`flow_rows`).
     pub flow_rows: bool,
@@ -566,6 +568,12 @@ const COMMON: &[ParamDoc] = &[
         ty: "int or table",
         default: "0",
         doc: "priority class (0-255, DSCP-like, higher = more important) of every packet, for class-based schedulers; or a table of class = probability, like { 3 = 0.7, 2 = 0.3 }, drawn per packet; or { tag = [c0, c1, ...] }: the class of each tagged datagram by its app unit type (video: { tag = [0, 3, 2, 1] } puts I in 3, P in 2, B in 1)",
+    },
+    ParamDoc {
+        name: "dscp",
+        ty: "int or string",
+        default: "0 (DF)",
+        doc: "Diffserv codepoint of the entry's data packets (ACKs and other reverse packets keep 0, as Linux with tcp_reflect_tos off): 0-63 or a name, DF/BE, LE, EF, VA, CS0-CS7, AF11-AF43; read by CAKE's diffserv tins, written to pcap",
     },
     ParamDoc {
         name: "flow_rows",
@@ -887,6 +895,10 @@ pub fn build(
             return Err(p.error("stop", "must be later than `start`"));
         }
         let class = ClassSpec::read(&mut p)?;
+        let dscp = match p.raw("dscp") {
+            None => 0,
+            Some(v) => crate::net::dscp::read(v).map_err(|m| p.error("dscp", m))?,
+        };
         let flow_rows = p.bool_or("flow_rows", false)?;
         let entry = t.entries.len() as u32;
         let mut e = EntryBuild {
@@ -908,6 +920,7 @@ pub fn build(
             name,
             kind: kind_name,
             class,
+            dscp,
             flow_rows,
         });
     }

@@ -204,6 +204,7 @@ impl Pipe {
         pk.size = size as u32;
         pk.ecn = info.ecn;
         pk.class = info.dscp >> 3;
+        pk.dscp = info.dscp;
         pk.hash = key.hash();
         pk.kind = if info.proto == PROTO_TCP {
             PacketKind::Tcp

@@ -177,6 +177,7 @@ impl Simulation {
                 .get(entry as usize)
                 .map_or(crate::app::ClassSpec::Fixed(0), |e| e.class.clone()),
             class_rng: None,
+            dscp: self.entries.get(entry as usize).map_or(0, |e| e.dscp),
             pep: None,
             conn: false,
             in_net: 0,

@@ -120,6 +120,7 @@ impl Flow {
             app: 0,
             class: crate::app::ClassSpec::Fixed(0),
             class_rng: None,
+            dscp: 0,
             pep: None,
             conn: false,
             in_net: 0,

@@ -34,6 +34,7 @@ impl Simulation {
         };
         pk.created = now;
         if !reverse {
+            pk.dscp = f.dscp;
             f.stats.packets_sent += 1;
             f.stats.bytes_sent += size as u64;
             f.stats.active_since(now);

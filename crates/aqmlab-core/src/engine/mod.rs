@@ -71,6 +71,8 @@ pub struct Flow {
     /// from `class_rng` (the entry's `class.flow[k]` stream).
     pub class: crate::app::ClassSpec,
     pub class_rng: Option<crate::sim::rng::Rng>,
+    /// DSCP of its forward packets (the entry's `dscp`); reverse packets carry 0.
+    pub dscp: u8,
     /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
     pub pep: Option<PepLeg>,
     /// A connection its app opened while running (not a PEP leg): released when it is

@@ -1,5 +1,6 @@
 //! The network: packets, links, nodes, routing, topology builders.
 pub mod access;
+pub mod dscp;
 pub mod link;
 pub mod packet;
 pub mod routing;

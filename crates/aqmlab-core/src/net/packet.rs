@@ -115,8 +115,12 @@ pub struct Packet {
     /// queue). A packet marked and then dropped by the same queue is counted once, as a
     /// drop: the link's counters take the mark back.
     pub marked_here: bool,
-    /// Priority class (DSCP-like; 0 = best effort, higher = more important).
+    /// Priority class (the simulator's scheduling priority for class-based queues; 0 =
+    /// best effort, higher = more important). Not the DSCP.
     pub class: u8,
+    /// Differentiated Services codepoint (6 bits, RFC 2474; `net::dscp`), read by
+    /// Diffserv-aware queues such as CAKE's tins. 0 = default forwarding.
+    pub dscp: u8,
     /// Flow hash over the 5-tuple, computed once at creation.
     pub hash: u32,
     /// When the packet was created by its sender.
@@ -229,5 +233,16 @@ mod tests {
         assert_eq!(a[q].uid, 1);
         assert_eq!(a.capacity(), 1);
         assert_eq!(a.live(), 1);
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// The packet is on the hot path: 170 bytes of fields (four u64, six u32, the
+    /// 96-byte TCP header, the 12-byte app tag, six one-byte fields including `dscp`)
+    /// pad to 176. `dscp` took one byte of padding: the size is what it was without it.
+    #[test]
+    fn packet_stays_176_bytes() {
+        assert_eq!(std::mem::size_of::<super::Packet>(), 176);
     }
 }

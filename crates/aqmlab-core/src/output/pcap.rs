@@ -92,7 +92,7 @@ impl PcapWriter {
         let ip_start = b.len();
         let is_tcp = p.kind == PacketKind::Tcp;
         b.push(0x45);
-        b.push((p.class << 2) | p.ecn.bits());
+        b.push((p.dscp << 2) | p.ecn.bits());
         b.extend_from_slice(&(p.size.min(65535) as u16).to_be_bytes());
         b.extend_from_slice(&(p.uid as u16).to_be_bytes());
         b.extend_from_slice(&0x4000u16.to_be_bytes()); // DF
@@ -256,6 +256,8 @@ mod tests {
         let mut p = Packet {
             kind: PacketKind::Tcp,
             size: 1500,
+            dscp: 46,
+            class: 3,
             ..Default::default()
         };
         p.tcp.payload = 1448;
@@ -270,6 +272,11 @@ mod tests {
         let frame = &bytes[24 + 16..];
         let ip = &frame[14..];
         let ip_len = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+        assert_eq!(
+            ip[1],
+            46 << 2,
+            "the DS field carries the DSCP (EF), not the class"
+        );
         let tcp = &ip[20..];
         let doff = (tcp[12] >> 4) as usize * 4;
         assert_eq!(doff, 32);

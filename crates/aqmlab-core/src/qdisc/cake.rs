@@ -43,15 +43,21 @@
 //!   compensation (`cake_framing.rs`). Linux adds to the old value, which lets a lagging
 //!   clock catch up in a burst; we do not bank credit. The qdisc timer (`next_timer`)
 //!   wakes the link when the next packet is due. 0 (default) = unlimited.
+//! - **Diffserv tins** (`cake_tins.rs`, `cake_select_tin`, `cake_dequeue`): a packet's
+//!   DSCP picks its tin (`diffserv3` by default, as `cake_init`); each tin has its own
+//!   flows, hash, host tables and COBALT parameters from `cake_set_rate` at its threshold
+//!   rate. Shaped, the last tin whose own clock is due goes first, else the one due
+//!   soonest (`cake_advance_shaper` advances a tin's clock at its threshold); unshaped,
+//!   the tins take turns by DRR on their `tin_quantum`.
 //!
-//! Left out (Linux features): diffserv tins and their bandwidth thresholds (everything
-//! is best effort: tc's default is `diffserv3`), NAT lookup, autorate, `split_gso`, the
-//! "decaying" flow list (a flow that empties leaves the bulk set at once), `fwmark`,
-//! `wash`. `1/√count` is exact (no Newton cache).
+//! Left out (Linux features): tin choice by `fwmark` or `skb->priority`, `wash`, NAT
+//! lookup, autorate, `split_gso`, the "decaying" flow list (a flow that empties leaves
+//! the bulk set at once). `1/√count` is exact (no Newton cache).
 
 use super::cake_ack;
 use super::cake_framing::Framing;
 use super::cake_hash::{FlowMode, Hosts, SetHash, WAYS};
+use super::cake_tins::Diffserv;
 use super::classify::{self, Classifier, Mode};
 use super::cobalt::{CobaltParams, CobaltVars, CobaltVerdict, PARAMS};
 use super::drr_lists::DrrLists;
@@ -129,15 +135,62 @@ impl Bulk {
     }
 }
 
+/// One Diffserv tin (Linux `struct cake_tin_data`): its own flow queues, hash, host
+/// tables, COBALT parameters scaled to its threshold rate, and its scheduling state.
 #[derive(Debug)]
-pub struct Cake {
-    classifier: Classifier,
+struct Tin {
     hash: SetHash,
     flows: Vec<Flow>,
     lists: DrrLists,
-    pub params: CobaltParams,
-    /// One (MTU + 14 B)'s serialisation time at `bandwidth`; 0 when unshaped.
-    pub mtu_time: Nanos,
+    params: CobaltParams,
+    /// One (MTU + 14 B)'s serialisation time at the tin's threshold; 0 when unshaped.
+    mtu_time: Nanos,
+    /// Threshold rate, bit/s (`tin_rate_bps`); 0 = unshaped.
+    bandwidth: u64,
+    /// The tin's own virtual clock (`b->time_next_packet`).
+    time_next_packet: Nanos,
+    /// DRR weight between tins when unshaped (`tin_quantum`) and its deficit.
+    quantum: i64,
+    deficit: i64,
+    bulk: Bulk,
+    packets: usize,
+}
+
+impl Tin {
+    fn new(mode: FlowMode, n: u32, quantum: u32, params: CobaltParams) -> Tin {
+        Tin {
+            hash: SetHash::new(mode, n),
+            flows: (0..n).map(|_| Flow::default()).collect(),
+            lists: DrrLists::new(n as usize, quantum),
+            params,
+            mtu_time: 0,
+            bandwidth: 0,
+            time_next_packet: 0,
+            quantum: 65535,
+            deficit: 0,
+            bulk: Bulk {
+                mode,
+                src: Hosts::new(n),
+                dst: Hosts::new(n),
+                flows: 0,
+            },
+            packets: 0,
+        }
+    }
+
+    /// Linux `sparse_flow_count + bulk_flow_count > 0`: some flow is on a list.
+    fn active(&self) -> bool {
+        self.lists.active()
+    }
+}
+
+#[derive(Debug)]
+pub struct Cake {
+    classifier: Classifier,
+    diffserv: Diffserv,
+    tins: Vec<Tin>,
+    /// The tin being served (`q->cur_tin`).
+    cur_tin: usize,
     /// Shaper rate, bit/s; 0 = unlimited.
     pub bandwidth: u64,
     pub memlimit: u64,
@@ -149,7 +202,6 @@ pub struct Cake {
     /// Set while the shaper holds a packet back (Linux arms its watchdog only then):
     /// the time it may leave. A shaper above the link's rate never throttles.
     throttled_until: Option<Nanos>,
-    bulk: Bulk,
     packets: usize,
     bytes: u64,
 }
@@ -188,6 +240,12 @@ pub const DOC: KindDoc = KindDoc {
             ty: "size",
             default: "bandwidth/8 >> 12 in [300, 1514] B; unshaped 1514 B",
             doc: "DRR quantum",
+        },
+        ParamDoc {
+            name: "diffserv",
+            ty: "string",
+            default: "diffserv3",
+            doc: "tins by the packets' DSCP (traffic `dscp`), as Linux: diffserv3 (voice, best effort, bulk), diffserv4 (+ video), diffserv8, precedence or besteffort (one tin); each tin has a bandwidth threshold above which it loses priority",
         },
         ParamDoc {
             name: "ingress",
@@ -260,17 +318,20 @@ pub fn default_memlimit(bandwidth: u64, interval: Nanos, mtu: u32) -> u64 {
     (t as u64).max(4 << 20).min(cap)
 }
 
+/// Nanoseconds to send `len` bytes at `rate` bit/s.
+fn tx_time(len: u32, rate: u64) -> Nanos {
+    (len as u128 * 8 * 1_000_000_000 / rate as u128) as Nanos
+}
+
 impl Cake {
+    /// Unshaped, `diffserv3`, triple-isolate, COBALT at its defaults.
     pub fn new(classifier: Classifier, mtu: u32) -> Self {
-        let n = classifier.queues();
         let params = CobaltParams::new();
-        Cake {
+        let mut q = Cake {
             classifier,
-            hash: SetHash::new(FlowMode::Triple, n),
-            flows: (0..n).map(|_| Flow::default()).collect(),
-            lists: DrrLists::new(n as usize, mtu + ETH_HEADER),
-            params,
-            mtu_time: 0,
+            diffserv: Diffserv::Diffserv3,
+            tins: Vec::new(),
+            cur_tin: 0,
             bandwidth: 0,
             memlimit: default_memlimit(0, params.interval, mtu),
             framing: Framing::RAW,
@@ -278,15 +339,45 @@ impl Cake {
             ack_filter: None,
             time_next_packet: 0,
             throttled_until: None,
-            bulk: Bulk {
-                mode: FlowMode::Triple,
-                src: Hosts::new(n),
-                dst: Hosts::new(n),
-                flows: 0,
-            },
             packets: 0,
             bytes: 0,
-        }
+        };
+        q.configure(Diffserv::Diffserv3, FlowMode::Triple, params, mtu, None);
+        q
+    }
+
+    /// Linux `cake_reconfigure`: the tins of `diffserv` at `self.bandwidth`, each with
+    /// `cake_set_rate`'s target, interval, MTU time and flow quantum at its threshold
+    /// (from the user's `params`; a user `quantum` replaces every tin's flow quantum).
+    fn configure(
+        &mut self,
+        diffserv: Diffserv,
+        mode: FlowMode,
+        params: CobaltParams,
+        mtu: u32,
+        quantum: Option<u32>,
+    ) {
+        let n = self.classifier.queues();
+        self.diffserv = diffserv;
+        self.cur_tin = 0;
+        self.tins = diffserv
+            .tins(self.bandwidth)
+            .into_iter()
+            .map(|c| {
+                let (target, interval, mtu_time, q) =
+                    set_rate(c.bandwidth, mtu, params.target, params.interval);
+                let p = CobaltParams {
+                    target,
+                    interval,
+                    ..params
+                };
+                let mut t = Tin::new(mode, n, quantum.unwrap_or(q), p);
+                t.mtu_time = mtu_time;
+                t.bandwidth = c.bandwidth;
+                t.quantum = c.quantum as i64;
+                t
+            })
+            .collect();
     }
 
     pub fn from_params(p: &mut Params, mtu: u32) -> Result<Self> {
@@ -300,24 +391,25 @@ impl Cake {
         }
         let isolation =
             FlowMode::from_name(p.choice_or("isolation", "triple-isolate", &FlowMode::NAMES)?);
+        let diffserv =
+            Diffserv::from_name(p.choice_or("diffserv", "diffserv3", &Diffserv::NAMES)?);
         let classifier = Classifier::from_params(p, flows, &[Mode::Flow], |c, n| c.min(n - 1))?;
         let mut q = Cake::new(classifier, mtu);
-        q.hash = SetHash::new(isolation, flows);
-        q.bulk.mode = isolation;
-        q.params.read(p)?;
-        let (target, interval, mtu_time, quantum) =
-            set_rate(bandwidth, mtu, q.params.target, q.params.interval);
+        let mut params = CobaltParams::new();
+        params.read(p)?;
         let memlimit = p.size_or(
             "memlimit",
-            default_memlimit(bandwidth, q.params.interval, mtu),
+            default_memlimit(bandwidth, params.interval, mtu),
         )?;
         if memlimit == 0 {
             return Err(p.error("memlimit", "0B: expected a size greater than zero"));
         }
-        let quantum = p.size_or("quantum", quantum as u64)?;
-        if quantum == 0 || quantum > 1 << 20 {
-            return Err(p.error("quantum", format!("{quantum}B: expected 1B to 1MB")));
-        }
+        let quantum = match p.size("quantum")? {
+            Some(n) if n == 0 || n > 1 << 20 => {
+                return Err(p.error("quantum", format!("{n}B: expected 1B to 1MB")))
+            }
+            n => n.map(|n| n as u32),
+        };
         q.ingress = p.bool_or("ingress", false)?;
         q.framing = Framing::read(p)?;
         q.ack_filter = match p.choice_or(
@@ -329,44 +421,158 @@ impl Cake {
             "ack-filter-aggressive" => Some(true),
             _ => None,
         };
-        q.params.target = target;
-        q.params.interval = interval;
-        q.mtu_time = mtu_time;
         q.bandwidth = bandwidth;
         q.memlimit = memlimit;
-        q.lists = DrrLists::new(flows as usize, quantum as u32);
+        q.configure(diffserv, isolation, params, mtu, quantum);
         Ok(q)
     }
 
-    /// Linux `cake_drop`: one packet from the head of the fattest flow.
+    /// The tin a packet with this DSCP goes to (Linux `cake_select_tin`).
+    pub fn tin_of(&self, dscp: u8) -> usize {
+        self.diffserv.tin_of(dscp, self.tins.len())
+    }
+
+    /// Linux `cake_drop`: one packet from the head of the fattest flow of any tin.
     fn drop_fattest(&mut self, ctx: &mut QdiscCtx) {
-        let mut idx = 0;
-        let mut max = 0;
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.q.bytes() > max {
-                max = f.q.bytes();
-                idx = i;
+        let (mut ti, mut idx, mut max) = (0, 0, 0);
+        for (t, tin) in self.tins.iter().enumerate() {
+            for (i, f) in tin.flows.iter().enumerate() {
+                if f.q.bytes() > max {
+                    (ti, idx, max) = (t, i, f.q.bytes());
+                }
             }
         }
-        let f = &mut self.flows[idx];
+        let tin = &mut self.tins[ti];
+        let f = &mut tin.flows[idx];
         if let Some(v) = f.q.pop_front(ctx.packets) {
-            f.cvars.queue_full(&self.params, ctx.now);
+            f.cvars.queue_full(&tin.params, ctx.now);
+            tin.packets -= 1;
             self.packets -= 1;
             let size = ctx.packets[v].size;
             self.bytes -= size as u64;
             if self.ingress {
-                self.advance_shaper(size, ctx.now);
+                self.advance_shaper(ti, size, ctx.now);
             }
             ctx.drop(v, DropReason::Overflow, Stage::Enqueue);
         }
     }
 
-    /// Linux `cake_advance_shaper` (global clock): charge a packet of `size` bytes.
-    fn advance_shaper(&mut self, size: u32, now: Nanos) {
-        if self.bandwidth > 0 {
-            let len = self.framing.adjusted(size);
-            let dur = (len as u128 * 8 * 1_000_000_000 / self.bandwidth as u128) as Nanos;
-            self.time_next_packet = self.time_next_packet.max(now) + dur;
+    /// Linux `cake_advance_shaper`: charge a packet of `size` bytes to the global clock
+    /// and to tin `ti`'s clock.
+    fn advance_shaper(&mut self, ti: usize, size: u32, now: Nanos) {
+        if self.bandwidth == 0 {
+            return;
+        }
+        let len = self.framing.adjusted(size);
+        self.time_next_packet = self.time_next_packet.max(now) + tx_time(len, self.bandwidth);
+        let tin = &mut self.tins[ti];
+        if tin.bandwidth > 0 {
+            let dur = tx_time(len, tin.bandwidth);
+            if tin.time_next_packet < now {
+                tin.time_next_packet += dur;
+            } else if tin.time_next_packet < now + dur {
+                tin.time_next_packet = now + dur;
+            }
+        }
+    }
+
+    /// Linux `cake_dequeue`'s choice of tin. Unshaped: DRR between tins by their
+    /// `tin_quantum`, staying on a tin while its deficit is not negative. Shaped: the
+    /// last tin (the most important) whose own clock is due, else the one due soonest.
+    fn choose_tin(&mut self, now: Nanos) -> Option<usize> {
+        if self.bandwidth == 0 {
+            let (mut wrapped, mut empty) = (false, true);
+            loop {
+                let b = &mut self.tins[self.cur_tin];
+                if b.deficit >= 0 && b.active() {
+                    return Some(self.cur_tin);
+                }
+                if b.deficit <= 0 {
+                    b.deficit += b.quantum;
+                }
+                if b.active() {
+                    empty = false;
+                }
+                self.cur_tin += 1;
+                if self.cur_tin >= self.tins.len() {
+                    self.cur_tin = 0;
+                    if wrapped && empty {
+                        return None;
+                    }
+                    wrapped = true;
+                }
+            }
+        }
+        let mut best: Option<(usize, i128)> = None;
+        for (t, b) in self.tins.iter().enumerate() {
+            if b.active() {
+                let due = b.time_next_packet as i128 - now as i128;
+                if due <= 0 || best.is_none_or(|(_, d)| due <= d) {
+                    best = Some((t, due));
+                }
+            }
+        }
+        let (t, _) = best?;
+        self.cur_tin = t;
+        Some(t)
+    }
+
+    /// Serve tin `ti` (DRR++ over its flows, COBALT per flow) until a packet leaves or
+    /// its lists are empty.
+    fn serve(&mut self, ti: usize, ctx: &mut QdiscCtx) -> Option<PacketId> {
+        loop {
+            let tin = &mut self.tins[ti];
+            let (flows, bulk) = (&mut tin.flows, &mut tin.bulk);
+            let quantum = tin.lists.quantum();
+            let pick = tin.lists.pick_next_with(|i| {
+                // The flow spent its deficit: with packets left it is bulk (Linux moves it
+                // from the sparse to the bulk set), and its new quantum is shared by its
+                // host's bulk flows.
+                let f = &mut flows[i as usize];
+                if !f.q.is_empty() {
+                    bulk.enter(f);
+                }
+                (quantum / bulk.host_load(f)).max(1)
+            })?;
+            let fi = pick.flow as usize;
+            loop {
+                let tin = &mut self.tins[ti];
+                let bulk = if self.ingress { tin.bulk.flows } else { 0 };
+                let f = &mut tin.flows[fi];
+                let Some(p) = f.q.pop_front(ctx.packets) else {
+                    f.cvars.queue_empty(&tin.params, ctx.now);
+                    tin.bulk.leave(f);
+                    tin.lists.emptied(pick);
+                    break;
+                };
+                let size = ctx.packets[p].size;
+                self.packets -= 1;
+                self.bytes -= size as u64;
+                tin.packets -= 1;
+                let last = f.q.is_empty();
+                let sojourn = ctx.now - ctx.packets[p].enqueued;
+                let verdict = f
+                    .cvars
+                    .should_drop(&tin.params, p, sojourn, tin.mtu_time, bulk, ctx);
+                let drop_reason = match verdict {
+                    CobaltVerdict::Drop(r) if !last => Some(r),
+                    _ => None, // a queue's last packet is never dropped
+                };
+                let len = self.framing.adjusted(size);
+                let Some(r) = drop_reason else {
+                    tin.lists.charge(pick.flow, len);
+                    tin.deficit -= len as i64;
+                    self.advance_shaper(ti, size, ctx.now);
+                    return Some(p);
+                };
+                ctx.drop(p, r, Stage::Dequeue);
+                if self.ingress {
+                    tin.lists.charge(pick.flow, len);
+                    tin.deficit -= len as i64;
+                    self.advance_shaper(ti, size, ctx.now);
+                    break; // choose the flow again (Linux `goto retry`)
+                }
+            }
         }
     }
 }
@@ -376,13 +582,18 @@ impl Discipline for Cake {
         if self.packets == 0 && self.time_next_packet < ctx.now {
             self.time_next_packet = ctx.now;
         }
+        let ti = self.tin_of(ctx.packets[p].dscp);
         self.classifier.hash(&ctx.packets[p], ctx.rng); // draws the salt once
         let salt = self.classifier.salt().unwrap_or(0);
-        let h = self.hash.flow_hash(&ctx.packets[p], salt);
-        let lists = &self.lists;
-        let (idx, fresh) = self.hash.lookup(h, |q| lists.listed(q));
-        let f = &mut self.flows[idx as usize];
-        let b = &mut self.bulk;
+        let tin = &mut self.tins[ti];
+        if tin.packets == 0 && tin.time_next_packet < ctx.now {
+            tin.time_next_packet = ctx.now; // Linux: a tin with no backlog is not stale
+        }
+        let h = tin.hash.flow_hash(&ctx.packets[p], salt);
+        let lists = &tin.lists;
+        let (idx, fresh) = tin.hash.lookup(h, |q| lists.listed(q));
+        let f = &mut tin.flows[idx as usize];
+        let b = &mut tin.bulk;
         if fresh && (b.mode.dual_src() || b.mode.dual_dst()) {
             // Linux allocates the flow's host slots (moving its bulk count on a collision).
             let (sh, dh) = SetHash::host_hashes(&ctx.packets[p], salt);
@@ -399,24 +610,25 @@ impl Discipline for Cake {
             }
         }
         f.q.push_back(p, ctx.packets);
+        tin.packets += 1;
         self.packets += 1;
         self.bytes += ctx.packets[p].size as u64;
         if let Some(aggressive) = self.ack_filter {
             if let Some(i) = cake_ack::redundant(&f.q, ctx.packets, aggressive) {
                 let ack = f.q.remove(i, ctx.packets).expect("in the queue");
                 let size = ctx.packets[ack].size;
+                tin.packets -= 1;
                 self.packets -= 1;
                 self.bytes -= size as u64;
                 ctx.drop(ack, DropReason::Early, Stage::Enqueue);
                 if self.ingress {
-                    self.advance_shaper(size, ctx.now);
+                    self.advance_shaper(ti, size, ctx.now);
                 }
             }
         }
-        let f = &mut self.flows[idx as usize];
-        let b = &mut self.bulk;
-        let quantum = self.lists.quantum() / b.host_load(f);
-        self.lists.activate_with(idx, quantum.max(1));
+        let tin = &mut self.tins[ti];
+        let quantum = tin.lists.quantum() / tin.bulk.host_load(&tin.flows[idx as usize]);
+        tin.lists.activate_with(idx, quantum.max(1));
         let mut survived = true;
         while self.bytes > self.memlimit {
             let before = ctx.events.len();
@@ -435,51 +647,9 @@ impl Discipline for Cake {
         }
         self.throttled_until = None;
         loop {
-            let (flows, bulk) = (&mut self.flows, &mut self.bulk);
-            let quantum = self.lists.quantum();
-            let pick = self.lists.pick_next_with(|i| {
-                // The flow spent its deficit: with packets left it is bulk (Linux moves it
-                // from the sparse to the bulk set), and its new quantum is shared by its
-                // host's bulk flows.
-                let f = &mut flows[i as usize];
-                if !f.q.is_empty() {
-                    bulk.enter(f);
-                }
-                (quantum / bulk.host_load(f)).max(1)
-            })?;
-            let fi = pick.flow as usize;
-            loop {
-                let bulk = if self.ingress { self.bulk.flows } else { 0 };
-                let f = &mut self.flows[fi];
-                let Some(p) = f.q.pop_front(ctx.packets) else {
-                    f.cvars.queue_empty(&self.params, ctx.now);
-                    self.bulk.leave(f);
-                    self.lists.emptied(pick);
-                    break;
-                };
-                let size = ctx.packets[p].size;
-                self.packets -= 1;
-                self.bytes -= size as u64;
-                let last = f.q.is_empty();
-                let sojourn = ctx.now - ctx.packets[p].enqueued;
-                let verdict =
-                    f.cvars
-                        .should_drop(&self.params, p, sojourn, self.mtu_time, bulk, ctx);
-                let drop_reason = match verdict {
-                    CobaltVerdict::Drop(r) if !last => Some(r),
-                    _ => None, // a queue's last packet is never dropped
-                };
-                let Some(r) = drop_reason else {
-                    self.lists.charge(pick.flow, self.framing.adjusted(size));
-                    self.advance_shaper(size, ctx.now);
-                    return Some(p);
-                };
-                ctx.drop(p, r, Stage::Dequeue);
-                if self.ingress {
-                    self.lists.charge(pick.flow, self.framing.adjusted(size));
-                    self.advance_shaper(size, ctx.now);
-                    break; // choose the flow again (Linux `goto retry`)
-                }
+            let ti = self.choose_tin(ctx.now)?;
+            if let Some(p) = self.serve(ti, ctx) {
+                return Some(p);
             }
         }
     }
@@ -532,8 +702,10 @@ mod tests {
             hash: flow,
             ..Default::default()
         };
-        let h = q.hash.flow_hash(&pk, 1);
-        (0..8).find(|&i| q.hash.tag(i) == h).expect("tagged") as usize
+        let h = q.tins[0].hash.flow_hash(&pk, 1);
+        (0..8)
+            .find(|&i| q.tins[0].hash.tag(i) == h)
+            .expect("tagged") as usize
     }
 
     #[test]
@@ -577,10 +749,13 @@ mod tests {
         assert_eq!(h.dropped(), vec![(p0[0], DropReason::Overflow)]);
         assert_eq!(q.len_bytes(), 3800);
         let (f0, f1) = (queue_of(&q, 0), queue_of(&q, 1));
-        assert!(q.flows[f1].q.len() == 2 && h.packets[p].size == 400);
-        assert_eq!(q.flows[f0].cvars.p_drop, super::super::cobalt::P_INC);
-        assert!(q.flows[f0].cvars.dropping);
-        assert_eq!(q.flows[f1].cvars.p_drop, 0.0);
+        assert!(q.tins[0].flows[f1].q.len() == 2 && h.packets[p].size == 400);
+        assert_eq!(
+            q.tins[0].flows[f0].cvars.p_drop,
+            super::super::cobalt::P_INC
+        );
+        assert!(q.tins[0].flows[f0].cvars.dropping);
+        assert_eq!(q.tins[0].flows[f1].cvars.p_drop, 0.0);
     }
 
     /// Bytes sent by source host 1 and 2 over `n` dequeues: host 1 runs flows 0, 1, 2,
@@ -588,8 +763,13 @@ mod tests {
     fn host_shares(isolation: FlowMode, n: usize) -> (u64, u64) {
         let mut h = Harness::new();
         let mut q = Cake::new(Classifier::flow(16, 1), 1500);
-        q.hash = SetHash::new(isolation, 16);
-        q.bulk.mode = isolation;
+        q.configure(
+            Diffserv::Diffserv3,
+            isolation,
+            CobaltParams::new(),
+            1500,
+            None,
+        );
         for _ in 0..200 {
             for flow in 0..4u32 {
                 let p = h.packet(flow, 1500);
@@ -652,6 +832,95 @@ mod tests {
         assert_eq!(h.dropped(), vec![(acks[0], DropReason::Early)]);
         assert_eq!((q.len_packets(), q.len_bytes()), (2, 80));
         assert_eq!(q.dequeue(&mut h.ctx(3 * MS)), Some(acks[1]));
+    }
+
+    /// Shaped `diffserv3` at 8 Mbit/s (1 MB/s): tins best effort (1 MB/s), bulk
+    /// (62 500 B/s) and voice (250 000 B/s, 2 Mbit/s). Three best-effort and two EF
+    /// packets of 1000 B arrive at t = 0; each leaves 1 ms after the last (the global
+    /// shaper).
+    /// - t = 0: both tins' clocks are 0 (reset on arrival): both due, the last (voice)
+    ///   wins → v1. Voice clock: 0 is not before now, 0 < now + 4 ms → 4 ms.
+    /// - t = 1, 2, 3 ms: best effort is due (its clock 0 → 1 → 2 → 3 ms, advanced by 1 ms
+    ///   per packet from behind now), voice is not (due in 3, 2, 1 ms) → b1, b2, b3.
+    /// - t = 4 ms: voice due (0) and last → v2.
+    ///
+    /// Voice has priority up to its 2 Mbit/s threshold and no further.
+    #[test]
+    fn shaped_tins_give_voice_priority_up_to_its_threshold() {
+        let mut h = Harness::new();
+        let mut q = cake();
+        q.bandwidth = 8_000_000;
+        q.configure(
+            Diffserv::Diffserv3,
+            FlowMode::Flows,
+            CobaltParams::new(),
+            1500,
+            None,
+        );
+        let pkt = |h: &mut Harness, q: &mut Cake, flow: u32, dscp: u8| {
+            let p = h.packet(flow, 1000);
+            h.packets[p].dscp = dscp;
+            assert!(q.enqueue(p, &mut h.ctx(0)));
+            p
+        };
+        let b: Vec<_> = (0..3).map(|_| pkt(&mut h, &mut q, 1, 0)).collect();
+        let v: Vec<_> = (0..2).map(|_| pkt(&mut h, &mut q, 2, 46)).collect();
+        let order: Vec<_> = (0..5)
+            .map(|t| q.dequeue(&mut h.ctx(t * MS)).expect("due"))
+            .collect();
+        assert_eq!(order, vec![v[0], b[0], b[1], b[2], v[1]]);
+        assert_eq!(q.tins[2].time_next_packet, 8 * MS);
+        assert!(h.dropped().is_empty());
+    }
+
+    /// Unshaped `diffserv4`: the tins take turns by DRR on their `tin_quantum` (best
+    /// effort 1024, bulk 64). Both backlogged with 1000 B packets: best effort sends,
+    /// its deficit goes to 24 − 1000 and gets 1024 back on the next pass; bulk, after
+    /// one packet at −1000, needs 16 passes of +64 (→ 24) before it sends again. So 16
+    /// best-effort packets per bulk packet, bulk at dequeues 2, 19, 36, ...
+    #[test]
+    fn unshaped_tins_share_by_their_quantum() {
+        let mut h = Harness::new();
+        let mut q = cake();
+        q.configure(
+            Diffserv::Diffserv4,
+            FlowMode::Flows,
+            CobaltParams::new(),
+            1500,
+            None,
+        );
+        for _ in 0..120 {
+            for (flow, dscp) in [(1, 0), (2, 8)] {
+                let p = h.packet(flow, 1000);
+                h.packets[p].dscp = dscp; // DF → best effort (0), CS1 → bulk (1)
+                q.enqueue(p, &mut h.ctx(0));
+            }
+        }
+        let tins: Vec<u8> = (0..51)
+            .map(|_| {
+                let p = q.dequeue(&mut h.ctx(0)).expect("backlogged");
+                h.packets[p].dscp
+            })
+            .collect();
+        let bulk: Vec<_> = (0..51).filter(|&i| tins[i] == 8).collect();
+        assert_eq!(bulk, vec![1, 18, 35]);
+    }
+
+    #[test]
+    fn dscp_selects_the_tin_and_besteffort_has_one() {
+        let mut q = cake();
+        assert_eq!(
+            (q.tins.len(), q.tin_of(46), q.tin_of(8), q.tin_of(0)),
+            (3, 2, 1, 0)
+        );
+        q.configure(
+            Diffserv::Besteffort,
+            FlowMode::Triple,
+            CobaltParams::new(),
+            1500,
+            None,
+        );
+        assert_eq!((q.tins.len(), q.tin_of(46)), (1, 0));
     }
 
     #[test]

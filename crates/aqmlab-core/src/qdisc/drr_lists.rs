@@ -123,6 +123,12 @@ impl DrrLists {
         self.list[flow as usize] != List::None
     }
 
+    /// Whether any flow is on a list.
+    #[inline]
+    pub fn active(&self) -> bool {
+        !self.new_flows.is_empty() || !self.old_flows.is_empty()
+    }
+
     /// `flow` sent `bytes`.
     #[inline]
     pub fn charge(&mut self, flow: u32, bytes: u32) {

@@ -9,14 +9,17 @@
 //! - while the flag is set, **every departing packet** signals congestion (`action`);
 //! - the flag clears when the VQ drains to zero (checked on arrivals and departures).
 //!
-//! The real queue is a FIFO of `limit` (tail drop).
+//! The real queue is a FIFO of `limit` (tail drop). The virtual buffer is tied to it as in
+//! the paper and ns-2 (gk.cc lines 44–45 and 146: `ecnlim_ * qlim_`, `qlim_` being the
+//! queue's own `limit_`); there is no separate bound, so a long real buffer makes a long
+//! VQ and a late signal (docs/qdiscs/gk.md).
 //!
 //! Units. By default the VQ counts **bytes**: an arrival adds its size, the VQ drains at
 //! `κ·C/8` bytes/s and holds `κ·B` bytes (a packet limit counts `limit × MTU` bytes).
 //! ns-2 counts packets of `mean_pktsize_` (gk.cc lines 92–93 convert `C` to packets/s,
 //! line 142 adds one per arrival, line 146 compares with `ecnlim_·qlim_`), which equals
 //! bytes only when every packet has that size: with 1500-B TCP segments and ns-2's
-//! 1000-B default (ns-default.tcl line 267) the VQ is served 1.5× too fast, never
+//! 1000-B default (ns-default.tcl line 252 in Debian's 2.35 source) the VQ is served 1.5× too fast, never
 //! overflows, and GK is a plain FIFO. Setting `mean_pkt_size` selects ns-2's packet
 //! counting with that size.
 //!

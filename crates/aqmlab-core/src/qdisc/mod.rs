@@ -26,6 +26,7 @@ pub mod cake;
 pub mod cake_ack;
 pub mod cake_framing;
 pub mod cake_hash;
+pub mod cake_tins;
 pub mod child_stats;
 pub mod choke;
 pub mod classify;

@@ -11,10 +11,21 @@
 //! p     = 1 − phi^(−price)
 //! ```
 //!
-//! with `b` the queue length in packets at the update, `x` the packets that arrived
-//! during the interval (smoothed by the EWMA weight `inw`; 1 = the raw count) and `c`
-//! the packets the link can send in it (`rate·update/(8·mean_pktsize)`, the link's
-//! current rate). Each arrival is tail-dropped at `limit`, otherwise dropped — or, with
+//! with `b` the backlog at the update, `x` what arrived during the interval (smoothed by
+//! the EWMA weight `inw`; 1 = the raw count) and `c` what the link can send in it
+//! (`rate·update/(8·mean_pktsize)`, the link's current rate), all three in units of
+//! `mean_pktsize` bytes.
+//!
+//! Units. By default (`qib = true`, ns-2's `qib_` "queue in bytes" mode, rem.cc lines
+//! 163–166) `b` and `x` are bytes divided by `mean_pktsize`, so the rate mismatch
+//! `x − c` is right whatever the packets' sizes and `b_ref` is `b_ref × mean_pktsize`
+//! bytes; a packet's marking probability is `p·size/mean_pktsize` (lines 208–210,
+//! 259–261), as in RED's byte mode. With `qib = false` (ns-2's default `qib_ false`, ns-default.tcl line 249)
+//! `b` and `x` count packets while `c` still counts `mean_pktsize` packets: the same
+//! unit problem GK had — with 1500-B segments and the 1000-B default, a full link shows
+//! `x = c/1.5`, a rate mismatch of −c/3 that the backlog term must offset
+//! (`b = b_ref + (c − x)/α`, 28 packets instead of 20 at 10 Mbit/s), and with small
+//! packets the price grows without bound. Each arrival is tail-dropped at `limit`, otherwise dropped — or, with
 //! `ecn`, marked if ECN-capable, REM's intended use — with probability `p`.
 //!
 //! Parameter names are the paper's (γ, φ, α, b*); ns-2 calls them `gamma_`, `phi_`,
@@ -48,9 +59,12 @@ pub struct Rem {
     pub b_ref: f64,
     pub update: Nanos,
     pub mean_pktsize: u64,
+    /// ns-2 `qib_`: backlog and arrivals in bytes (over `mean_pktsize`), else packets.
+    pub qib: bool,
     pub ecn: bool,
     price: f64,
     prob: f64,
+    /// Arrivals this interval: bytes (`qib`) or packets.
     arrivals: u64,
     /// The smoothed arrival count x̄, packets per interval.
     arrivals_avg: f64,
@@ -97,7 +111,7 @@ pub const DOC: KindDoc = KindDoc {
             name: "b_ref",
             ty: "int",
             default: "20",
-            doc: "b*, target backlog in packets (ns-2 pbo_)",
+            doc: "b*, target backlog in packets of mean_pktsize (with qib, b_ref × mean_pktsize bytes) (ns-2 pbo_)",
         },
         ParamDoc {
             name: "update",
@@ -109,7 +123,13 @@ pub const DOC: KindDoc = KindDoc {
             name: "mean_pktsize",
             ty: "size",
             default: "1000B",
-            doc: "packet size converting the link rate to packets",
+            doc: "the unit of b, x and c: the link rate is converted to packets of this size (and, with qib, bytes too)",
+        },
+        ParamDoc {
+            name: "qib",
+            ty: "bool",
+            default: "true",
+            doc: "queue in bytes (ns-2 qib_): backlog and arrivals in bytes over mean_pktsize, right for any packet size; false = ns-2's default packet counting, right only if every packet is mean_pktsize",
         },
         ParamDoc {
             name: "ecn",
@@ -136,6 +156,7 @@ impl Rem {
             b_ref: 20.0,
             update: 2 * NS_PER_MS,
             mean_pktsize: 1000,
+            qib: true,
             ecn: false,
             price: 0.0,
             prob: 0.0,
@@ -160,6 +181,7 @@ impl Rem {
         if q.mean_pktsize == 0 {
             return Err(p.error("mean_pktsize", "\"0B\": expected a size greater than zero"));
         }
+        q.qib = p.bool_or("qib", q.qib)?;
         q.ecn = p.bool_or("ecn", false)?;
         q.next_update = q.update;
         Ok(q)
@@ -167,9 +189,17 @@ impl Rem {
 
     /// Eq. (1)–(2) with link capacity `rate_bps`.
     fn update_price(&mut self, rate_bps: u64) {
-        let c = rate_bps as f64 * self.update as f64 * 1e-9 / (8.0 * self.mean_pktsize as f64);
-        let b = self.queue.len() as f64;
-        self.arrivals_avg = (1.0 - self.inw) * self.arrivals_avg + self.inw * self.arrivals as f64;
+        let unit = self.mean_pktsize as f64;
+        let c = rate_bps as f64 * self.update as f64 * 1e-9 / (8.0 * unit);
+        let (b, x) = if self.qib {
+            (
+                self.queue.bytes() as f64 / unit,
+                self.arrivals as f64 / unit,
+            )
+        } else {
+            (self.queue.len() as f64, self.arrivals as f64)
+        };
+        self.arrivals_avg = (1.0 - self.inw) * self.arrivals_avg + self.inw * x;
         let x = self.arrivals_avg;
         self.price = (self.price + self.gamma * (self.alpha * (b - self.b_ref) + x - c)).max(0.0);
         self.prob = 1.0 - libm::pow(self.phi, -self.price);
@@ -185,13 +215,23 @@ impl Default for Rem {
 
 impl Discipline for Rem {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
-        self.arrivals += 1;
+        self.arrivals += if self.qib {
+            ctx.packets[p].size as u64
+        } else {
+            1
+        };
         if !self.queue.fits(self.limit, ctx.packets[p].size) {
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
             return false;
         }
+        // qib: a packet's probability scales with its size (rem.cc lines 208–210, 259–261).
+        let prob = if self.qib {
+            self.prob * ctx.packets[p].size as f64 / self.mean_pktsize as f64
+        } else {
+            self.prob
+        };
         if self.prob > 0.0
-            && ctx.rng.uniform() < self.prob
+            && ctx.rng.uniform() < prob
             && !mark_or_drop(self.ecn, p, ctx, Stage::Enqueue)
         {
             return false;
@@ -277,6 +317,26 @@ mod tests {
         let mut p = Params::new("q", &empty, &[]);
         let q = Rem::from_params(&mut p).unwrap();
         assert_eq!((q.alpha, q.inw), (0.1, 1.0));
+    }
+
+    /// A link exactly full of 1500-B packets: 6 Mbit/s, 2 ms, `mean_pktsize` 1000 B →
+    /// c = 6e6·0.002/8000 = 1.5 units per interval; one 1500-B arrival, still queued at
+    /// the update. γ = 1, φ = 2, α = 0.1, b* = 0.
+    /// - qib (bytes): x = 1500/1000 = 1.5 = c, b = 1.5 → price = 0.1·1.5 + 0 = 0.15.
+    /// - packets (ns-2's default): x = 1, b = 1 → 0.1·1 + 1 − 1.5 = −0.4 → 0: the full
+    ///   link looks a third idle.
+    #[test]
+    fn qib_counts_bytes_so_a_full_link_of_big_packets_is_full() {
+        for (qib, price) in [(true, 0.15), (false, 0.0)] {
+            let mut h = Harness::new();
+            h.rate_bps = 6_000_000;
+            let mut q = Rem::new();
+            (q.gamma, q.phi, q.b_ref, q.qib) = (1.0, 2.0, 0.0, qib);
+            let p = h.packet(1, 1500);
+            assert!(q.enqueue(p, &mut h.ctx(0)));
+            q.on_timer(&mut h.ctx(2 * MS));
+            assert!((q.price - price).abs() < 1e-12, "qib {qib}: {}", q.price);
+        }
     }
 
     /// inw = 0.5, γ = 1, φ = 2, α = 0.1, b* = 0, c = 1 packet per interval:
