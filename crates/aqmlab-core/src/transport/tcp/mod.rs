@@ -66,7 +66,7 @@ mod tests;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
-use cc::CcKind;
+use cc::CcSpec;
 use rtt::RtoStyle;
 
 /// IPv4 + TCP header bytes without options.
@@ -111,7 +111,7 @@ impl Segment {
 /// Connection parameters (both endpoints).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
-    pub cc: CcKind,
+    pub cc: CcSpec,
     /// Maximum segment size (payload bytes).
     pub mss: u32,
     /// Initial window in segments.
@@ -251,7 +251,7 @@ impl TcpProfile {
     /// The profile's defaults (every field overridable afterwards).
     pub fn config(self) -> TcpConfig {
         let linux = TcpConfig {
-            cc: CcKind::NewReno,
+            cc: CcSpec::NEWRENO,
             mss: 1448,
             iw: 10,
             sack: true,

@@ -48,7 +48,7 @@
 //! - Pacing (`pacing`; BBR and Prague always): Linux's earliest-departure-time model.
 //!   Every transmission moves `next_send` to max(next_send, now) + wire size / rate;
 //!   `transmit` stops at the gate and `pace_at` asks for one wake-up when it opens.
-//! - Controllers that set cwnd themselves (`AnyCc::controls_cwnd`, BBR: Linux
+//! - Controllers that set cwnd themselves (`Caps::controls_cwnd`, BBR: Linux
 //!   `cong_control`) get a delivery-rate sample (`rate.rs`) on every ACK after loss
 //!   detection; the connection then leaves cwnd alone in recovery (no PRR, no
 //!   ssthresh window), and skips restart after idle, window validation and the TLP
@@ -58,8 +58,10 @@
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
-use super::cc::bbr::{CaState, RateSample};
-use super::cc::{AckSample, AnyCc, CcKind, Window};
+use super::cc::{
+    AckSample, AnyCc, CaState, Caps, Cause, CongestionEvent, Established, Pacing, RateSample,
+    RtoEvent, TxStart, Window,
+};
 use super::rack::{self, Rack};
 use super::rate::{RateSampler, TxRate};
 use super::rtt::RttEstimator;
@@ -121,6 +123,8 @@ pub struct TcpSender {
     pub state: SenderState,
     pub recovery: Recovery,
     pub cc: AnyCc,
+    /// What the connection does for its controller (`cc::Caps`).
+    pub caps: Caps,
     pub w: Window,
     pub rtt: RttEstimator,
     /// Oldest unacknowledged byte.
@@ -223,9 +227,10 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(cfg: TcpConfig) -> TcpSender {
+        let caps = cfg.cc.caps();
         let recovery = if cfg.sack {
             Recovery::Sack
-        } else if cfg.cc == CcKind::Reno {
+        } else if caps.reno_recovery {
             Recovery::Reno
         } else {
             Recovery::NewReno
@@ -235,7 +240,8 @@ impl TcpSender {
             cfg,
             state: SenderState::Closed,
             recovery,
-            cc: AnyCc::new(&cfg),
+            cc: cfg.cc.build(&cfg),
+            caps,
             w: Window {
                 cwnd: cfg.iw as u64 * mss,
                 ssthresh: u64::MAX,
@@ -287,7 +293,7 @@ impl TcpSender {
             rtx_order: VecDeque::new(),
             sack_cache: [(0, 0); crate::net::packet::MAX_SACK_BLOCKS],
             sack_cache_len: 0,
-            rate_on: cfg.cc == CcKind::Bbr,
+            rate_on: caps.rate_samples,
             rate: RateSampler::default(),
             tx_rate: VecDeque::new(),
             lost_total: 0,
@@ -307,9 +313,7 @@ impl TcpSender {
         self.state = SenderState::SynSent;
         self.opened_at = now;
         self.cap_start = now;
-        if let AnyCc::Bbr(b) = &mut self.cc {
-            b.seed(now);
-        }
+        self.cc.on_open(now);
         self.send_syn(now, out);
     }
 
@@ -654,13 +658,12 @@ impl TcpSender {
             if self.snd_nxt == self.snd_una {
                 self.restart_after_idle(now);
                 // Linux `CA_EVENT_TX_START` (first data with nothing in flight).
-                if let Some(last) = self.last_send {
-                    self.cc.on_tx_start(now, now - last);
-                }
-                let app_limited = self.rate.app_limited != 0;
-                if let AnyCc::Bbr(b) = &mut self.cc {
-                    b.on_tx_start(app_limited, now, &mut self.w);
-                }
+                let e = TxStart {
+                    now,
+                    idle: self.last_send.map(|last| now - last),
+                    app_limited: self.rate.app_limited != 0,
+                };
+                self.cc.on_tx_start(&mut self.w, &e);
             }
             self.last_send = Some(now);
             let start = self.snd_nxt;
@@ -687,7 +690,7 @@ impl TcpSender {
         let Some(last) = self.last_send else {
             return;
         };
-        if self.cc.controls_cwnd() {
+        if self.caps.controls_cwnd {
             return; // Linux skips it for `cong_control` (BBR)
         }
         let idle = now - last;
@@ -755,7 +758,7 @@ impl TcpSender {
     /// application-limited sending, cwnd moves halfway down to what was used.
     fn cwnd_application_limited(&mut self, now: Nanos) {
         let open = !self.in_recovery && self.recover.is_none_or(|r| self.snd_una >= r);
-        if open && !self.cc.controls_cwnd() {
+        if open && !self.caps.controls_cwnd {
             let used = self.cwnd_used.max(self.cfg.iw as u64 * self.w.mss);
             if used < self.w.cwnd {
                 self.w.ssthresh = self.current_ssthresh();
@@ -797,12 +800,8 @@ impl TcpSender {
                     self.peer_wnd = h.window as u64;
                     self.rto_at = None;
                     let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
-                    if let AnyCc::Bbr(b) = &mut self.cc {
-                        b.init(&self.w, now, srtt);
-                        self.pacing_rate = b.pacing_rate;
-                    } else if self.cfg.pacing {
-                        self.update_pacing_rate();
-                    }
+                    self.cc.on_established(&self.w, &Established { now, srtt });
+                    self.set_pacing_rate();
                     let before = out.len();
                     self.transmit(now, out, st);
                     if out.len() == before {
@@ -869,13 +868,12 @@ impl TcpSender {
         }
         if self.rate_on {
             self.controller_ack(now, prior_in_flight, self.lost_total - lost_before);
-        } else if self.cfg.pacing {
-            self.update_pacing_rate();
         }
+        self.set_pacing_rate();
         if self.in_recovery
             && self.recovery == Recovery::Sack
             && self.cfg.prr
-            && !self.cc.controls_cwnd()
+            && !self.caps.controls_cwnd
         {
             let delivered =
                 (self.snd_una - una_before + self.sacked_bytes).saturating_sub(sacked_before);
@@ -994,7 +992,7 @@ impl TcpSender {
         };
         self.cc.observe(&sample);
         self.cc.pkts_acked(&mut self.w, &sample);
-        let own_cwnd = self.cc.controls_cwnd();
+        let own_cwnd = self.caps.controls_cwnd;
         if self.in_recovery {
             if !partial {
                 // Full ACK: leave recovery (BBR restores its own cwnd).
@@ -1056,7 +1054,14 @@ impl TcpSender {
         } else if ece && self.snd_una > self.ecn_recover {
             // RFC 3168 §6.1.2: at most one reduction per window of data.
             let flight = self.loss_base(self.snd_nxt - self.snd_una + acked);
-            self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, true);
+            self.w.ssthresh = self.cc.on_congestion(
+                &self.w,
+                &CongestionEvent {
+                    now,
+                    flight,
+                    cause: Cause::Ecn,
+                },
+            );
             if !own_cwnd {
                 self.w.cwnd = self.w.ssthresh;
             }
@@ -1094,7 +1099,14 @@ impl TcpSender {
         // With `ssthresh_from_pipe` this is the pipe with the head already marked lost,
         // as ns-3 marks it before calling `BytesInFlight()`.
         let flight = self.loss_base(self.snd_nxt - self.snd_una);
-        self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+        self.w.ssthresh = self.cc.on_congestion(
+            &self.w,
+            &CongestionEvent {
+                now,
+                flight,
+                cause: Cause::Loss,
+            },
+        );
         self.recover = Some(self.snd_nxt);
         self.ecn_recover = self.snd_nxt;
         self.in_recovery = true;
@@ -1113,7 +1125,7 @@ impl TcpSender {
         // Fast retransmit regardless of the window (RFC 5681 §3.2 step 2, RFC 6675 4.3).
         // With PRR the retransmission is the first segment of this ACK's sndcnt, which
         // is at least one segment (Linux `tcp_cwnd_reduction`), sent by `transmit`.
-        let prr = self.cfg.prr && self.recovery == Recovery::Sack && !self.cc.controls_cwnd();
+        let prr = self.cfg.prr && self.recovery == Recovery::Sack && !self.caps.controls_cwnd;
         if let (false, Some(0)) = (prr, self.next_lost()) {
             self.retransmit(now, 0, out, st);
         }
@@ -1122,7 +1134,7 @@ impl TcpSender {
         self.high_rxt = head_end;
         self.rescue_rxt = head_end;
         self.w.cwnd = match self.recovery {
-            _ if self.cc.controls_cwnd() => self.w.cwnd,
+            _ if self.caps.controls_cwnd => self.w.cwnd,
             Recovery::Sack => self.w.ssthresh,
             _ => self.w.ssthresh + 3 * self.w.mss,
         };
@@ -1293,11 +1305,18 @@ impl TcpSender {
             self.tlp_end = None;
         } else if self.snd_una > end {
             self.tlp_end = None;
-            if self.cc.controls_cwnd() {
+            if self.caps.controls_cwnd {
                 return;
             }
             let flight = self.loss_base(self.snd_nxt - self.snd_una);
-            self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+            self.w.ssthresh = self.cc.on_congestion(
+                &self.w,
+                &CongestionEvent {
+                    now,
+                    flight,
+                    cause: Cause::Loss,
+                },
+            );
             self.w.cwnd = self.w.ssthresh;
         }
     }
@@ -1330,29 +1349,33 @@ impl TcpSender {
             },
             edt: self.next_send.max(now),
         };
-        let iw = self.cfg.iw as u64;
-        if let AnyCc::Bbr(b) = &mut self.cc {
-            if b.on_ack(&mut self.w, &rs, iw) {
-                // PROBE_RTT: its low-rate samples must not lower the estimate.
-                self.rate.mark_app_limited(in_flight);
-            }
-            self.pacing_rate = b.pacing_rate;
+        if self.cc.on_rate_sample(&mut self.w, &rs) {
+            // PROBE_RTT: its low-rate samples must not lower the estimate.
+            self.rate.mark_app_limited(in_flight);
+        }
+    }
+
+    /// The pacing rate after an ACK or the handshake: the controller's own
+    /// (`Pacing::Own`), else Linux `tcp_update_pacing_rate` when pacing.
+    fn set_pacing_rate(&mut self) {
+        if self.caps.pacing == Pacing::Own {
+            self.pacing_rate = self.cc.pacing_rate();
+        } else if self.cfg.pacing {
+            self.update_pacing_rate();
         }
     }
 
     /// Linux `tcp_update_pacing_rate` for controllers without their own rate:
     /// max(cwnd, outstanding) / SRTT × 200 % while cwnd < ssthresh/2, else × 120 %
-    /// (Prague: × 100 %).
+    /// (the controller's `Caps::pacing_ca_percent`; Prague: × 100 %).
     fn update_pacing_rate(&mut self) {
         if !self.rtt.has_sample || self.rtt.srtt == 0 {
             return;
         }
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+        let ratio: u128 = if self.w.cwnd < self.w.ssthresh / 2 {
             200
-        } else if self.cfg.cc == CcKind::Prague {
-            100 // `prague_update_pacing_rate`
         } else {
-            120
+            self.caps.pacing_ca_percent as u128
         };
         let wnd = self
             .cc
@@ -1581,7 +1604,7 @@ impl TcpSender {
                 && self.may_enter_recovery()
             {
                 self.enter_recovery(now, out, st);
-                if self.recovery == Recovery::Sack && self.cfg.prr && !self.cc.controls_cwnd() {
+                if self.recovery == Recovery::Sack && self.cfg.prr && !self.caps.controls_cwnd {
                     self.prr_ack(0);
                 }
             }
@@ -1637,10 +1660,23 @@ impl TcpSender {
                     self.rto_streak == 0 && !self.in_recovery
                 };
                 if cut {
-                    self.w.ssthresh = self.cc.ssthresh(&self.w, flight, now, false);
+                    self.w.ssthresh = self.cc.on_congestion(
+                        &self.w,
+                        &CongestionEvent {
+                            now,
+                            flight,
+                            cause: Cause::Rto,
+                        },
+                    );
                 }
                 self.rto_streak += 1;
-                self.cc.on_rto(&self.w, now, self.snd_nxt);
+                self.cc.on_rto(
+                    &self.w,
+                    &RtoEvent {
+                        now,
+                        snd_nxt: self.snd_nxt,
+                    },
+                );
                 self.w.cwnd = self.w.mss; // RFC 5681 loss window
                 self.rtt.backoff();
                 self.in_recovery = false;

@@ -18,7 +18,11 @@
 //! ssthresh and keeps `dwnd`; we follow the paper.
 
 use super::{slow_start, AckSample, Window};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered, RtoEvent};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, Params};
 use crate::sim::time::Nanos;
+use crate::transport::tcp::TcpConfig;
 
 pub const ALPHA: f64 = 0.125;
 pub const BETA: f64 = 0.5;
@@ -113,6 +117,58 @@ impl Compound {
 
     pub fn on_rto(&mut self) {
         self.dwnd = 0.0;
+    }
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "compound",
+        summary: "Compound TCP: Reno window plus a delay-based window dwnd",
+        source: "Tan, Song, Zhang, Sridharan, INFOCOM 2006; Linux port tcp_compound.c (Castellani, Hemminger, Andrew)",
+        params: &[],
+    },
+    aliases: &[],
+    parse,
+};
+
+fn parse(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Compound(()))
+}
+
+impl Registered for Compound {
+    type Params = ();
+
+    fn build(_: &(), _: &TcpConfig) -> AnyCc {
+        Compound::default().into()
+    }
+}
+
+impl Controller for Compound {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        Compound::observe(self, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        Compound::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.flight)
+    }
+
+    fn on_rto(&mut self, _: &Window, _: &RtoEvent) {
+        Compound::on_rto(self)
+    }
+
+    #[inline]
+    fn send_window(&self, w: &Window) -> u64 {
+        w.cwnd + self.dwnd_bytes(w)
+    }
+
+    fn extra(&self) -> f64 {
+        self.dwnd
     }
 }
 

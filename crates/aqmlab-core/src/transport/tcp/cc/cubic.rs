@@ -55,8 +55,14 @@
 //! Linux, with its own attributes for the constants; where the two differ we follow
 //! current Linux (delay threshold `delay_min/8`, the test from the 9th sample on).
 
+use super::cubic_linux::CubicLinux;
+use super::cubic_ns3::CubicNs3;
 use super::{slow_start, AckSample, Window};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered, RtoEvent, TxStart};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+use crate::transport::tcp::TcpConfig;
 
 pub const C: f64 = 0.4;
 pub const BETA: f64 = 0.7;
@@ -290,6 +296,75 @@ impl Cubic {
         if let Some(hs) = &mut self.hystart {
             *hs = HyStart::default();
             hs.reset_round(now, snd_nxt);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicParams {
+    pub hystart: bool,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "cubic",
+        summary: "CUBIC: cubic window growth from the last maximum; RFC 9438 (rfc), Linux tcp_cubic.c (linux), ns-3.44 TcpCubic (ns3)",
+        source: "RFC 9438; Linux net/ipv4/tcp_cubic.c (cubic_linux.rs); ns-3.44 tcp-cubic.cc (cubic_ns3.rs)",
+        params: &[param(
+            "hystart",
+            "bool",
+            "true",
+            "HyStart slow-start exit (ACK train + delay increase, as Linux); flat alias `hystart`",
+        )],
+    },
+    aliases: &[("hystart", "hystart")],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Cubic(CubicParams {
+        hystart: p.bool_or("hystart", true)?,
+    }))
+}
+
+impl Registered for Cubic {
+    type Params = CubicParams;
+
+    /// `ns3_cubic`: ns-3's `TcpCubic` (`cubic_ns3.rs`); `linux_cubic`: Linux's
+    /// `tcp_cubic.c` (`cubic_linux.rs`); otherwise RFC 9438.
+    fn build(p: &CubicParams, cfg: &TcpConfig) -> AnyCc {
+        if cfg.ns3_cubic {
+            CubicNs3::new(p.hystart).into()
+        } else if cfg.linux_cubic {
+            CubicLinux::new(p.hystart).into()
+        } else {
+            Cubic::new(p.hystart).into()
+        }
+    }
+}
+
+impl Controller for Cubic {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        Cubic::observe(self, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        Cubic::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.now)
+    }
+
+    fn on_rto(&mut self, w: &Window, e: &RtoEvent) {
+        Cubic::on_rto(self, w, e.now, e.snd_nxt)
+    }
+
+    fn on_tx_start(&mut self, _: &mut Window, e: &TxStart) {
+        if let Some(idle) = e.idle {
+            Cubic::on_tx_start(self, e.now, idle)
         }
     }
 }

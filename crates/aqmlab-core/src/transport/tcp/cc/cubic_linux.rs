@@ -42,6 +42,7 @@ use super::cubic::{HyStart, HyStartExit, HYSTART_LOW_WINDOW};
 use super::{
     linux_cong_avoid_ai, linux_slow_start, linux_ssthresh_segs, segments, AckSample, Window,
 };
+use super::{CongestionEvent, Controller, RtoEvent, TxStart};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 
 /// Jiffies per second (`CONFIG_HZ`).
@@ -296,6 +297,33 @@ fn ack_delay(w: &Window, srtt: Nanos) -> Nanos {
     // 4·gso / (2·cwnd/srtt) = 2·gso·srtt / cwnd.
     let d = (2 * GSO_MAX_SIZE as u128 * srtt as u128 / w.cwnd.max(1) as u128) as u64;
     d.min(NS_PER_MS)
+}
+
+/// Built by `cc = "cubic"` with `linux_cubic` (`cubic::KIND`).
+impl Controller for CubicLinux {
+    #[inline]
+    fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
+        CubicLinux::pkts_acked(self, w, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        CubicLinux::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {
+        self.ssthresh(w)
+    }
+
+    fn on_rto(&mut self, _: &Window, e: &RtoEvent) {
+        CubicLinux::on_rto(self, e.now, e.snd_nxt)
+    }
+
+    fn on_tx_start(&mut self, _: &mut Window, e: &TxStart) {
+        if let Some(idle) = e.idle {
+            CubicLinux::on_tx_start(self, e.now, idle)
+        }
+    }
 }
 
 #[cfg(test)]

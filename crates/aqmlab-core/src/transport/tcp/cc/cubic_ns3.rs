@@ -44,6 +44,7 @@
 //! segment on duplicate ACKs (no effect on `delayMin` unless SRTT changed).
 
 use super::{AckSample, Window};
+use super::{CongestionEvent, Controller, RtoEvent};
 use crate::sim::time::{Nanos, NS_PER_MS};
 
 const C: f64 = 0.4;
@@ -237,6 +238,27 @@ impl CubicNs3 {
         self.delay_min = None;
         self.found = false;
         self.hystart_reset(now, snd_nxt);
+    }
+}
+
+/// Built by `cc = "cubic"` with `ns3_cubic` (`cubic::KIND`).
+impl Controller for CubicNs3 {
+    #[inline]
+    fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
+        CubicNs3::pkts_acked(self, w, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        CubicNs3::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {
+        self.ssthresh(w)
+    }
+
+    fn on_rto(&mut self, _: &Window, e: &RtoEvent) {
+        CubicNs3::on_rto(self, e.now, e.snd_nxt)
     }
 }
 

@@ -12,6 +12,10 @@
 //! - Window growth is Reno's.
 
 use super::{alpha_ssthresh, reno_growth, AckSample, Window};
+use super::{AnyCc, Caps, CcParams, CongestionEvent, Controller, EcnMode, Kind, Registered};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
+use crate::transport::tcp::TcpConfig;
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -60,6 +64,69 @@ impl Dctcp {
     pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
         self.acc = 0;
         alpha_ssthresh(w, self.alpha, ecn)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DctcpParams {
+    pub g: f64,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "dctcp",
+        summary:
+            "DCTCP: cuts cwnd by α/2, α the EWMA of the marked fraction; per-packet CE echo, ECN on",
+        source: "RFC 8257; Linux net/ipv4/tcp_dctcp.c",
+        params: &[param(
+            "g",
+            "float",
+            "0.0625",
+            "EWMA gain g; flat alias `dctcp_g`",
+        )],
+    },
+    aliases: &[("g", "dctcp_g")],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Dctcp(DctcpParams {
+        g: p.f64_or("g", 1.0 / 16.0, 1e-6, 1.0)?,
+    }))
+}
+
+impl Registered for Dctcp {
+    type Params = DctcpParams;
+
+    fn build(p: &DctcpParams, _: &TcpConfig) -> AnyCc {
+        Dctcp::new(p.g).into()
+    }
+
+    fn caps(_: &DctcpParams) -> Caps {
+        Caps {
+            ecn: EcnMode::Accurate,
+            ..Caps::WINDOW
+        }
+    }
+}
+
+impl Controller for Dctcp {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        Dctcp::observe(self, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        Dctcp::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.is_ecn())
+    }
+
+    fn extra(&self) -> f64 {
+        self.alpha
     }
 }
 

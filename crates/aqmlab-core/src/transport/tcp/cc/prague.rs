@@ -23,6 +23,12 @@
 //!   fallback detection (off by default in Linux too), the TSO burst limit.
 
 use super::{alpha_ssthresh, reno_growth, AckSample, Window};
+use super::{
+    AnyCc, Caps, CcParams, CongestionEvent, Controller, EcnMode, Kind, Pacing, Registered,
+};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, Params};
+use crate::transport::tcp::TcpConfig;
 
 /// EWMA gain g = 1/2⁴.
 pub const G: f64 = 1.0 / 16.0;
@@ -82,6 +88,60 @@ impl Prague {
     pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
         self.acc = 0;
         alpha_ssthresh(w, self.alpha, ecn)
+    }
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "prague",
+        summary: "TCP Prague (L4S): ECT(1), DCTCP-style α per round, paced (pacing = false turns pacing off)",
+        source: "Linux net/ipv4/tcp_prague.c (L4S team, v0.6); RFC 9331 §4.3; draft-briscoe-iccrg-prague-congestion-control",
+        params: &[],
+    },
+    aliases: &[],
+    parse,
+};
+
+fn parse(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Prague(()))
+}
+
+impl Registered for Prague {
+    type Params = ();
+
+    fn build(_: &(), _: &TcpConfig) -> AnyCc {
+        Prague::default().into()
+    }
+
+    /// ECT(1) and accurate echo; paced by default at 100 % of cwnd/SRTT in congestion
+    /// avoidance (`prague_update_pacing_rate`).
+    fn caps(_: &()) -> Caps {
+        Caps {
+            ecn: EcnMode::L4s,
+            pacing: Pacing::Default,
+            pacing_ca_percent: 100,
+            ..Caps::WINDOW
+        }
+    }
+}
+
+impl Controller for Prague {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        Prague::observe(self, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        Prague::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.is_ecn())
+    }
+
+    fn extra(&self) -> f64 {
+        self.alpha
     }
 }
 

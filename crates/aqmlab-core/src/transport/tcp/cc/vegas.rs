@@ -11,7 +11,11 @@
 //! - Loss: Reno (`ssthresh = max(FlightSize/2, 2·SMSS)`).
 
 use super::{half_flight, reno_avoidance, slow_start, AckSample, Window};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered, RtoEvent};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
 use crate::sim::time::Nanos;
+use crate::transport::tcp::TcpConfig;
 
 #[derive(Clone, Debug)]
 pub struct Vegas {
@@ -97,6 +101,86 @@ impl Vegas {
         self.round_end = 0;
         self.min_rtt_round = Nanos::MAX;
         self.samples_round = 0;
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VegasParams {
+    pub alpha: u32,
+    pub beta: u32,
+    pub gamma: u32,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "vegas",
+        summary:
+            "Vegas: keeps between alpha and beta packets queued, from the RTT above the base RTT",
+        source: "Brakmo, Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
+        params: &[
+            param(
+                "alpha",
+                "int",
+                "2",
+                "alpha, packets; flat alias `vegas_alpha`",
+            ),
+            param(
+                "beta",
+                "int",
+                "4",
+                "beta, packets (at least alpha); flat alias `vegas_beta`",
+            ),
+            param(
+                "gamma",
+                "int",
+                "1",
+                "gamma (slow-start exit), packets; flat alias `vegas_gamma`",
+            ),
+        ],
+    },
+    aliases: &[
+        ("alpha", "vegas_alpha"),
+        ("beta", "vegas_beta"),
+        ("gamma", "vegas_gamma"),
+    ],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    let alpha = p.u64_or("alpha", 2, 0, 1000)? as u32;
+    let beta = p.u64_or("beta", 4, 0, 1000)? as u32;
+    let gamma = p.u64_or("gamma", 1, 0, 1000)? as u32;
+    if beta < alpha {
+        return Err(p.error("beta", format!("{beta}: must be at least alpha ({alpha})")));
+    }
+    Ok(CcParams::Vegas(VegasParams { alpha, beta, gamma }))
+}
+
+impl Registered for Vegas {
+    type Params = VegasParams;
+
+    fn build(p: &VegasParams, _: &TcpConfig) -> AnyCc {
+        Vegas::new(p.alpha, p.beta, p.gamma).into()
+    }
+}
+
+impl Controller for Vegas {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        Vegas::observe(self, a)
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        Vegas::on_ack(self, w, a)
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.flight)
+    }
+
+    fn on_rto(&mut self, _: &Window, _: &RtoEvent) {
+        Vegas::on_rto(self)
     }
 }
 
