@@ -30,7 +30,7 @@ from . import _core
 from .errors import ScenarioError, SimulationError
 from .results import check_run_out
 from .runner import DelayedProgress, run as run_scenario
-from .scenario import qdisc_docs, traffic_docs, validate as validate_scenario
+from .scenario import cc_docs, qdisc_docs, traffic_docs, validate as validate_scenario
 
 def _flags_without_type() -> None:
     """Show boolean flags as ``--json``, not ``--json <bool>``: a flag takes no value.
@@ -772,6 +772,20 @@ def traffic(
         if not docs:
             fail(ScenarioError("kind", f'"{name}": unknown traffic kind; known: {", ".join(d["kind"] for d in traffic_docs())}'))
     print_kind_docs(docs, json_out, with_source=False)
+
+
+@app.command()
+def ccs(
+    name: Annotated[Optional[str], typer.Argument(help="Show one congestion control.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List TCP congestion controls (`cc = ...` of tcp traffic) with their parameters."""
+    docs = cc_docs()
+    if name is not None:
+        docs = [d for d in docs if d["kind"] == name]
+        if not docs:
+            fail(ScenarioError("cc", f'"{name}": unknown congestion control; known: {", ".join(d["kind"] for d in cc_docs())}'))
+    print_kind_docs(docs, json_out, with_source=True)
 
 
 def print_kind_docs(docs: list[dict], json_out: bool, with_source: bool) -> None:

@@ -47,6 +47,9 @@ pub mod prague;
 pub mod reno;
 pub mod vegas;
 
+#[cfg(test)]
+mod tests;
+
 pub use super::rate::{CaState, RateSample};
 use super::TcpConfig;
 use crate::scenario::error::{Result, ScenarioError};
