@@ -59,34 +59,6 @@ impl Compound {
         (self.dwnd * w.mss as f64) as u64
     }
 
-    /// RTT bookkeeping on every ACK (also during recovery).
-    pub fn observe(&mut self, a: &AckSample) {
-        if let Some(r) = a.rtt {
-            self.base_rtt = self.base_rtt.min(r);
-            self.min_rtt_round = self.min_rtt_round.min(r);
-            self.samples_round += 1;
-        }
-    }
-
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        let mut acked = a.acked;
-        if w.in_slow_start() {
-            self.dwnd = 0.0;
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                self.end_round_if_due(w, a, false);
-                return;
-            }
-        }
-        let win = w.cwnd + self.dwnd_bytes(w);
-        self.acc += acked;
-        if self.acc >= win {
-            self.acc -= win;
-            w.cwnd += w.mss;
-        }
-        self.end_round_if_due(w, a, true);
-    }
-
     fn end_round_if_due(&mut self, w: &Window, a: &AckSample, avoid: bool) {
         if a.snd_una < self.round_end {
             return;
@@ -144,14 +116,34 @@ impl Registered for Compound {
 }
 
 impl Controller for Compound {
+    /// RTT bookkeeping on every ACK (also during recovery).
     #[inline]
     fn observe(&mut self, a: &AckSample) {
-        Compound::observe(self, a)
+        if let Some(r) = a.rtt {
+            self.base_rtt = self.base_rtt.min(r);
+            self.min_rtt_round = self.min_rtt_round.min(r);
+            self.samples_round += 1;
+        }
     }
 
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Compound::on_ack(self, w, a)
+        let mut acked = a.acked;
+        if w.in_slow_start() {
+            self.dwnd = 0.0;
+            acked = slow_start(w, acked);
+            if acked == 0 {
+                self.end_round_if_due(w, a, false);
+                return;
+            }
+        }
+        let win = w.cwnd + self.dwnd_bytes(w);
+        self.acc += acked;
+        if self.acc >= win {
+            self.acc -= win;
+            w.cwnd += w.mss;
+        }
+        self.end_round_if_due(w, a, true);
     }
 
     fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {

@@ -177,22 +177,6 @@ impl Cubic {
         }
     }
 
-    /// Every ACK of new data, in or out of recovery (Linux `cubictcp_acked`): the
-    /// minimum delay HyStart compares against.
-    pub fn observe(&mut self, a: &AckSample) {
-        let (Some(hs), Some(rtt)) = (&mut self.hystart, a.rtt) else {
-            return;
-        };
-        // Discard delay samples right after fast recovery.
-        if self.epoch_start.is_some_and(|t| a.now - t < NS_PER_S) {
-            return;
-        }
-        let delay = rtt.max(1);
-        if hs.delay_min == 0 || hs.delay_min > delay {
-            hs.delay_min = delay;
-        }
-    }
-
     /// HyStart on an ACK in slow start: may set ssthresh = cwnd.
     fn hystart(&mut self, w: &mut Window, a: &AckSample) {
         let Some(hs) = &mut self.hystart else {
@@ -218,54 +202,6 @@ impl Cubic {
     pub fn w_cubic(&self, t: f64) -> f64 {
         let d = t - self.k;
         C * d * d * d + self.w_max
-    }
-
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        self.hystart(w, a);
-        let mut acked = a.acked;
-        if w.in_slow_start() {
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let mss = w.mss as f64;
-        if (self.cwnd_f - w.cwnd as f64).abs() >= 1.0 {
-            self.cwnd_f = w.cwnd as f64;
-        }
-        let cwnd = self.cwnd_f / mss;
-        let epoch = match self.epoch_start {
-            Some(t) => t,
-            None => {
-                self.epoch_start = Some(a.now);
-                self.cwnd_epoch = cwnd;
-                if cwnd < self.w_max {
-                    self.k = libm::cbrt((self.w_max - cwnd) / C);
-                } else {
-                    self.k = 0.0;
-                    self.w_max = cwnd;
-                }
-                self.w_est = cwnd;
-                a.now
-            }
-        };
-        let segs = acked as f64 / mss;
-        let t = (a.now - epoch) as f64 * 1e-9;
-        let rtt = a.srtt as f64 * 1e-9;
-        let alpha = if self.w_est >= self.cwnd_prior {
-            1.0
-        } else {
-            3.0 * (1.0 - BETA) / (1.0 + BETA)
-        };
-        self.w_est += alpha * segs / cwnd;
-        let new = if self.w_cubic(t) < self.w_est {
-            self.w_est
-        } else {
-            let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
-            cwnd + (target - cwnd) / cwnd * segs
-        };
-        self.cwnd_f = new.max(cwnd) * mss;
-        w.cwnd = self.cwnd_f as u64;
     }
 
     pub fn ssthresh(&mut self, w: &Window, _now: Nanos) -> u64 {
@@ -344,14 +280,70 @@ impl Registered for Cubic {
 }
 
 impl Controller for Cubic {
+    /// Every ACK of new data, in or out of recovery (Linux `cubictcp_acked`): the
+    /// minimum delay HyStart compares against.
     #[inline]
     fn observe(&mut self, a: &AckSample) {
-        Cubic::observe(self, a)
+        let (Some(hs), Some(rtt)) = (&mut self.hystart, a.rtt) else {
+            return;
+        };
+        // Discard delay samples right after fast recovery.
+        if self.epoch_start.is_some_and(|t| a.now - t < NS_PER_S) {
+            return;
+        }
+        let delay = rtt.max(1);
+        if hs.delay_min == 0 || hs.delay_min > delay {
+            hs.delay_min = delay;
+        }
     }
 
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Cubic::on_ack(self, w, a)
+        self.hystart(w, a);
+        let mut acked = a.acked;
+        if w.in_slow_start() {
+            acked = slow_start(w, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let mss = w.mss as f64;
+        if (self.cwnd_f - w.cwnd as f64).abs() >= 1.0 {
+            self.cwnd_f = w.cwnd as f64;
+        }
+        let cwnd = self.cwnd_f / mss;
+        let epoch = match self.epoch_start {
+            Some(t) => t,
+            None => {
+                self.epoch_start = Some(a.now);
+                self.cwnd_epoch = cwnd;
+                if cwnd < self.w_max {
+                    self.k = libm::cbrt((self.w_max - cwnd) / C);
+                } else {
+                    self.k = 0.0;
+                    self.w_max = cwnd;
+                }
+                self.w_est = cwnd;
+                a.now
+            }
+        };
+        let segs = acked as f64 / mss;
+        let t = (a.now - epoch) as f64 * 1e-9;
+        let rtt = a.srtt as f64 * 1e-9;
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - BETA) / (1.0 + BETA)
+        };
+        self.w_est += alpha * segs / cwnd;
+        let new = if self.w_cubic(t) < self.w_est {
+            self.w_est
+        } else {
+            let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+            cwnd + (target - cwnd) / cwnd * segs
+        };
+        self.cwnd_f = new.max(cwnd) * mss;
+        w.cwnd = self.cwnd_f as u64;
     }
 
     fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {

@@ -39,27 +39,6 @@ impl Dctcp {
         }
     }
 
-    /// α bookkeeping on every ACK that acknowledges data (also during recovery).
-    pub fn observe(&mut self, a: &AckSample) {
-        self.acked_bytes += a.acked;
-        if a.ece {
-            self.marked_bytes += a.acked;
-        }
-        if a.snd_una >= self.window_end {
-            if self.acked_bytes > 0 {
-                let f = self.marked_bytes as f64 / self.acked_bytes as f64;
-                self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
-            }
-            self.acked_bytes = 0;
-            self.marked_bytes = 0;
-            self.window_end = a.snd_nxt;
-        }
-    }
-
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        reno_growth(w, &mut self.acc, a.acked);
-    }
-
     /// New ssthresh at a congestion event; `ecn` says whether it was an ECE.
     pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
         self.acc = 0;
@@ -111,14 +90,27 @@ impl Registered for Dctcp {
 }
 
 impl Controller for Dctcp {
+    /// α bookkeeping on every ACK that acknowledges data (also during recovery).
     #[inline]
     fn observe(&mut self, a: &AckSample) {
-        Dctcp::observe(self, a)
+        self.acked_bytes += a.acked;
+        if a.ece {
+            self.marked_bytes += a.acked;
+        }
+        if a.snd_una >= self.window_end {
+            if self.acked_bytes > 0 {
+                let f = self.marked_bytes as f64 / self.acked_bytes as f64;
+                self.alpha = (1.0 - self.g) * self.alpha + self.g * f;
+            }
+            self.acked_bytes = 0;
+            self.marked_bytes = 0;
+            self.window_end = a.snd_nxt;
+        }
     }
 
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Dctcp::on_ack(self, w, a)
+        reno_growth(w, &mut self.acc, a.acked);
     }
 
     fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {

@@ -98,34 +98,6 @@ impl Ledbat {
         Some(cur.saturating_sub(base))
     }
 
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if let Some(d) = a.owd {
-            self.update_base(a.now, d);
-            self.update_current(d);
-        }
-        let Some(qd) = self.queuing_delay() else {
-            return;
-        };
-        if w.in_slow_start() {
-            if qd <= self.target {
-                if slow_start(w, a.acked) == 0 {
-                    return;
-                }
-            } else {
-                w.ssthresh = w.cwnd;
-            }
-        }
-        let mss = w.mss as f64;
-        if (self.cwnd_f - w.cwnd as f64).abs() >= 1.0 {
-            self.cwnd_f = w.cwnd as f64;
-        }
-        let off_target = (self.target as f64 - qd as f64) / self.target as f64;
-        self.cwnd_f += self.gain * off_target * a.acked as f64 * mss / self.cwnd_f;
-        let max_allowed = (a.prior_in_flight + ALLOWED_INCREASE * w.mss) as f64;
-        self.cwnd_f = self.cwnd_f.min(max_allowed).max((MIN_CWND * w.mss) as f64);
-        w.cwnd = self.cwnd_f as u64;
-    }
-
     pub fn ssthresh(&mut self, w: &Window) -> u64 {
         (w.cwnd / 2).max(MIN_CWND * w.mss)
     }
@@ -178,7 +150,31 @@ impl Registered for Ledbat {
 impl Controller for Ledbat {
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Ledbat::on_ack(self, w, a)
+        if let Some(d) = a.owd {
+            self.update_base(a.now, d);
+            self.update_current(d);
+        }
+        let Some(qd) = self.queuing_delay() else {
+            return;
+        };
+        if w.in_slow_start() {
+            if qd <= self.target {
+                if slow_start(w, a.acked) == 0 {
+                    return;
+                }
+            } else {
+                w.ssthresh = w.cwnd;
+            }
+        }
+        let mss = w.mss as f64;
+        if (self.cwnd_f - w.cwnd as f64).abs() >= 1.0 {
+            self.cwnd_f = w.cwnd as f64;
+        }
+        let off_target = (self.target as f64 - qd as f64) / self.target as f64;
+        self.cwnd_f += self.gain * off_target * a.acked as f64 * mss / self.cwnd_f;
+        let max_allowed = (a.prior_in_flight + ALLOWED_INCREASE * w.mss) as f64;
+        self.cwnd_f = self.cwnd_f.min(max_allowed).max((MIN_CWND * w.mss) as f64);
+        w.cwnd = self.cwnd_f as u64;
     }
 
     fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {

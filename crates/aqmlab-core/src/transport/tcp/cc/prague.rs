@@ -58,32 +58,6 @@ impl Default for Prague {
 }
 
 impl Prague {
-    /// α bookkeeping on every ACK of new data (in and out of recovery).
-    pub fn observe(&mut self, a: &AckSample) {
-        self.acked_bytes += a.acked;
-        if a.ece {
-            self.marked_bytes += a.acked;
-            self.saw_ce = true;
-        }
-        if a.snd_una >= self.next_seq {
-            if self.saw_ce && self.acked_bytes > 0 {
-                let f = self.marked_bytes as f64 / self.acked_bytes as f64;
-                self.alpha = (1.0 - G) * self.alpha + G * f;
-            }
-            self.acked_bytes = 0;
-            self.marked_bytes = 0;
-            self.next_seq = a.snd_nxt;
-        }
-    }
-
-    /// Growth on an ACK outside recovery: none for CE-marked bytes.
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if a.ece {
-            return;
-        }
-        reno_growth(w, &mut self.acc, a.acked);
-    }
-
     /// New ssthresh at a congestion event: cwnd·(1 − α/2) on ECE, half on loss.
     pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
         self.acc = 0;
@@ -126,14 +100,32 @@ impl Registered for Prague {
 }
 
 impl Controller for Prague {
+    /// α bookkeeping on every ACK of new data (in and out of recovery).
     #[inline]
     fn observe(&mut self, a: &AckSample) {
-        Prague::observe(self, a)
+        self.acked_bytes += a.acked;
+        if a.ece {
+            self.marked_bytes += a.acked;
+            self.saw_ce = true;
+        }
+        if a.snd_una >= self.next_seq {
+            if self.saw_ce && self.acked_bytes > 0 {
+                let f = self.marked_bytes as f64 / self.acked_bytes as f64;
+                self.alpha = (1.0 - G) * self.alpha + G * f;
+            }
+            self.acked_bytes = 0;
+            self.marked_bytes = 0;
+            self.next_seq = a.snd_nxt;
+        }
     }
 
+    /// Growth on an ACK outside recovery: none for CE-marked bytes.
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Prague::on_ack(self, w, a)
+        if a.ece {
+            return;
+        }
+        reno_growth(w, &mut self.acc, a.acked);
     }
 
     fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {

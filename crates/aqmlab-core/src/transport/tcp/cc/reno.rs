@@ -48,16 +48,6 @@ impl Reno {
         }
     }
 
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if self.per_ack {
-            return per_ack_growth(w, a.acked);
-        }
-        if self.linux {
-            return self.linux_growth(w, a.acked);
-        }
-        reno_growth(w, &mut self.acc, a.acked);
-    }
-
     /// `tcp_reno_cong_avoid`; `acc` is `snd_cwnd_cnt` (segments).
     fn linux_growth(&mut self, w: &mut Window, acked: u64) {
         let mss = w.mss;
@@ -162,7 +152,13 @@ impl Registered for Reno {
 impl Controller for Reno {
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Reno::on_ack(self, w, a)
+        if self.per_ack {
+            return per_ack_growth(w, a.acked);
+        }
+        if self.linux {
+            return self.linux_growth(w, a.acked);
+        }
+        reno_growth(w, &mut self.acc, a.acked);
     }
 
     fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {

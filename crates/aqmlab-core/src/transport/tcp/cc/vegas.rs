@@ -43,55 +43,6 @@ impl Vegas {
         }
     }
 
-    pub fn observe(&mut self, a: &AckSample) {
-        if let Some(r) = a.rtt {
-            self.base_rtt = self.base_rtt.min(r);
-            self.min_rtt_round = self.min_rtt_round.min(r);
-            self.samples_round += 1;
-        }
-    }
-
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if a.snd_una < self.round_end {
-            if w.in_slow_start() {
-                slow_start(w, a.acked);
-            }
-            return;
-        }
-        self.round_end = a.snd_nxt;
-        if self.samples_round <= 2 {
-            // Too few samples this round: behave like Reno.
-            let mut acked = a.acked;
-            if w.in_slow_start() {
-                acked = slow_start(w, acked);
-            }
-            if acked > 0 {
-                reno_avoidance(w, &mut self.acc, acked);
-            }
-        } else {
-            let mss = w.mss;
-            let cwnd = w.cwnd / mss;
-            let rtt = self.min_rtt_round;
-            let base = self.base_rtt;
-            let diff = cwnd as u128 * (rtt - base) as u128 / base as u128;
-            if diff > self.gamma as u128 && w.in_slow_start() {
-                let target = (cwnd as u128 * base as u128 / rtt as u128) as u64 + 1;
-                w.cwnd = w.cwnd.min(target * mss);
-                w.ssthresh = w.ssthresh.min(w.cwnd.saturating_sub(mss));
-            } else if w.in_slow_start() {
-                slow_start(w, a.acked);
-            } else if diff > self.beta as u128 {
-                w.cwnd -= mss;
-                w.ssthresh = w.ssthresh.min(w.cwnd.saturating_sub(mss));
-            } else if diff < self.alpha as u128 {
-                w.cwnd += mss;
-            }
-            w.cwnd = w.cwnd.max(2 * mss);
-        }
-        self.min_rtt_round = Nanos::MAX;
-        self.samples_round = 0;
-    }
-
     pub fn ssthresh(&mut self, w: &Window, flight: u64) -> u64 {
         self.acc = 0;
         half_flight(w, flight)
@@ -167,12 +118,53 @@ impl Registered for Vegas {
 impl Controller for Vegas {
     #[inline]
     fn observe(&mut self, a: &AckSample) {
-        Vegas::observe(self, a)
+        if let Some(r) = a.rtt {
+            self.base_rtt = self.base_rtt.min(r);
+            self.min_rtt_round = self.min_rtt_round.min(r);
+            self.samples_round += 1;
+        }
     }
 
     #[inline]
     fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        Vegas::on_ack(self, w, a)
+        if a.snd_una < self.round_end {
+            if w.in_slow_start() {
+                slow_start(w, a.acked);
+            }
+            return;
+        }
+        self.round_end = a.snd_nxt;
+        if self.samples_round <= 2 {
+            // Too few samples this round: behave like Reno.
+            let mut acked = a.acked;
+            if w.in_slow_start() {
+                acked = slow_start(w, acked);
+            }
+            if acked > 0 {
+                reno_avoidance(w, &mut self.acc, acked);
+            }
+        } else {
+            let mss = w.mss;
+            let cwnd = w.cwnd / mss;
+            let rtt = self.min_rtt_round;
+            let base = self.base_rtt;
+            let diff = cwnd as u128 * (rtt - base) as u128 / base as u128;
+            if diff > self.gamma as u128 && w.in_slow_start() {
+                let target = (cwnd as u128 * base as u128 / rtt as u128) as u64 + 1;
+                w.cwnd = w.cwnd.min(target * mss);
+                w.ssthresh = w.ssthresh.min(w.cwnd.saturating_sub(mss));
+            } else if w.in_slow_start() {
+                slow_start(w, a.acked);
+            } else if diff > self.beta as u128 {
+                w.cwnd -= mss;
+                w.ssthresh = w.ssthresh.min(w.cwnd.saturating_sub(mss));
+            } else if diff < self.alpha as u128 {
+                w.cwnd += mss;
+            }
+            w.cwnd = w.cwnd.max(2 * mss);
+        }
+        self.min_rtt_round = Nanos::MAX;
+        self.samples_round = 0;
     }
 
     fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {

@@ -44,6 +44,7 @@ impl TcpSender {
 
     /// The pacing rate after an ACK or the handshake: the controller's own
     /// (`Pacing::Own`), else Linux `tcp_update_pacing_rate` when pacing.
+    #[inline]
     pub(super) fn set_pacing_rate(&mut self) {
         if self.caps.pacing == Pacing::Own {
             self.pacing_rate = self.cc.pacing_rate();

@@ -179,6 +179,7 @@ impl TcpSender {
     /// SACK (the cumulative ACK must pass `recover`); with SACK, RFC 6675 §5 (recovery
     /// ends once the cumulative ACK covers RecoveryPoint, `snd_una ≥ recover`), as Linux
     /// applies the stricter guard to non-SACK Reno only. Plain Reno has no guard.
+    #[inline]
     pub(super) fn may_enter_recovery(&self) -> bool {
         match self.recovery {
             Recovery::Reno => true,
@@ -252,6 +253,7 @@ impl TcpSender {
     /// all the SACKed data above a persistent hole and would *raise* ssthresh.
     /// (Compound: cwnd + dwnd, the window it sends with, as the Linux port keeps it.)
     /// With `ssthresh_from_pipe` (ns-3 `BytesInFlight()`): the RFC 6675 pipe.
+    #[inline]
     pub(super) fn loss_base(&self, flight: u64) -> u64 {
         if self.cfg.ssthresh_from_cwnd {
             self.cc.send_window(&self.w)

@@ -155,6 +155,7 @@ impl TcpSender {
     }
 
     /// The first lost, unretransmitted, unSACKed segment.
+    #[inline]
     pub(super) fn next_lost(&mut self) -> Option<usize> {
         if self.lost_bytes == 0 || self.lost_from == u64::MAX {
             return None;

@@ -51,6 +51,7 @@ impl TcpSender {
 
     /// Linux `tcp_is_cwnd_limited`: cwnd-limited in this window of data, or in slow
     /// start with cwnd below twice the most bytes outstanding.
+    #[inline]
     pub(super) fn is_cwnd_limited(&self) -> bool {
         self.cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out)
     }
