@@ -18,7 +18,7 @@
 //! `registry!` list below. `kinds()`, parsing `cc = "NAME"` or `cc = { kind = "NAME",
 //! ... }`, the `flows` table's `cc` column and `aqmlab ccs` all come from that list.
 //!
-//! The split of work between the connection (`sender.rs`) and a controller:
+//! The split of work between the connection (`sender/`) and a controller:
 //! - The connection owns loss detection and recovery (dupthresh, NewReno partial ACKs,
 //!   the RFC 6675 SACK scoreboard and pipe), the RTO, and the RFC 3168 ECN reaction.
 //!   It holds `cwnd`/`ssthresh` in a [`Window`] and sets `cwnd` during recovery itself
