@@ -55,3 +55,15 @@ def test_validate_ok_and_qdiscs_listing():
     assert p.returncode == 0 and "limit" in p.stdout
     p = cli("qdiscs", "nosuch")
     assert p.returncode == 2 and "unknown queue discipline" in p.stderr
+
+
+def test_ccs_listing():
+    p = cli("ccs", "--json")
+    assert p.returncode == 0
+    docs = {d["kind"]: d for d in json.loads(p.stdout)}
+    assert set(docs) == {"reno", "newreno", "cubic", "ledbat", "compound", "vegas", "dctcp", "bbr", "prague"}
+    assert [q["name"] for q in docs["vegas"]["params"]] == ["alpha", "beta", "gamma"]
+    p = cli("ccs", "vegas")
+    assert p.returncode == 0 and "vegas_alpha" in p.stdout
+    p = cli("ccs", "vegass")
+    assert p.returncode == 2 and "unknown congestion control" in p.stderr

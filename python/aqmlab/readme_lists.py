@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .scenario import cc_names, qdisc_docs, traffic_docs
+from .scenario import cc_docs, qdisc_docs, traffic_docs
 
 BEGIN = "<!-- registry lists: written by `aqmlab docs readme` from the core's registries; do not edit by hand -->"
 END = "<!-- end of registry lists -->"
@@ -36,7 +36,7 @@ def lists_markdown() -> str:
     """The generated block, markers included."""
     qdiscs = qdisc_docs()
     traffic = [d for d in traffic_docs() if d["kind"] != "common"]
-    ccs = cc_names()
+    ccs = cc_docs()
     lines = [
         BEGIN,
         "",
@@ -48,9 +48,10 @@ def lists_markdown() -> str:
         "",
         *_table(traffic),
         "",
-        f"Congestion controls of the TCP kinds (`cc = \"...\"`, {len(ccs)}; `docs/tcp.md`): "
-        + ", ".join(f"`{c}`" for c in ccs)
-        + ".",
+        f"Congestion controls of the TCP kinds ({len(ccs)}; `cc = \"NAME\"` or `cc = {{ kind = \"NAME\", ... }}`; "
+        "`aqmlab ccs NAME` lists one's parameters; `docs/tcp.md`):",
+        "",
+        *_table(ccs),
         "",
         END,
     ]

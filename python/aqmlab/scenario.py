@@ -208,6 +208,11 @@ def qdisc_docs() -> list[dict[str, Any]]:
     return _core.qdiscs()
 
 
+def cc_docs() -> list[dict[str, Any]]:
+    """Every TCP congestion control with its parameters, defaults and source."""
+    return _core.congestion_controls()
+
+
 def traffic_docs() -> list[dict[str, Any]]:
     """Every traffic kind with its parameters."""
     return _core.traffic_kinds()

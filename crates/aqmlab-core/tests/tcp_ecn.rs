@@ -10,7 +10,7 @@
 use aqmlab_core::measure::flow_stats::FlowStats;
 use aqmlab_core::net::packet::Ecn;
 use aqmlab_core::sim::time::{tx_time, Nanos, NS_PER_MS, NS_PER_S};
-use aqmlab_core::transport::tcp::cc::CcKind;
+use aqmlab_core::transport::tcp::cc::CcSpec;
 use aqmlab_core::transport::tcp::receiver::TcpReceiver;
 use aqmlab_core::transport::tcp::sender::TcpSender;
 use aqmlab_core::transport::tcp::{Segment, TcpConfig};
@@ -38,7 +38,7 @@ struct Run {
     srtt: Nanos,
 }
 
-fn simulate(cc: CcKind, k: usize, limit: usize, duration: Nanos) -> Run {
+fn simulate(cc: CcSpec, k: usize, limit: usize, duration: Nanos) -> Run {
     let rate = 10_000_000u64;
     let one_way = 20 * NS_PER_MS;
     let cfg = TcpConfig {
@@ -47,7 +47,7 @@ fn simulate(cc: CcKind, k: usize, limit: usize, duration: Nanos) -> Run {
         ..TcpConfig::default()
     };
     let mut snd = TcpSender::new(cfg);
-    let mut rcv = TcpReceiver::new(cfg, snd.cc.accurate_ecn());
+    let mut rcv = TcpReceiver::new(cfg, snd.caps.accurate_ecn());
     let (mut sst, mut rst) = (FlowStats::default(), FlowStats::default());
     let mut segs: Vec<Segment> = Vec::new(); // segment store, indexed by events
     let mut heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>> = BinaryHeap::new();
@@ -205,7 +205,7 @@ fn check_once_per_rtt(r: &Run, min_rtt: Nanos) {
 
 #[test]
 fn newreno_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
-    let r = simulate(CcKind::NewReno, 20, 1000, 60 * NS_PER_S);
+    let r = simulate(CcSpec::NEWRENO, 20, 1000, 60 * NS_PER_S);
     assert_eq!(r.drops, 0);
     check_once_per_rtt(&r, 40 * NS_PER_MS);
     // Marking at 20 packets keeps the queue short and the link busy.
@@ -216,7 +216,7 @@ fn newreno_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
 
 #[test]
 fn cubic_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
-    let r = simulate(CcKind::Cubic { hystart: true }, 20, 1000, 60 * NS_PER_S);
+    let r = simulate(CcSpec::named("cubic").unwrap(), 20, 1000, 60 * NS_PER_S);
     assert_eq!(r.drops, 0);
     check_once_per_rtt(&r, 40 * NS_PER_MS);
 }
@@ -224,7 +224,7 @@ fn cubic_with_ecn_loses_nothing_and_reduces_at_most_once_per_rtt() {
 #[test]
 fn dctcp_holds_the_queue_near_k_without_loss() {
     let k = 20;
-    let r = simulate(CcKind::Dctcp { g: 1.0 / 16.0 }, k, 1000, 60 * NS_PER_S);
+    let r = simulate(CcSpec::named("dctcp").unwrap(), k, 1000, 60 * NS_PER_S);
     assert_eq!(r.drops, 0);
     check_once_per_rtt(&r, 40 * NS_PER_MS);
     // DCTCP's gentle α-proportional cuts keep the queue around K and the link full

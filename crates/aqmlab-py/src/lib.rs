@@ -205,6 +205,12 @@ fn qdiscs(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     docs_to_py(py, &aqmlab_core::qdisc::kinds())
 }
 
+/// Every TCP congestion control with its parameters.
+#[pyfunction]
+fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    docs_to_py(py, &aqmlab_core::transport::tcp::cc::kinds())
+}
+
 /// Every traffic kind with its parameters (plus `common`: keys every kind takes).
 #[pyfunction]
 fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -221,7 +227,7 @@ fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// The congestion control names `cc = "..."` accepts, in registry order.
 #[pyfunction]
 fn cc_names() -> Vec<&'static str> {
-    aqmlab_core::transport::tcp::cc::CC_NAMES.to_vec()
+    aqmlab_core::transport::tcp::cc::names()
 }
 
 /// Run the emulator (`aqmlab_core::emulate::run`) on stdin (control) and stdout
@@ -257,6 +263,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     #[cfg(target_os = "linux")]

@@ -1,4 +1,4 @@
-"""`aqmlab validate`, the registries' listings (`qdiscs`, `traffic`) and `aqmlab docs` (the README's generated lists)."""
+"""`aqmlab validate`, the registries' listings (`qdiscs`, `traffic`, `ccs`) and `aqmlab docs` (the README's generated lists)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from ..errors import ScenarioError
-from ..scenario import qdisc_docs, traffic_docs
+from ..scenario import cc_docs, qdisc_docs, traffic_docs
 from .common import SetOpt, app, err_console, fail, out_console, print_warnings
 
 
@@ -56,6 +56,20 @@ def traffic(
         if not docs:
             fail(ScenarioError("kind", f'"{name}": unknown traffic kind; known: {", ".join(d["kind"] for d in traffic_docs())}'))
     print_kind_docs(docs, json_out, with_source=False)
+
+
+@app.command()
+def ccs(
+    name: Annotated[str | None, typer.Argument(help="Show one congestion control.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List TCP congestion controls (`cc = ...` of tcp traffic) with their parameters."""
+    docs = cc_docs()
+    if name is not None:
+        docs = [d for d in docs if d["kind"] == name]
+        if not docs:
+            fail(ScenarioError("cc", f'"{name}": unknown congestion control; known: {", ".join(d["kind"] for d in cc_docs())}'))
+    print_kind_docs(docs, json_out, with_source=True)
 
 
 docs_app = typer.Typer(no_args_is_help=True, help="Generated documentation: the README's lists from the registries.")

@@ -135,7 +135,10 @@ def make_plan(doc: dict[str, Any], seed: int | None = None) -> Plan:
         cc = kernel = ""
         if kind.startswith("tcp"):
             cc = t.get("cc", "newreno")
-            if cc not in KERNEL_CC:
+            if isinstance(cc, dict):  # cc = { kind = "...", <the model's parameters> }
+                plan.ignored.extend(f"{path}.cc.{k} (aqmlab TCP model only; the kernel's own TCP runs)" for k in cc if k != "kind")
+                cc = cc.get("kind")
+            if not isinstance(cc, str) or cc not in KERNEL_CC:
                 raise ScenarioError(f"{path}.cc", f"{cc!r}: no kernel equivalent to emulate; expected one of: {', '.join(KERNEL_CC)}")
             kernel = KERNEL_CC[cc]
             for k in MODEL_ONLY:

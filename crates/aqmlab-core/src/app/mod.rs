@@ -950,9 +950,9 @@ mod tests {
         // loop reads `users`) count: the union over those settings is compared.
         let mut variants: Vec<(&str, &str)> = vec![("", "")];
         variants.extend(
-            crate::transport::tcp::cc::CC_NAMES
-                .iter()
-                .map(|c| ("cc", *c)),
+            crate::transport::tcp::cc::names()
+                .into_iter()
+                .map(|c| ("cc", c)),
         );
         variants.push(("mode", "closed"));
         variants.push(("profile", "ns2"));

@@ -48,7 +48,7 @@ impl Simulation {
             return;
         }
         let s = TcpSender::new(cfg);
-        let accurate = s.cc.accurate_ecn();
+        let accurate = s.caps.accurate_ecn();
         let r = TcpReceiver::new(cfg, accurate);
         let base = self.new_endpoints(
             slot as u32,

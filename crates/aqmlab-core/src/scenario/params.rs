@@ -59,6 +59,8 @@ pub struct Params<'a> {
     ignored: &'static [&'static str],
     /// A queue discipline's link (rate, MTU, base RTT of its flows), for limits in BDP.
     bdp: Option<(u64, u32, BaseRtt)>,
+    /// Keys read under other names (`Params::aliased`): `(name, key)`.
+    aliases: Option<&'static [(&'static str, &'static str)]>,
 }
 
 fn show(v: &Value) -> String {
@@ -80,6 +82,31 @@ impl<'a> Params<'a> {
             read: Vec::new(),
             ignored,
             bdp: None,
+            aliases: None,
+        }
+    }
+
+    /// A reader of the same table whose parameter `name` is the key `alias` for each
+    /// `(name, alias)` (a component's parameters kept under flat names on its parent's
+    /// table, e.g. `vegas_alpha` for the congestion control's `alpha`); names not
+    /// listed are absent. This table accepts the aliases as read.
+    pub fn aliased(&mut self, aliases: &'static [(&'static str, &'static str)]) -> Params<'a> {
+        self.read.extend(aliases.iter().map(|(_, key)| *key));
+        Params {
+            path: self.path.clone(),
+            map: self.map,
+            read: Vec::new(),
+            ignored: &[],
+            bdp: None,
+            aliases: Some(aliases),
+        }
+    }
+
+    /// The key parameter `name` is read from (None: an alias reader without it).
+    fn key<'n>(&self, name: &'n str) -> Option<&'n str> {
+        match self.aliases {
+            None => Some(name),
+            Some(a) => a.iter().find(|(n, _)| *n == name).map(|(_, key)| *key),
         }
     }
 
@@ -110,18 +137,19 @@ impl<'a> Params<'a> {
 
     /// An error about key `name`.
     pub fn error(&self, name: &str, msg: impl Into<String>) -> ScenarioError {
-        ScenarioError::new(self.key_path(name), msg)
+        ScenarioError::new(self.key_path(self.key(name).unwrap_or(name)), msg)
     }
 
     /// The raw value of `name`, without marking it read (for checks that only look,
     /// such as recognising another tool's spelling to name the right key).
     pub fn peek(&self, name: &str) -> Option<&'a Value> {
-        self.map.get(name)
+        self.map.get(self.key(name)?)
     }
 
     fn get(&mut self, name: &'static str) -> Option<&'a Value> {
-        self.read.push(name);
-        self.map.get(name)
+        let key = self.key(name)?;
+        self.read.push(key);
+        self.map.get(key)
     }
 
     fn text(&mut self, name: &'static str, what: &str) -> Result<Option<(&'a str, &'a Value)>> {

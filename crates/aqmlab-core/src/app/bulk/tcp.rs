@@ -18,11 +18,12 @@
 
 use crate::app::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
 use crate::output::table::Val;
-use crate::scenario::error::Result;
+use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
-use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
-use crate::transport::tcp::cc::{CcKind, CC_NAMES};
+use crate::sim::time::{Nanos, NS_PER_S};
+use crate::transport::tcp::cc::cubic::CubicParams;
+use crate::transport::tcp::cc::{self, CcParams, CcSpec, EcnMode, Pacing};
 use crate::transport::tcp::ns2::{
     LinuxCaKind, Ns2Agent, Ns2Options, Ns2SinkKind, AGENT_NAMES, SINK_NAMES, UNMODELLED_AGENTS,
 };
@@ -30,6 +31,7 @@ use crate::transport::tcp::rtt::RtoStyle;
 use crate::transport::tcp::{
     IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
 };
+use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pattern {
@@ -117,7 +119,7 @@ macro_rules! tcp_params {
                 "cc",
                 "string",
                 "newreno",
-                "congestion control: reno, newreno, cubic, ledbat, compound, vegas, dctcp, bbr (BBR v1, paced), prague (L4S: ECT(1), paced)",
+                "congestion control, a name or a table with its parameters ({ kind = \"vegas\", alpha = 1 }; aqmlab ccs): reno, newreno, cubic, ledbat, compound, vegas, dctcp, bbr (BBR v1, paced), prague (L4S: ECT(1), paced)",
             ),
             p(
                 "mss",
@@ -309,23 +311,43 @@ macro_rules! tcp_params {
                 "ledbat_target",
                 "duration",
                 "100ms",
-                "cc = ledbat: TARGET queuing delay (at most 100ms)",
+                "alias of cc.target with cc = ledbat: TARGET queuing delay (at most 100ms)",
             ),
-            p("ledbat_gain", "float", "1", "cc = ledbat: GAIN"),
+            p(
+                "ledbat_gain",
+                "float",
+                "1",
+                "alias of cc.gain with cc = ledbat: GAIN",
+            ),
             p(
                 "hystart",
                 "bool",
                 "true",
-                "cc = cubic: HyStart slow-start exit (ACK train + delay increase, as Linux)",
+                "alias of cc.hystart with cc = cubic: HyStart slow-start exit (ACK train + delay increase, as Linux)",
             ),
-            p("dctcp_g", "float", "0.0625", "cc = dctcp: EWMA gain g"),
-            p("vegas_alpha", "int", "2", "cc = vegas: alpha, packets"),
-            p("vegas_beta", "int", "4", "cc = vegas: beta, packets"),
+            p(
+                "dctcp_g",
+                "float",
+                "0.0625",
+                "alias of cc.g with cc = dctcp: EWMA gain g",
+            ),
+            p(
+                "vegas_alpha",
+                "int",
+                "2",
+                "alias of cc.alpha with cc = vegas: alpha, packets",
+            ),
+            p(
+                "vegas_beta",
+                "int",
+                "4",
+                "alias of cc.beta with cc = vegas: beta, packets",
+            ),
             p(
                 "vegas_gamma",
                 "int",
                 "1",
-                "cc = vegas: gamma (slow-start exit), packets",
+                "alias of cc.gamma with cc = vegas: gamma (slow-start exit), packets",
             ),
         ]
     };
@@ -543,51 +565,19 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
             return Err(p.error(k, "only used with profile = \"ns2\" (ns-2.35's agents)"));
         }
     }
-    let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
-    let cc = match cc {
-        "reno" => CcKind::Reno,
-        "newreno" => CcKind::NewReno,
-        "cubic" => CcKind::Cubic {
-            hystart: p.bool_or("hystart", true)?,
-        },
-        "ledbat" => {
-            let target = p.positive_duration_or("ledbat_target", 100 * NS_PER_MS)?;
-            if target > 100 * NS_PER_MS {
-                return Err(p.error("ledbat_target", "RFC 6817: TARGET MUST be at most 100ms"));
-            }
-            CcKind::Ledbat {
-                target,
-                gain: p.f64_or("ledbat_gain", 1.0, 1e-6, 1.0)?,
-            }
-        }
-        "compound" => CcKind::Compound,
-        "vegas" => {
-            let alpha = p.u64_or("vegas_alpha", 2, 0, 1000)? as u32;
-            let beta = p.u64_or("vegas_beta", 4, 0, 1000)? as u32;
-            let gamma = p.u64_or("vegas_gamma", 1, 0, 1000)? as u32;
-            if beta < alpha {
-                return Err(p.error("vegas_beta", "must be at least vegas_alpha"));
-            }
-            CcKind::Vegas { alpha, beta, gamma }
-        }
-        "dctcp" => CcKind::Dctcp {
-            g: p.f64_or("dctcp_g", 1.0 / 16.0, 1e-6, 1.0)?,
-        },
-        "bbr" => CcKind::Bbr,
-        "prague" => CcKind::Prague,
-        _ => unreachable!("choice_or returns a listed name"),
-    };
+    let cc = cc::read(p)?;
+    let caps = cc.caps();
     let mss = p.size_or("mss", d.mss as u64)?;
     if !(64..=65_495).contains(&mss) {
         return Err(p.error("mss", format!("{mss}B: expected 64B to 65495B")));
     }
-    let l4s = p.bool_or("l4s", d.l4s)? || cc == CcKind::Prague;
+    let l4s = p.bool_or("l4s", d.l4s)? || caps.ecn == EcnMode::L4s;
     let cfg = TcpConfig {
         cc,
         mss: mss as u32,
         iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
         sack: p.bool_or("sack", d.sack)?,
-        ecn: p.bool_or("ecn", d.ecn)? || matches!(cc, CcKind::Dctcp { .. }) || l4s,
+        ecn: p.bool_or("ecn", d.ecn)? || caps.ecn != EcnMode::Classic || l4s,
         l4s,
         min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
@@ -633,7 +623,8 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
         ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
         ns3_exit_growth: p.bool_or("ns3_exit_growth", d.ns3_exit_growth)?,
-        pacing: p.bool_or("pacing", d.pacing || cc == CcKind::Prague)? || cc == CcKind::Bbr,
+        pacing: p.bool_or("pacing", d.pacing || caps.pacing == Pacing::Default)?
+            || caps.pacing == Pacing::Own,
         ns2: None,
     };
     if cfg.rwnd < mss {
@@ -690,7 +681,15 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
             ));
         }
     }
-    let cc = p.choice_or("cc", "newreno", CC_NAMES)?;
+    if let Some(Value::Object(m)) = p.peek("cc") {
+        if let Some(k) = m.keys().find(|k| *k != "kind") {
+            return Err(ScenarioError::new(
+                format!("{}.{k}", p.key_path("cc")),
+                "not a setting of ns-2's agents (profile = \"ns2\" runs ns-2's own window rules)",
+            ));
+        }
+    }
+    let cc = cc::read(p)?.kind;
     if !matches!(cc, "reno" | "newreno" | "cubic" | "compound") {
         return Err(p.error(
             "cc",
@@ -798,13 +797,18 @@ fn ns2_config(p: &mut Params, d: TcpConfig) -> Result<TcpConfig> {
     };
     let cfg = TcpConfig {
         cc: if agent == Ns2Agent::Reno || (linux_ca == LinuxCaKind::Reno && linux) {
-            CcKind::Reno
+            CcSpec::named("reno")?
         } else if linux_ca == LinuxCaKind::Compound {
-            CcKind::Compound
+            CcSpec::named("compound")?
         } else if linux {
-            CcKind::Cubic { hystart: false }
+            // The agents run their own window rules (`ns2/`) and read no parameter;
+            // as before, the spec records CUBIC without HyStart.
+            CcSpec {
+                kind: "cubic",
+                params: CcParams::Cubic(CubicParams { hystart: false }),
+            }
         } else {
-            CcKind::NewReno
+            CcSpec::named("newreno")?
         },
         mss: mss as u32,
         iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
@@ -890,6 +894,7 @@ pub fn pattern(kind: &str, p: &mut Params) -> Result<Pattern> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::time::NS_PER_MS;
     use crate::transport::tcp::rtt::RtoStyle;
     use serde_json::json;
 
@@ -976,7 +981,7 @@ mod tests {
             .unwrap();
         let o = c.ns2.unwrap();
         assert_eq!((o.agent, o.window, o.tick), (Ns2Agent::Reno, 64, NS_PER_MS));
-        assert_eq!(c.cc, CcKind::Reno);
+        assert_eq!(c.cc.name(), "reno");
         assert!(parse(json!({})).unwrap().ns2.is_none());
         let o = parse(json!({"profile": "ns2", "sack": true}))
             .unwrap()
@@ -993,7 +998,7 @@ mod tests {
             let c = parse(v).unwrap();
             let o = c.ns2.unwrap();
             assert_eq!((o.agent, o.sink), (Ns2Agent::Linux, Ns2SinkKind::Sack1));
-            assert_eq!(c.cc, CcKind::Cubic { hystart: false });
+            assert_eq!(c.cc.params, CcParams::Cubic(CubicParams { hystart: false }));
             assert_eq!(c.max_rto, 120 * NS_PER_S);
         }
         let o = parse(json!({"profile": "ns2", "cc": "cubic", "sink": "tcpsink"}))
@@ -1005,7 +1010,7 @@ mod tests {
         let c = parse(json!({"profile": "ns2", "agent": "linux", "cc": "reno"})).unwrap();
         let o = c.ns2.unwrap();
         assert_eq!((o.agent, o.linux_ca), (Ns2Agent::Linux, LinuxCaKind::Reno));
-        assert_eq!(c.cc, CcKind::Reno);
+        assert_eq!(c.cc.name(), "reno");
         let o = parse(json!({"profile": "ns2", "cc": "reno"}))
             .unwrap()
             .ns2

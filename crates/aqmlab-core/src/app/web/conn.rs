@@ -15,7 +15,7 @@
 //! 1.5 RTT (plus queueing) as in the real exchange and the PLT includes the handshake.
 //!
 //! Losses. A lost server SYN or client SYN-ACK is the TCP sender's SYN timeout:
-//! retransmission after `initial_rto`, doubling (`transport/tcp/sender.rs`,
+//! retransmission after `initial_rto`, doubling (`transport/tcp/sender/`,
 //! RFC 6298 §5.5, RFC 9293 §3.8.1). A lost request is resent by the client after
 //! `initial_rto` for the first request of a connection (the SYN it stands in for) and
 //! `min_rto` for later ones (a connection with an RTT sample), doubling per resend up

@@ -29,7 +29,7 @@
 //!   at the end of finite transfers. ns-3 `TcpTxBuffer::NextSeg` has rule 3 without the
 //!   HighRxt/highest-SACK bounds and omits rule 4; we follow the RFC text.
 //!   With the linux profile, also PRR (RFC 6937) and RACK-TLP (RFC 8985; `rack.rs`);
-//!   see `sender.rs` for those and the other Linux rules (RTO re-arm, restart after
+//!   see `sender/mod.rs` for those and the other Linux rules (RTO re-arm, restart after
 //!   idle, window validation, the SACK recovery guard, the loss base).
 //! - RTO with timestamps (RFC 7323) for RTT samples: Linux's estimator (default) or
 //!   RFC 6298's (`rtt.rs`), `min_rto` (200 ms like Linux; 1 s is the RFC's and ns-3's),
@@ -66,7 +66,7 @@ mod tests;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
-use cc::CcKind;
+use cc::CcSpec;
 use rtt::RtoStyle;
 
 /// IPv4 + TCP header bytes without options.
@@ -111,7 +111,7 @@ impl Segment {
 /// Connection parameters (both endpoints).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpConfig {
-    pub cc: CcKind,
+    pub cc: CcSpec,
     /// Maximum segment size (payload bytes).
     pub mss: u32,
     /// Initial window in segments.
@@ -251,7 +251,7 @@ impl TcpProfile {
     /// The profile's defaults (every field overridable afterwards).
     pub fn config(self) -> TcpConfig {
         let linux = TcpConfig {
-            cc: CcKind::NewReno,
+            cc: CcSpec::NEWRENO,
             mss: 1448,
             iw: 10,
             sack: true,

@@ -1,7 +1,7 @@
 //! RACK-TLP (RFC 8985): time-based loss detection and tail loss probes, as Linux runs
 //! them by default (`net/ipv4/tcp_recovery.c`, `tcp_send_loss_probe` in
 //! `tcp_output.c`). This file holds RACK's per-connection state and its formulas; the
-//! scoreboard walk and the probe transmission are in `sender.rs`.
+//! scoreboard walk and the probe transmission are in `sender/rack_tlp.rs`.
 //!
 //! - RACK (§6.2): every segment remembers when it was last (re)transmitted. On each ACK,
 //!   of the segments it newly delivers (cumulatively or by SACK), the one sent last

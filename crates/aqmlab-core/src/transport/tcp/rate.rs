@@ -1,5 +1,5 @@
 //! Delivery-rate sampling as Linux `net/ipv4/tcp_rate.c` (draft-cheng-iccrg-delivery-
-//! rate-estimation-01), for BBR. Counts are bytes, times ns.
+//! rate-estimation-01), for controllers with `Caps::rate_samples` (BBR). Counts are bytes, times ns.
 //!
 //! - The connection counts `delivered` (bytes cumulatively acked or SACKed) and
 //!   `delivered_mstamp` (when it last grew). Each transmission of a segment stores the
@@ -21,6 +21,46 @@
 
 use super::rack::sent_after;
 use crate::sim::time::Nanos;
+
+/// Linux's congestion-avoidance states as far as a rate-based controller (BBR) looks at them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    #[default]
+    Open,
+    /// Fast recovery (SACK or NewReno).
+    Recovery,
+    /// After an RTO, until everything sent before it is acknowledged.
+    Loss,
+}
+
+/// One delivery-rate sample with the ACK's context (Linux `struct rate_sample`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    pub now: Nanos,
+    /// Bytes delivered over the sample's interval (None: no valid sample).
+    pub delivered: Option<u64>,
+    /// The interval, ns (> 0 when `delivered` is Some).
+    pub interval: Nanos,
+    /// `delivered` of the connection when the sampled segment was sent.
+    pub prior_delivered: u64,
+    pub is_app_limited: bool,
+    /// Bytes newly delivered (cumulatively acked or SACKed) by this ACK.
+    pub acked_sacked: u64,
+    /// Bytes newly marked lost on this ACK.
+    pub losses: u64,
+    /// Bytes in flight before / after the ACK.
+    pub prior_in_flight: u64,
+    pub in_flight: u64,
+    /// RTT sample of this ACK, if any.
+    pub rtt: Option<Nanos>,
+    /// The connection's total delivered bytes after this ACK, and when that changed.
+    pub tp_delivered: u64,
+    pub delivered_mstamp: Nanos,
+    /// The connection's loss state after this ACK (Linux `icsk_ca_state`).
+    pub ca_state: CaState,
+    /// Earliest departure time of the next segment (pacing), ≥ now.
+    pub edt: Nanos,
+}
 
 /// What a transmission records (Linux `tcp_skb_cb.tx`).
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,7 +1,7 @@
 //! Packet-level tests of the connection: segments fed at given times, exact replies
 //! asserted (the smoltcp `send!`/`recv!` style).
 
-use super::cc::CcKind;
+use super::cc::CcSpec;
 use super::receiver::TcpReceiver;
 use super::sender::{ts, TcpSender};
 use super::{IdleRestart, Segment, TcpConfig};
@@ -243,7 +243,7 @@ fn newreno_fast_retransmit_and_partial_ack() {
 fn reno_leaves_recovery_on_the_first_partial_ack() {
     let (mut s, mut st, mut out) = established(TcpConfig {
         iw: 10,
-        cc: CcKind::Reno,
+        cc: CcSpec::named("reno").unwrap(),
         ..cfg()
     });
     let t = out[0].tcp.ts_val;

@@ -44,8 +44,14 @@
 //! Left out (docs/tcp.md): the long-term bandwidth ("policer") mode (`lt_bw`), undo.
 //! Gains are Linux's fixed-point values (units of 1/256).
 
-use super::Window;
+use super::{
+    AnyCc, CaState, Caps, CcParams, CongestionEvent, Controller, Established, Kind, Pacing,
+    RateSample, Registered, RtoEvent, TxStart, Window,
+};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+use crate::transport::tcp::TcpConfig;
 
 /// Fixed-point unit of the gains (Linux `BBR_UNIT`).
 pub const UNIT: u64 = 256;
@@ -95,46 +101,6 @@ pub enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// Linux's congestion-avoidance states as far as BBR looks at them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub enum CaState {
-    #[default]
-    Open,
-    /// Fast recovery (SACK or NewReno).
-    Recovery,
-    /// After an RTO, until everything sent before it is acknowledged.
-    Loss,
-}
-
-/// One delivery-rate sample with the ACK's context (Linux `struct rate_sample`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RateSample {
-    pub now: Nanos,
-    /// Bytes delivered over the sample's interval (None: no valid sample).
-    pub delivered: Option<u64>,
-    /// The interval, ns (> 0 when `delivered` is Some).
-    pub interval: Nanos,
-    /// `delivered` of the connection when the sampled segment was sent.
-    pub prior_delivered: u64,
-    pub is_app_limited: bool,
-    /// Bytes newly delivered (cumulatively acked or SACKed) by this ACK.
-    pub acked_sacked: u64,
-    /// Bytes newly marked lost on this ACK.
-    pub losses: u64,
-    /// Bytes in flight before / after the ACK.
-    pub prior_in_flight: u64,
-    pub in_flight: u64,
-    /// RTT sample of this ACK, if any.
-    pub rtt: Option<Nanos>,
-    /// The connection's total delivered bytes after this ACK, and when that changed.
-    pub tp_delivered: u64,
-    pub delivered_mstamp: Nanos,
-    /// The connection's loss state after this ACK (Linux `icsk_ca_state`).
-    pub ca_state: CaState,
-    /// Earliest departure time of the next segment (pacing), ≥ now.
-    pub edt: Nanos,
 }
 
 /// A windowed max over round-trip counts (Linux `lib/win_minmax.c`, the three-sample
@@ -225,6 +191,9 @@ pub struct Bbr {
     /// Start of the current ACK epoch (a `delivered_mstamp`) and segments acked in it.
     ack_epoch_stamp: Nanos,
     ack_epoch_acked: u64,
+    /// The initial window, segments: the cwnd target before a bandwidth sample
+    /// (Linux `TCP_INIT_CWND`; the connection's `iw`).
+    pub iw: u64,
 }
 
 impl Bbr {
@@ -261,6 +230,7 @@ impl Bbr {
             extra_acked_win_idx: 0,
             ack_epoch_stamp: 0,
             ack_epoch_acked: 0,
+            iw: 10,
         }
     }
 
@@ -633,6 +603,74 @@ impl Bbr {
 /// `bbr_bw_to_pacing_rate`: bytes/s · gain · 99 %.
 pub fn bw_to_pacing_rate(bw: u64, gain: u64) -> u64 {
     (bw as u128 * gain as u128 * 99 / (UNIT as u128 * 100)) as u64
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "bbr",
+        summary: "BBR v1: paces at its bottleneck-bandwidth estimate, cwnd from BDP; always paced",
+        source: "Cardwell et al., ACM Queue 2016; Linux net/ipv4/tcp_bbr.c",
+        params: &[],
+    },
+    aliases: &[],
+    parse,
+};
+
+fn parse(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Bbr(()))
+}
+
+impl Registered for Bbr {
+    type Params = ();
+
+    /// `bbr_extra_acked`: the ACK-aggregation allowance; BBR's initial-window floor is
+    /// the connection's `iw`.
+    fn build(_: &(), cfg: &TcpConfig) -> AnyCc {
+        let mut b = Bbr::new(0, cfg.bbr_extra_acked);
+        b.iw = cfg.iw as u64;
+        AnyCc::Bbr(Box::new(b))
+    }
+
+    /// Linux `cong_control`: its own cwnd and pacing rate from delivery-rate samples.
+    fn caps(_: &()) -> Caps {
+        Caps {
+            pacing: Pacing::Own,
+            rate_samples: true,
+            controls_cwnd: true,
+            ..Caps::WINDOW
+        }
+    }
+}
+
+impl Controller for Bbr {
+    fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {
+        self.ssthresh(w)
+    }
+
+    fn on_rto(&mut self, _: &Window, _: &RtoEvent) {
+        Bbr::on_rto(self)
+    }
+
+    /// Seeds the PROBE_BW phase choice with the open time.
+    fn on_open(&mut self, now: Nanos) {
+        self.seed(now)
+    }
+
+    fn on_established(&mut self, w: &Window, e: &Established) {
+        self.init(w, e.now, e.srtt)
+    }
+
+    fn on_tx_start(&mut self, w: &mut Window, e: &TxStart) {
+        Bbr::on_tx_start(self, e.app_limited, e.now, w)
+    }
+
+    fn on_rate_sample(&mut self, w: &mut Window, rs: &RateSample) -> bool {
+        Bbr::on_ack(self, w, rs, self.iw)
+    }
+
+    fn pacing_rate(&self) -> u64 {
+        self.pacing_rate
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,11 @@
 //! ssthresh and keeps `dwnd`; we follow the paper.
 
 use super::{slow_start, AckSample, Window};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered, RtoEvent};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, Params};
 use crate::sim::time::Nanos;
+use crate::transport::tcp::TcpConfig;
 
 pub const ALPHA: f64 = 0.125;
 pub const BETA: f64 = 0.5;
@@ -55,34 +59,6 @@ impl Compound {
         (self.dwnd * w.mss as f64) as u64
     }
 
-    /// RTT bookkeeping on every ACK (also during recovery).
-    pub fn observe(&mut self, a: &AckSample) {
-        if let Some(r) = a.rtt {
-            self.base_rtt = self.base_rtt.min(r);
-            self.min_rtt_round = self.min_rtt_round.min(r);
-            self.samples_round += 1;
-        }
-    }
-
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        let mut acked = a.acked;
-        if w.in_slow_start() {
-            self.dwnd = 0.0;
-            acked = slow_start(w, acked);
-            if acked == 0 {
-                self.end_round_if_due(w, a, false);
-                return;
-            }
-        }
-        let win = w.cwnd + self.dwnd_bytes(w);
-        self.acc += acked;
-        if self.acc >= win {
-            self.acc -= win;
-            w.cwnd += w.mss;
-        }
-        self.end_round_if_due(w, a, true);
-    }
-
     fn end_round_if_due(&mut self, w: &Window, a: &AckSample, avoid: bool) {
         if a.snd_una < self.round_end {
             return;
@@ -113,6 +89,78 @@ impl Compound {
 
     pub fn on_rto(&mut self) {
         self.dwnd = 0.0;
+    }
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "compound",
+        summary: "Compound TCP: Reno window plus a delay-based window dwnd",
+        source: "Tan, Song, Zhang, Sridharan, INFOCOM 2006; Linux port tcp_compound.c (Castellani, Hemminger, Andrew)",
+        params: &[],
+    },
+    aliases: &[],
+    parse,
+};
+
+fn parse(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Compound(()))
+}
+
+impl Registered for Compound {
+    type Params = ();
+
+    fn build(_: &(), _: &TcpConfig) -> AnyCc {
+        Compound::default().into()
+    }
+}
+
+impl Controller for Compound {
+    /// RTT bookkeeping on every ACK (also during recovery).
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        if let Some(r) = a.rtt {
+            self.base_rtt = self.base_rtt.min(r);
+            self.min_rtt_round = self.min_rtt_round.min(r);
+            self.samples_round += 1;
+        }
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        let mut acked = a.acked;
+        if w.in_slow_start() {
+            self.dwnd = 0.0;
+            acked = slow_start(w, acked);
+            if acked == 0 {
+                self.end_round_if_due(w, a, false);
+                return;
+            }
+        }
+        let win = w.cwnd + self.dwnd_bytes(w);
+        self.acc += acked;
+        if self.acc >= win {
+            self.acc -= win;
+            w.cwnd += w.mss;
+        }
+        self.end_round_if_due(w, a, true);
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.flight)
+    }
+
+    fn on_rto(&mut self, _: &Window, _: &RtoEvent) {
+        Compound::on_rto(self)
+    }
+
+    #[inline]
+    fn send_window(&self, w: &Window) -> u64 {
+        w.cwnd + self.dwnd_bytes(w)
+    }
+
+    fn extra(&self) -> f64 {
+        self.dwnd
     }
 }
 

@@ -55,8 +55,14 @@
 //! Linux, with its own attributes for the constants; where the two differ we follow
 //! current Linux (delay threshold `delay_min/8`, the test from the 9th sample on).
 
+use super::cubic_linux::CubicLinux;
+use super::cubic_ns3::CubicNs3;
 use super::{slow_start, AckSample, Window};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered, RtoEvent, TxStart};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+use crate::transport::tcp::TcpConfig;
 
 pub const C: f64 = 0.4;
 pub const BETA: f64 = 0.7;
@@ -171,22 +177,6 @@ impl Cubic {
         }
     }
 
-    /// Every ACK of new data, in or out of recovery (Linux `cubictcp_acked`): the
-    /// minimum delay HyStart compares against.
-    pub fn observe(&mut self, a: &AckSample) {
-        let (Some(hs), Some(rtt)) = (&mut self.hystart, a.rtt) else {
-            return;
-        };
-        // Discard delay samples right after fast recovery.
-        if self.epoch_start.is_some_and(|t| a.now - t < NS_PER_S) {
-            return;
-        }
-        let delay = rtt.max(1);
-        if hs.delay_min == 0 || hs.delay_min > delay {
-            hs.delay_min = delay;
-        }
-    }
-
     /// HyStart on an ACK in slow start: may set ssthresh = cwnd.
     fn hystart(&mut self, w: &mut Window, a: &AckSample) {
         let Some(hs) = &mut self.hystart else {
@@ -214,7 +204,101 @@ impl Cubic {
         C * d * d * d + self.w_max
     }
 
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+    pub fn ssthresh(&mut self, w: &Window, _now: Nanos) -> u64 {
+        let mss = w.mss as f64;
+        let cwnd = w.cwnd as f64 / mss;
+        self.cwnd_prior = cwnd;
+        self.w_max = if cwnd < self.w_max {
+            cwnd * (1.0 + BETA) / 2.0
+        } else {
+            cwnd
+        };
+        self.epoch_start = None;
+        ((BETA * cwnd * mss) as u64).max(2 * w.mss)
+    }
+
+    /// New data after an idle period of `idle` with nothing in flight.
+    pub fn on_tx_start(&mut self, now: Nanos, idle: Nanos) {
+        if let Some(t) = &mut self.epoch_start {
+            *t = (*t + idle).min(now);
+        }
+    }
+
+    /// An RTO (Linux `cubictcp_state(TCP_CA_Loss)`): a new epoch, and HyStart starts
+    /// afresh (the slow start back to ssthresh may end early again).
+    pub fn on_rto(&mut self, _w: &Window, now: Nanos, snd_nxt: u64) {
+        self.epoch_start = None;
+        self.w_max = 0.0;
+        if let Some(hs) = &mut self.hystart {
+            *hs = HyStart::default();
+            hs.reset_round(now, snd_nxt);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicParams {
+    pub hystart: bool,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "cubic",
+        summary: "CUBIC: cubic window growth from the last maximum; RFC 9438 (rfc), Linux tcp_cubic.c (linux), ns-3.44 TcpCubic (ns3)",
+        source: "RFC 9438; Linux net/ipv4/tcp_cubic.c (cubic_linux.rs); ns-3.44 tcp-cubic.cc (cubic_ns3.rs)",
+        params: &[param(
+            "hystart",
+            "bool",
+            "true",
+            "HyStart slow-start exit (ACK train + delay increase, as Linux); flat alias `hystart`",
+        )],
+    },
+    aliases: &[("hystart", "hystart")],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Cubic(CubicParams {
+        hystart: p.bool_or("hystart", true)?,
+    }))
+}
+
+impl Registered for Cubic {
+    type Params = CubicParams;
+
+    /// `ns3_cubic`: ns-3's `TcpCubic` (`cubic_ns3.rs`); `linux_cubic`: Linux's
+    /// `tcp_cubic.c` (`cubic_linux.rs`); otherwise RFC 9438.
+    fn build(p: &CubicParams, cfg: &TcpConfig) -> AnyCc {
+        if cfg.ns3_cubic {
+            CubicNs3::new(p.hystart).into()
+        } else if cfg.linux_cubic {
+            CubicLinux::new(p.hystart).into()
+        } else {
+            Cubic::new(p.hystart).into()
+        }
+    }
+}
+
+impl Controller for Cubic {
+    /// Every ACK of new data, in or out of recovery (Linux `cubictcp_acked`): the
+    /// minimum delay HyStart compares against.
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
+        let (Some(hs), Some(rtt)) = (&mut self.hystart, a.rtt) else {
+            return;
+        };
+        // Discard delay samples right after fast recovery.
+        if self.epoch_start.is_some_and(|t| a.now - t < NS_PER_S) {
+            return;
+        }
+        let delay = rtt.max(1);
+        if hs.delay_min == 0 || hs.delay_min > delay {
+            hs.delay_min = delay;
+        }
+    }
+
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         self.hystart(w, a);
         let mut acked = a.acked;
         if w.in_slow_start() {
@@ -262,34 +346,17 @@ impl Cubic {
         w.cwnd = self.cwnd_f as u64;
     }
 
-    pub fn ssthresh(&mut self, w: &Window, _now: Nanos) -> u64 {
-        let mss = w.mss as f64;
-        let cwnd = w.cwnd as f64 / mss;
-        self.cwnd_prior = cwnd;
-        self.w_max = if cwnd < self.w_max {
-            cwnd * (1.0 + BETA) / 2.0
-        } else {
-            cwnd
-        };
-        self.epoch_start = None;
-        ((BETA * cwnd * mss) as u64).max(2 * w.mss)
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.now)
     }
 
-    /// New data after an idle period of `idle` with nothing in flight.
-    pub fn on_tx_start(&mut self, now: Nanos, idle: Nanos) {
-        if let Some(t) = &mut self.epoch_start {
-            *t = (*t + idle).min(now);
-        }
+    fn on_rto(&mut self, w: &Window, e: &RtoEvent) {
+        Cubic::on_rto(self, w, e.now, e.snd_nxt)
     }
 
-    /// An RTO (Linux `cubictcp_state(TCP_CA_Loss)`): a new epoch, and HyStart starts
-    /// afresh (the slow start back to ssthresh may end early again).
-    pub fn on_rto(&mut self, _w: &Window, now: Nanos, snd_nxt: u64) {
-        self.epoch_start = None;
-        self.w_max = 0.0;
-        if let Some(hs) = &mut self.hystart {
-            *hs = HyStart::default();
-            hs.reset_round(now, snd_nxt);
+    fn on_tx_start(&mut self, _: &mut Window, e: &TxStart) {
+        if let Some(idle) = e.idle {
+            Cubic::on_tx_start(self, e.now, idle)
         }
     }
 }

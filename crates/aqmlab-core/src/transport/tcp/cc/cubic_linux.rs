@@ -42,6 +42,7 @@ use super::cubic::{HyStart, HyStartExit, HYSTART_LOW_WINDOW};
 use super::{
     linux_cong_avoid_ai, linux_slow_start, linux_ssthresh_segs, segments, AckSample, Window,
 };
+use super::{CongestionEvent, Controller, RtoEvent, TxStart};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 
 /// Jiffies per second (`CONFIG_HZ`).
@@ -193,59 +194,6 @@ impl CubicLinux {
         self.cnt = self.cnt.max(2);
     }
 
-    /// `cubictcp_cong_avoid` on an ACK outside recovery (the connection has checked
-    /// `tcp_is_cwnd_limited`).
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        let mss = w.mss;
-        let old = (w.cwnd / mss).max(1);
-        let mut acked = segments(a.acked, mss);
-        let mut cwnd = old;
-        if let Some(ssthresh) = linux_ssthresh_segs(w) {
-            if cwnd < ssthresh {
-                (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
-            }
-        }
-        if acked > 0 {
-            let cwnd32 = cwnd.min(u32::MAX as u64) as u32;
-            self.update(cwnd32, acked.min(u32::MAX as u64) as u32, a.now);
-            cwnd = linux_cong_avoid_ai(cwnd, &mut self.snd_cwnd_cnt, self.cnt as u64, acked);
-        }
-        // Only grows: the segments added (a fraction left by the connection's
-        // byte-based recovery stays).
-        w.cwnd += (cwnd - old) * mss;
-    }
-
-    /// `cubictcp_acked` on every ACK of new data (before `on_ack`): `delay_min`, and
-    /// HyStart in slow start (may set ssthresh = cwnd).
-    pub fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
-        let Some(rtt) = a.rtt else {
-            return;
-        };
-        if self.epoch_start.is_some_and(|e| jiffies(a.now) - e < HZ) {
-            return;
-        }
-        let delay = (rtt / 1000).max(1);
-        if self.delay_min == 0 || self.delay_min > delay {
-            self.delay_min = delay;
-        }
-        let Some(hs) = &mut self.hystart else {
-            return;
-        };
-        if hs.found.is_some() || !w.in_slow_start() {
-            return;
-        }
-        hs.next_round(a.now, a.snd_una, a.snd_nxt);
-        if w.cwnd / w.mss < HYSTART_LOW_WINDOW {
-            return;
-        }
-        hs.delay_min = self.delay_min * 1000;
-        let train = (hs.delay_min + ack_delay(w, a.srtt)) / 2;
-        if let Some(exit) = hs.detect(a.now, delay * 1000, train) {
-            hs.found = Some((exit, w.cwnd));
-            w.ssthresh = w.cwnd;
-        }
-    }
-
     /// `cubictcp_recalc_ssthresh`, in bytes.
     pub fn ssthresh(&mut self, w: &Window) -> u64 {
         let cwnd = (w.cwnd / w.mss).min(u32::MAX as u64) as u32;
@@ -296,6 +244,78 @@ fn ack_delay(w: &Window, srtt: Nanos) -> Nanos {
     // 4·gso / (2·cwnd/srtt) = 2·gso·srtt / cwnd.
     let d = (2 * GSO_MAX_SIZE as u128 * srtt as u128 / w.cwnd.max(1) as u128) as u64;
     d.min(NS_PER_MS)
+}
+
+/// Built by `cc = "cubic"` with `linux_cubic` (`cubic::KIND`).
+impl Controller for CubicLinux {
+    /// `cubictcp_acked` on every ACK of new data (before `on_ack`): `delay_min`, and
+    /// HyStart in slow start (may set ssthresh = cwnd).
+    #[inline]
+    fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
+        let Some(rtt) = a.rtt else {
+            return;
+        };
+        if self.epoch_start.is_some_and(|e| jiffies(a.now) - e < HZ) {
+            return;
+        }
+        let delay = (rtt / 1000).max(1);
+        if self.delay_min == 0 || self.delay_min > delay {
+            self.delay_min = delay;
+        }
+        let Some(hs) = &mut self.hystart else {
+            return;
+        };
+        if hs.found.is_some() || !w.in_slow_start() {
+            return;
+        }
+        hs.next_round(a.now, a.snd_una, a.snd_nxt);
+        if w.cwnd / w.mss < HYSTART_LOW_WINDOW {
+            return;
+        }
+        hs.delay_min = self.delay_min * 1000;
+        let train = (hs.delay_min + ack_delay(w, a.srtt)) / 2;
+        if let Some(exit) = hs.detect(a.now, delay * 1000, train) {
+            hs.found = Some((exit, w.cwnd));
+            w.ssthresh = w.cwnd;
+        }
+    }
+
+    /// `cubictcp_cong_avoid` on an ACK outside recovery (the connection has checked
+    /// `tcp_is_cwnd_limited`).
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        let mss = w.mss;
+        let old = (w.cwnd / mss).max(1);
+        let mut acked = segments(a.acked, mss);
+        let mut cwnd = old;
+        if let Some(ssthresh) = linux_ssthresh_segs(w) {
+            if cwnd < ssthresh {
+                (cwnd, acked) = linux_slow_start(cwnd, ssthresh, acked);
+            }
+        }
+        if acked > 0 {
+            let cwnd32 = cwnd.min(u32::MAX as u64) as u32;
+            self.update(cwnd32, acked.min(u32::MAX as u64) as u32, a.now);
+            cwnd = linux_cong_avoid_ai(cwnd, &mut self.snd_cwnd_cnt, self.cnt as u64, acked);
+        }
+        // Only grows: the segments added (a fraction left by the connection's
+        // byte-based recovery stays).
+        w.cwnd += (cwnd - old) * mss;
+    }
+
+    fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {
+        self.ssthresh(w)
+    }
+
+    fn on_rto(&mut self, _: &Window, e: &RtoEvent) {
+        CubicLinux::on_rto(self, e.now, e.snd_nxt)
+    }
+
+    fn on_tx_start(&mut self, _: &mut Window, e: &TxStart) {
+        if let Some(idle) = e.idle {
+            CubicLinux::on_tx_start(self, e.now, idle)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@
 //! segment on duplicate ACKs (no effect on `delayMin` unless SRTT changed).
 
 use super::{AckSample, Window};
+use super::{CongestionEvent, Controller, RtoEvent};
 use crate::sim::time::{Nanos, NS_PER_MS};
 
 const C: f64 = 0.4;
@@ -101,20 +102,6 @@ impl CubicNs3 {
         self.sample_cnt = 0;
     }
 
-    /// `PktsAcked` with the smoothed RTT, on every ACK of new data.
-    pub fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
-        if a.srtt == 0 || self.epoch_start.is_some_and(|t| a.now - t < CUBIC_DELTA) {
-            return;
-        }
-        let rtt = a.srtt;
-        if self.delay_min.is_none_or(|d| d > rtt) {
-            self.delay_min = Some(rtt);
-        }
-        if self.hystart && w.cwnd <= w.ssthresh && w.cwnd >= HYSTART_LOW_WINDOW * w.mss {
-            self.hystart_update(w, a.now, rtt);
-        }
-    }
-
     /// `HystartUpdate`.
     fn hystart_update(&mut self, w: &mut Window, now: Nanos, delay: Nanos) {
         if self.found {
@@ -140,31 +127,6 @@ impl CubicNs3 {
         }
         if self.found {
             w.ssthresh = w.cwnd;
-        }
-    }
-
-    /// `IncreaseWindow` on an ACK outside recovery.
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        self.bytes_carry += a.delivered % w.mss;
-        let mut segs = (a.delivered / w.mss) as u32;
-        if self.bytes_carry >= w.mss {
-            segs += 1;
-            self.bytes_carry -= w.mss;
-        }
-        if w.cwnd < w.ssthresh {
-            if self.hystart && a.snd_una > self.end_seq {
-                self.hystart_reset(a.now, a.snd_nxt);
-            }
-            w.cwnd += segs as u64 * w.mss;
-            segs = 0;
-        }
-        if w.cwnd >= w.ssthresh && segs > 0 {
-            self.cwnd_cnt += segs;
-            let cnt = self.update(a.now, (w.cwnd / w.mss) as u32, segs);
-            if self.cwnd_cnt >= cnt {
-                w.cwnd += w.mss;
-                self.cwnd_cnt -= cnt;
-            }
         }
     }
 
@@ -237,6 +199,58 @@ impl CubicNs3 {
         self.delay_min = None;
         self.found = false;
         self.hystart_reset(now, snd_nxt);
+    }
+}
+
+/// Built by `cc = "cubic"` with `ns3_cubic` (`cubic::KIND`).
+impl Controller for CubicNs3 {
+    /// `PktsAcked` with the smoothed RTT, on every ACK of new data.
+    #[inline]
+    fn pkts_acked(&mut self, w: &mut Window, a: &AckSample) {
+        if a.srtt == 0 || self.epoch_start.is_some_and(|t| a.now - t < CUBIC_DELTA) {
+            return;
+        }
+        let rtt = a.srtt;
+        if self.delay_min.is_none_or(|d| d > rtt) {
+            self.delay_min = Some(rtt);
+        }
+        if self.hystart && w.cwnd <= w.ssthresh && w.cwnd >= HYSTART_LOW_WINDOW * w.mss {
+            self.hystart_update(w, a.now, rtt);
+        }
+    }
+
+    /// `IncreaseWindow` on an ACK outside recovery.
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        self.bytes_carry += a.delivered % w.mss;
+        let mut segs = (a.delivered / w.mss) as u32;
+        if self.bytes_carry >= w.mss {
+            segs += 1;
+            self.bytes_carry -= w.mss;
+        }
+        if w.cwnd < w.ssthresh {
+            if self.hystart && a.snd_una > self.end_seq {
+                self.hystart_reset(a.now, a.snd_nxt);
+            }
+            w.cwnd += segs as u64 * w.mss;
+            segs = 0;
+        }
+        if w.cwnd >= w.ssthresh && segs > 0 {
+            self.cwnd_cnt += segs;
+            let cnt = self.update(a.now, (w.cwnd / w.mss) as u32, segs);
+            if self.cwnd_cnt >= cnt {
+                w.cwnd += w.mss;
+                self.cwnd_cnt -= cnt;
+            }
+        }
+    }
+
+    fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {
+        self.ssthresh(w)
+    }
+
+    fn on_rto(&mut self, _: &Window, e: &RtoEvent) {
+        CubicNs3::on_rto(self, e.now, e.snd_nxt)
     }
 }
 

@@ -12,6 +12,10 @@
 //! - Window growth is Reno's.
 
 use super::{alpha_ssthresh, reno_growth, AckSample, Window};
+use super::{AnyCc, Caps, CcParams, CongestionEvent, Controller, EcnMode, Kind, Registered};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
+use crate::transport::tcp::TcpConfig;
 
 #[derive(Clone, Debug)]
 pub struct Dctcp {
@@ -35,8 +39,60 @@ impl Dctcp {
         }
     }
 
+    /// New ssthresh at a congestion event; `ecn` says whether it was an ECE.
+    pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
+        self.acc = 0;
+        alpha_ssthresh(w, self.alpha, ecn)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DctcpParams {
+    pub g: f64,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "dctcp",
+        summary:
+            "DCTCP: cuts cwnd by α/2, α the EWMA of the marked fraction; per-packet CE echo, ECN on",
+        source: "RFC 8257; Linux net/ipv4/tcp_dctcp.c",
+        params: &[param(
+            "g",
+            "float",
+            "0.0625",
+            "EWMA gain g; flat alias `dctcp_g`",
+        )],
+    },
+    aliases: &[("g", "dctcp_g")],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Dctcp(DctcpParams {
+        g: p.f64_or("g", 1.0 / 16.0, 1e-6, 1.0)?,
+    }))
+}
+
+impl Registered for Dctcp {
+    type Params = DctcpParams;
+
+    fn build(p: &DctcpParams, _: &TcpConfig) -> AnyCc {
+        Dctcp::new(p.g).into()
+    }
+
+    fn caps(_: &DctcpParams) -> Caps {
+        Caps {
+            ecn: EcnMode::Accurate,
+            ..Caps::WINDOW
+        }
+    }
+}
+
+impl Controller for Dctcp {
     /// α bookkeeping on every ACK that acknowledges data (also during recovery).
-    pub fn observe(&mut self, a: &AckSample) {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
         self.acked_bytes += a.acked;
         if a.ece {
             self.marked_bytes += a.acked;
@@ -52,14 +108,17 @@ impl Dctcp {
         }
     }
 
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         reno_growth(w, &mut self.acc, a.acked);
     }
 
-    /// New ssthresh at a congestion event; `ecn` says whether it was an ECE.
-    pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
-        self.acc = 0;
-        alpha_ssthresh(w, self.alpha, ecn)
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.is_ecn())
+    }
+
+    fn extra(&self) -> f64 {
+        self.alpha
     }
 }
 

@@ -22,7 +22,11 @@
 //!   once before settling).
 
 use super::{slow_start, AckSample, Window};
-use crate::sim::time::{Nanos, NS_PER_S};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
+use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+use crate::transport::tcp::TcpConfig;
 
 pub const BASE_HISTORY: usize = 10;
 pub const CURRENT_FILTER: usize = 4;
@@ -94,7 +98,58 @@ impl Ledbat {
         Some(cur.saturating_sub(base))
     }
 
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+    pub fn ssthresh(&mut self, w: &Window) -> u64 {
+        (w.cwnd / 2).max(MIN_CWND * w.mss)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LedbatParams {
+    pub target: Nanos,
+    pub gain: f64,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "ledbat",
+        summary: "LEDBAT: less-than-best-effort, keeps the queuing delay at TARGET",
+        source: "RFC 6817; ns-3.44 TcpLedbat",
+        params: &[
+            param(
+                "target",
+                "duration",
+                "100ms",
+                "TARGET queuing delay (at most 100ms); flat alias `ledbat_target`",
+            ),
+            param("gain", "float", "1", "GAIN; flat alias `ledbat_gain`"),
+        ],
+    },
+    aliases: &[("target", "ledbat_target"), ("gain", "ledbat_gain")],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    let target = p.positive_duration_or("target", 100 * NS_PER_MS)?;
+    if target > 100 * NS_PER_MS {
+        return Err(p.error("target", "RFC 6817: TARGET MUST be at most 100ms"));
+    }
+    Ok(CcParams::Ledbat(LedbatParams {
+        target,
+        gain: p.f64_or("gain", 1.0, 1e-6, 1.0)?,
+    }))
+}
+
+impl Registered for Ledbat {
+    type Params = LedbatParams;
+
+    fn build(p: &LedbatParams, _: &TcpConfig) -> AnyCc {
+        Ledbat::new(p.target, p.gain).into()
+    }
+}
+
+impl Controller for Ledbat {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         if let Some(d) = a.owd {
             self.update_base(a.now, d);
             self.update_current(d);
@@ -122,8 +177,8 @@ impl Ledbat {
         w.cwnd = self.cwnd_f as u64;
     }
 
-    pub fn ssthresh(&mut self, w: &Window) -> u64 {
-        (w.cwnd / 2).max(MIN_CWND * w.mss)
+    fn on_congestion(&mut self, w: &Window, _: &CongestionEvent) -> u64 {
+        self.ssthresh(w)
     }
 }
 

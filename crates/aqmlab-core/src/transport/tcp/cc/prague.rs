@@ -23,6 +23,12 @@
 //!   fallback detection (off by default in Linux too), the TSO burst limit.
 
 use super::{alpha_ssthresh, reno_growth, AckSample, Window};
+use super::{
+    AnyCc, Caps, CcParams, CongestionEvent, Controller, EcnMode, Kind, Pacing, Registered,
+};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, Params};
+use crate::transport::tcp::TcpConfig;
 
 /// EWMA gain g = 1/2⁴.
 pub const G: f64 = 1.0 / 16.0;
@@ -52,8 +58,51 @@ impl Default for Prague {
 }
 
 impl Prague {
+    /// New ssthresh at a congestion event: cwnd·(1 − α/2) on ECE, half on loss.
+    pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
+        self.acc = 0;
+        alpha_ssthresh(w, self.alpha, ecn)
+    }
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "prague",
+        summary: "TCP Prague (L4S): ECT(1), DCTCP-style α per round, paced (pacing = false turns pacing off)",
+        source: "Linux net/ipv4/tcp_prague.c (L4S team, v0.6); RFC 9331 §4.3; draft-briscoe-iccrg-prague-congestion-control",
+        params: &[],
+    },
+    aliases: &[],
+    parse,
+};
+
+fn parse(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Prague(()))
+}
+
+impl Registered for Prague {
+    type Params = ();
+
+    fn build(_: &(), _: &TcpConfig) -> AnyCc {
+        Prague::default().into()
+    }
+
+    /// ECT(1) and accurate echo; paced by default at 100 % of cwnd/SRTT in congestion
+    /// avoidance (`prague_update_pacing_rate`).
+    fn caps(_: &()) -> Caps {
+        Caps {
+            ecn: EcnMode::L4s,
+            pacing: Pacing::Default,
+            pacing_ca_percent: 100,
+            ..Caps::WINDOW
+        }
+    }
+}
+
+impl Controller for Prague {
     /// α bookkeeping on every ACK of new data (in and out of recovery).
-    pub fn observe(&mut self, a: &AckSample) {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
         self.acked_bytes += a.acked;
         if a.ece {
             self.marked_bytes += a.acked;
@@ -71,17 +120,20 @@ impl Prague {
     }
 
     /// Growth on an ACK outside recovery: none for CE-marked bytes.
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         if a.ece {
             return;
         }
         reno_growth(w, &mut self.acc, a.acked);
     }
 
-    /// New ssthresh at a congestion event: cwnd·(1 − α/2) on ECE, half on loss.
-    pub fn ssthresh(&mut self, w: &Window, ecn: bool) -> u64 {
-        self.acc = 0;
-        alpha_ssthresh(w, self.alpha, ecn)
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.is_ecn())
+    }
+
+    fn extra(&self) -> f64 {
+        self.alpha
     }
 }
 

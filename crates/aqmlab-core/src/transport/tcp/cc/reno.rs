@@ -24,6 +24,10 @@ use super::{
     half_flight, linux_cong_avoid_ai, linux_slow_start, linux_ssthresh_segs, reno_growth, segments,
     AckSample, Window,
 };
+use super::{AnyCc, Caps, CcParams, CongestionEvent, Controller, Kind, Registered};
+use crate::scenario::error::Result;
+use crate::scenario::params::{KindDoc, Params};
+use crate::transport::tcp::TcpConfig;
 
 #[derive(Clone, Debug, Default)]
 pub struct Reno {
@@ -42,16 +46,6 @@ impl Reno {
             linux,
             per_ack,
         }
-    }
-
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
-        if self.per_ack {
-            return per_ack_growth(w, a.acked);
-        }
-        if self.linux {
-            return self.linux_growth(w, a.acked);
-        }
-        reno_growth(w, &mut self.acc, a.acked);
     }
 
     /// `tcp_reno_cong_avoid`; `acc` is `snd_cwnd_cnt` (segments).
@@ -93,6 +87,82 @@ fn per_ack_growth(w: &mut Window, acked: u64) {
     }
     if !w.in_slow_start() && segs > 0 {
         w.cwnd += (w.mss * w.mss / w.cwnd).max(1);
+    }
+}
+
+/// `reno` and `newreno` differ only in the connection's loss recovery without SACK.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenoParams {
+    /// Plain Reno fast recovery (RFC 5681 §3.2) instead of NewReno's (RFC 6582).
+    pub reno_recovery: bool,
+}
+
+const SOURCE: &str = "RFC 5681, RFC 3465; Linux net/ipv4/tcp_cong.c (tcp_reno_cong_avoid, tcp_reno_ssthresh); ns-3.44 TcpNewReno";
+
+pub const RENO: Kind = Kind {
+    doc: KindDoc {
+        kind: "reno",
+        summary: "Reno: slow start, AIMD; without SACK, RFC 5681 fast recovery (the first new ACK ends it)",
+        source: SOURCE,
+        params: &[],
+    },
+    aliases: &[],
+    parse: parse_reno,
+};
+
+pub const NEWRENO: Kind = Kind {
+    doc: KindDoc {
+        kind: "newreno",
+        summary: "NewReno: Reno's window rules; without SACK, RFC 6582 partial-ACK recovery",
+        source: SOURCE,
+        params: &[],
+    },
+    aliases: &[],
+    parse: parse_newreno,
+};
+
+fn parse_reno(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Reno(RenoParams {
+        reno_recovery: true,
+    }))
+}
+
+fn parse_newreno(_: &mut Params) -> Result<CcParams> {
+    Ok(CcParams::Reno(RenoParams {
+        reno_recovery: false,
+    }))
+}
+
+impl Registered for Reno {
+    type Params = RenoParams;
+
+    /// `per_ack_growth`: per ACK as ns-3; `linux_reno`: whole segments as Linux.
+    fn build(_: &RenoParams, cfg: &TcpConfig) -> AnyCc {
+        Reno::new(cfg.per_ack_growth, cfg.linux_reno).into()
+    }
+
+    fn caps(p: &RenoParams) -> Caps {
+        Caps {
+            reno_recovery: p.reno_recovery,
+            ..Caps::WINDOW
+        }
+    }
+}
+
+impl Controller for Reno {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+        if self.per_ack {
+            return per_ack_growth(w, a.acked);
+        }
+        if self.linux {
+            return self.linux_growth(w, a.acked);
+        }
+        reno_growth(w, &mut self.acc, a.acked);
+    }
+
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.flight)
     }
 }
 

@@ -11,7 +11,11 @@
 //! - Loss: Reno (`ssthresh = max(FlightSize/2, 2·SMSS)`).
 
 use super::{half_flight, reno_avoidance, slow_start, AckSample, Window};
+use super::{AnyCc, CcParams, CongestionEvent, Controller, Kind, Registered, RtoEvent};
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, KindDoc, Params};
 use crate::sim::time::Nanos;
+use crate::transport::tcp::TcpConfig;
 
 #[derive(Clone, Debug)]
 pub struct Vegas {
@@ -39,7 +43,81 @@ impl Vegas {
         }
     }
 
-    pub fn observe(&mut self, a: &AckSample) {
+    pub fn ssthresh(&mut self, w: &Window, flight: u64) -> u64 {
+        self.acc = 0;
+        half_flight(w, flight)
+    }
+
+    pub fn on_rto(&mut self) {
+        self.round_end = 0;
+        self.min_rtt_round = Nanos::MAX;
+        self.samples_round = 0;
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VegasParams {
+    pub alpha: u32,
+    pub beta: u32,
+    pub gamma: u32,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "vegas",
+        summary:
+            "Vegas: keeps between alpha and beta packets queued, from the RTT above the base RTT",
+        source: "Brakmo, Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
+        params: &[
+            param(
+                "alpha",
+                "int",
+                "2",
+                "alpha, packets; flat alias `vegas_alpha`",
+            ),
+            param(
+                "beta",
+                "int",
+                "4",
+                "beta, packets (at least alpha); flat alias `vegas_beta`",
+            ),
+            param(
+                "gamma",
+                "int",
+                "1",
+                "gamma (slow-start exit), packets; flat alias `vegas_gamma`",
+            ),
+        ],
+    },
+    aliases: &[
+        ("alpha", "vegas_alpha"),
+        ("beta", "vegas_beta"),
+        ("gamma", "vegas_gamma"),
+    ],
+    parse,
+};
+
+fn parse(p: &mut Params) -> Result<CcParams> {
+    let alpha = p.u64_or("alpha", 2, 0, 1000)? as u32;
+    let beta = p.u64_or("beta", 4, 0, 1000)? as u32;
+    let gamma = p.u64_or("gamma", 1, 0, 1000)? as u32;
+    if beta < alpha {
+        return Err(p.error("beta", format!("{beta}: must be at least alpha ({alpha})")));
+    }
+    Ok(CcParams::Vegas(VegasParams { alpha, beta, gamma }))
+}
+
+impl Registered for Vegas {
+    type Params = VegasParams;
+
+    fn build(p: &VegasParams, _: &TcpConfig) -> AnyCc {
+        Vegas::new(p.alpha, p.beta, p.gamma).into()
+    }
+}
+
+impl Controller for Vegas {
+    #[inline]
+    fn observe(&mut self, a: &AckSample) {
         if let Some(r) = a.rtt {
             self.base_rtt = self.base_rtt.min(r);
             self.min_rtt_round = self.min_rtt_round.min(r);
@@ -47,7 +125,8 @@ impl Vegas {
         }
     }
 
-    pub fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, a: &AckSample) {
         if a.snd_una < self.round_end {
             if w.in_slow_start() {
                 slow_start(w, a.acked);
@@ -88,15 +167,12 @@ impl Vegas {
         self.samples_round = 0;
     }
 
-    pub fn ssthresh(&mut self, w: &Window, flight: u64) -> u64 {
-        self.acc = 0;
-        half_flight(w, flight)
+    fn on_congestion(&mut self, w: &Window, e: &CongestionEvent) -> u64 {
+        self.ssthresh(w, e.flight)
     }
 
-    pub fn on_rto(&mut self) {
-        self.round_end = 0;
-        self.min_rtt_round = Nanos::MAX;
-        self.samples_round = 0;
+    fn on_rto(&mut self, _: &Window, _: &RtoEvent) {
+        Vegas::on_rto(self)
     }
 }
 
