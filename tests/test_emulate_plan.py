@@ -3,7 +3,6 @@ the kernel's module of that name runs and the model's parameters are reported as
 Pure planning: needs no network namespaces."""
 
 import pytest
-
 from aqmlab.emulate.plan import make_plan
 from aqmlab.errors import ScenarioError
 

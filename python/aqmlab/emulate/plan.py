@@ -134,12 +134,13 @@ def make_plan(doc: dict[str, Any], seed: int | None = None) -> Plan:
         rng = random.Random(f"{seed}/traffic[{name}]")
         cc = kernel = ""
         if kind.startswith("tcp"):
-            cc = t.get("cc", "newreno")
-            if isinstance(cc, dict):  # cc = { kind = "...", <the model's parameters> }
-                plan.ignored.extend(f"{path}.cc.{k} (aqmlab TCP model only; the kernel's own TCP runs)" for k in cc if k != "kind")
-                cc = cc.get("kind")
-            if not isinstance(cc, str) or cc not in KERNEL_CC:
-                raise ScenarioError(f"{path}.cc", f"{cc!r}: no kernel equivalent to emulate; expected one of: {', '.join(KERNEL_CC)}")
+            given = t.get("cc", "newreno")
+            if isinstance(given, dict):  # cc = { kind = "...", <the model's parameters> }
+                plan.ignored.extend(f"{path}.cc.{k} (aqmlab TCP model only; the kernel's own TCP runs)" for k in given if k != "kind")
+                given = given.get("kind")
+            if not isinstance(given, str) or given not in KERNEL_CC:
+                raise ScenarioError(f"{path}.cc", f"{given!r}: no kernel equivalent to emulate; expected one of: {', '.join(KERNEL_CC)}")
+            cc = given
             kernel = KERNEL_CC[cc]
             for k in MODEL_ONLY:
                 if k in t:
