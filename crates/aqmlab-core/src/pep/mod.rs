@@ -16,9 +16,11 @@
 //!
 //! This module is sans-IO: it keeps the per-user and per-connection bookkeeping and
 //! answers "what to forward" and "what window to announce"; `engine/pep.rs` moves the
-//! bytes between the TCP endpoints. What is modelled and what is not (no SYN spoofing
-//! beyond answering the SYN at the PEP, no PEP-side congestion control other than the
-//! `tcp` table's): docs/access/satellite-pep.md.
+//! bytes between the TCP endpoints. With `spoof_handshake` the terminal-side leg is
+//! open at once, as between two PEPs that spoof the handshake (Hughes HX System
+//! Overview, 2008, "PEP V3"); otherwise it sends a SYN over the satellite first. What is
+//! modelled and what is not (no PEP-side congestion control other than the `tcp`
+//! table's): docs/access/satellite-pep.md.
 
 pub mod flow_control;
 
