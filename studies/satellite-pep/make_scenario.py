@@ -42,8 +42,13 @@ def network(title: str, warmup: str, warmup_note: str) -> list[str]:
     names = [f"s{i}" for i in range(SERVERS)] + ["core", "gw", "sat"] + [f"c{i}" for i in range(CLIENTS)]
     for n in names:
         if n == "gw":
+            # The HughesNet PEP spoofs the handshake and carries the data over its backbone protocol
+            # without a per-connection slow start (Byun section 1.1; RFC 3135 section 2.1.1): the
+            # terminal-side leg opens at once and may send the user's whole buffer (625 KB = 432
+            # segments of 1448 B), which the terminal's PEP (the same code) can hold (assumed).
             w.append('  { name = "gw", function = { kind = "pep", buffer = "625KB", max_window = "16000B", '
-                     'flow_control = false, decr = 0.5 } },')
+                     'flow_control = false, decr = 0.5, spoof_handshake = true, '
+                     'tcp = { iw = 432, rwnd = "625KB" } } },')
         else:
             w.append(f'  {{ name = "{n}" }},')
     w.append("]")

@@ -11,7 +11,7 @@
 //! transfer (not when the PEP has), so think times start when the user has the page;
 //! the PEP flow's `completion_s` is that end-to-end time, from the server's SYN.
 use super::*;
-use crate::net::packet::Ecn;
+use crate::net::packet::{tcp_flags, Ecn};
 use crate::pep::Pep;
 
 /// Which leg of a split connection a flow is.
@@ -136,9 +136,9 @@ impl Simulation {
     /// The server's SYN reached the PEP: open the PEP's connection to the terminal
     /// (`up`: the slot of the server's flow).
     fn pep_open_down(&mut self, pep: u32, conn: u32, up: usize) {
-        let (node, cfg) = {
+        let (node, cfg, spoof) = {
             let p = &self.peps[pep as usize];
-            (p.node, p.cfg.tcp)
+            (p.node, p.cfg.tcp, p.cfg.spoof_handshake)
         };
         let client = self.peps[pep as usize].conns[conn as usize].client;
         let (entry, app) = {
@@ -154,6 +154,16 @@ impl Simulation {
         let now = self.now();
         if let TcpEndpoint::Sender(snd) = &mut self.tcp[s] {
             snd.open(now, &mut self.seg_buf);
+            if spoof {
+                // The handshake is spoofed at both ends: nothing crosses the satellite,
+                // the sender is established at once with the terminal's window.
+                self.seg_buf.clear();
+                let mut synack = Segment::default();
+                synack.tcp.flags = tcp_flags::SYN | tcp_flags::ACK;
+                synack.tcp.window = cfg.rwnd.min(u32::MAX as u64) as u32;
+                snd.on_segment(now, &synack, &mut self.seg_buf, &mut self.flows[d].stats);
+                self.seg_buf.clear();
+            }
         }
         self.tcp_after(s);
     }

@@ -16,9 +16,11 @@
 //!
 //! This module is sans-IO: it keeps the per-user and per-connection bookkeeping and
 //! answers "what to forward" and "what window to announce"; `engine/pep.rs` moves the
-//! bytes between the TCP endpoints. What is modelled and what is not (no SYN spoofing
-//! beyond answering the SYN at the PEP, no PEP-side congestion control other than the
-//! `tcp` table's): docs/access/satellite-pep.md.
+//! bytes between the TCP endpoints. With `spoof_handshake` the terminal-side leg is
+//! open at once, as between two PEPs that spoof the handshake (Hughes HX System
+//! Overview, 2008, "PEP V3"); otherwise it sends a SYN over the satellite first. What is
+//! modelled and what is not (no PEP-side congestion control other than the `tcp`
+//! table's): docs/access/satellite-pep.md.
 
 pub mod flow_control;
 
@@ -41,6 +43,9 @@ pub struct PepConfig {
     pub flow_control: Option<FlowControlConfig>,
     /// TCP of the PEP–terminal leg (both ends).
     pub tcp: TcpConfig,
+    /// The terminal-side leg is open at once (the terminal's PEP spoofs the handshake),
+    /// instead of after a SYN round trip over the satellite.
+    pub spoof_handshake: bool,
 }
 
 use crate::scenario::params::param as p;
@@ -78,6 +83,12 @@ pub const DOC: KindDoc = KindDoc {
             "flow control: least time between a change of B and the next growth",
         ),
         p(
+            "spoof_handshake",
+            "bool",
+            "false",
+            "the terminal-side leg opens without a SYN round trip (both ends run a PEP that spoofs the handshake, RFC 3135 §2.1.1)",
+        ),
+        p(
             "tcp",
             "table",
             "{}",
@@ -107,6 +118,7 @@ impl PepConfig {
         }
         let incr = p.f64_or("incr", 0.01, 0.0, 1.0)?;
         let freeze = p.duration_or("freeze", 200 * NS_PER_MS)?;
+        let spoof_handshake = p.bool_or("spoof_handshake", false)?;
         let tcp_path = p.key_path("tcp");
         let tcp = match p.raw("tcp") {
             None => TcpConfig::default(),
@@ -141,6 +153,7 @@ impl PepConfig {
                 freeze,
             }),
             tcp,
+            spoof_handshake,
         })
     }
 }
