@@ -195,11 +195,20 @@ impl EventQueue {
     /// Pop the next event and advance the clock to it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
+        self.pop_until(Nanos::MAX)
+    }
+
+    /// Pop the next event if it is due by `until` (inclusive), and advance the clock to it.
+    #[inline]
+    pub fn pop_until(&mut self, until: Nanos) -> Option<(Nanos, Event)> {
         if self.stale_root {
             self.stale_root = false;
             self.heap.pop();
         }
         let e = *self.heap.peek()?;
+        if e.time > until {
+            return None;
+        }
         self.stale_root = true;
         self.now = e.time;
         self.cur_seq = e.seq;
@@ -280,6 +289,22 @@ mod tests {
             assert_eq!(q.len(), 1);
             assert_eq!(q.pop(), Some((t, Event::Sample)));
         }
+    }
+
+    #[test]
+    fn pop_until_stops_at_the_first_event_after_the_bound() {
+        let mut q = EventQueue::new();
+        for t in [4, 2, 6, 4] {
+            q.schedule(t, Event::Sample);
+        }
+        assert_eq!(q.pop_until(3), Some((2, Event::Sample)));
+        assert_eq!(q.pop_until(3), None);
+        assert_eq!((q.now(), q.len(), q.peek_time()), (2, 3, Some(4)));
+        assert_eq!(q.pop_until(4), Some((4, Event::Sample)));
+        assert_eq!(q.pop_until(4), Some((4, Event::Sample)));
+        assert_eq!(q.pop_until(5), None);
+        assert_eq!(q.pop(), Some((6, Event::Sample)));
+        assert_eq!(q.pop_until(u64::MAX), None);
     }
 
     #[test]
