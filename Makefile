@@ -7,7 +7,7 @@ STAMP := $(VENV)/.deps-stamp
 # One release build of the extension serves `make run`, `make test` and `make bench`.
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: run test lint test-rust test-python bench bench-instr fuzz install clean
+.PHONY: run test lint test-rust test-python bench bench-instr bench-scale fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -59,6 +59,12 @@ fuzz: install
 bench: install
 	cargo bench -p aqmlab-core
 	$(VENV)/bin/aqmlab bench
+	$(PY) benches/bench_scale.py
+
+# CPU time and peak memory of the scale scenarios (benches/scenarios/scale/): an hour of
+# 1 Gbit/s with 1000 CUBIC flows, 10 Gbit/s with 10,000 flows (minutes of CPU).
+bench-scale: install
+	$(PY) benches/bench_scale.py
 
 # Instructions per event and per packet of each bench scenario (cachegrind; needs valgrind).
 bench-instr: install

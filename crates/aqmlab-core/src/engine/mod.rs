@@ -198,11 +198,7 @@ impl Simulation {
         let started = std::time::Instant::now();
         let until = until.min(self.end);
         let mut result = Ok(());
-        while let Some(t) = self.events.peek_time() {
-            if t > until {
-                break;
-            }
-            let (_, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_until(until) {
             self.handle(ev);
             if !self.to_release.is_empty() {
                 self.release_finished();

@@ -54,10 +54,24 @@ impl Histogram {
     #[inline]
     pub fn record(&mut self, v: u64) {
         let i = index(v);
+        // The common case, a bucket inside the window, in one bounds check (below the
+        // window, the subtraction wraps to a huge index).
+        match self.counts.get_mut(i.wrapping_sub(self.offset)) {
+            Some(c) => *c += 1,
+            None => self.grow_to(i),
+        }
+        self.n += 1;
+        self.sum += v as u128;
+        self.max = self.max.max(v);
+    }
+
+    /// Widen the window to take bucket `i` and count one there.
+    #[cold]
+    fn grow_to(&mut self, i: usize) {
         if self.counts.is_empty() {
             self.offset = i;
         } else if i < self.offset {
-            // Rare: a new smallest value; grow the window downwards.
+            // A new smallest value; grow the window downwards.
             let grow = self.offset - i;
             self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.offset = i;
@@ -67,9 +81,6 @@ impl Histogram {
             self.counts.resize(j + 1, 0);
         }
         self.counts[j] += 1;
-        self.n += 1;
-        self.sum += v as u128;
-        self.max = self.max.max(v);
     }
 
     pub fn count(&self) -> u64 {
