@@ -18,6 +18,7 @@ pub const CBR: TrafficKind = TrafficKind {
         summary: "UDP constant bit rate",
         source: "-",
         params: &[
+            crate::app::DATAGRAM_ECN,
             ParamDoc {
                 name: "rate",
                 ty: "rate",
@@ -41,6 +42,7 @@ pub const POISSON: TrafficKind = TrafficKind {
         summary: "UDP with Poisson arrivals",
         source: "-",
         params: &[
+            crate::app::DATAGRAM_ECN,
             ParamDoc {
                 name: "rate",
                 ty: "rate",
@@ -66,6 +68,7 @@ pub const POISSON: TrafficKind = TrafficKind {
 
 /// Read a `udp-cbr` (`poisson = false`) or `udp-poisson` entry: one source per flow.
 fn build(poisson: bool, p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let rate = p.required_rate("rate")?;
     let size = p.size_or("size", 1000)?;
     if size == 0 || size > 65_535 {

@@ -49,6 +49,7 @@ pub const RTP: TrafficKind = TrafficKind {
         summary: "RTP session with RTCP sender/receiver reports (RFC 3550)",
         source: "RFC 3550 §5, §6, App. A.1, A.3, A.7, A.8",
         params: &[
+            crate::app::DATAGRAM_ECN,
             ParamDoc { name: "size", ty: "size", default: "500B", doc: "mean IP packet size (≥ 40 B)" },
             ParamDoc { name: "size_dist", ty: "string", default: "fixed", doc: "fixed, uniform (mean ± size_spread), exp (40 B + exponential) or normal (sd size_spread, truncated at ±3 sd)" },
             ParamDoc { name: "size_spread", ty: "size", default: "-", doc: "half-width (uniform) or standard deviation (normal) of the size" },
@@ -68,6 +69,7 @@ pub const RTP: TrafficKind = TrafficKind {
 };
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let size = p.size_or("size", 500)?;
     if !(RTP_HEADERS as u64..=65_535).contains(&size) {
         return Err(p.error(

@@ -68,6 +68,7 @@ pub const VIDEO: TrafficKind = TrafficKind {
 };
 
 const PARAMS: &[ParamDoc] = &[
+    crate::app::DATAGRAM_ECN,
     ParamDoc {
         name: "pattern",
         ty: "string",
@@ -289,6 +290,7 @@ fn read_frames(p: &mut Params, e: &EntryBuild) -> Result<(Frames, Order)> {
 }
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let (frames, order) = read_frames(p, e)?;
     let fps = p.f64_or("fps", 30.0, 0.001, 10_000.0)?;
     let packet_size = p.size_or("packet_size", 1000)?;

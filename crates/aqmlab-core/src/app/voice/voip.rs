@@ -79,6 +79,7 @@ pub const VOIP: TrafficKind = TrafficKind {
         summary: "Voice calls (G.711, G.729A) with VAD, playout buffer and E-model MOS",
         source: "ITU-T G.107, G.113 App. I; Cole & Rosenbluth 2001; RFC 3550 A.8; Ramjee et al. 1994",
         params: &[
+            crate::app::DATAGRAM_ECN,
             ParamDoc { name: "codec", ty: "string", default: "g711", doc: "g711 (64 kbit/s) or g729a (8 kbit/s, 10 ms frames)" },
             ParamDoc { name: "ptime", ty: "duration", default: "20ms", doc: "packetisation interval: a multiple of 10 ms, 10-120 ms" },
             ParamDoc { name: "plc", ty: "bool", default: "false", doc: "G.711 with packet-loss concealment (G.113 Bpl 25.1 instead of 4.3)" },
@@ -190,6 +191,7 @@ impl CallConfig {
 }
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let codec_name = p.choice_or("codec", "g711", &["g711", "g729a"])?;
     let plc = p.bool_or("plc", false)?;
     let codec = match (codec_name, plc) {
