@@ -165,3 +165,32 @@ fn a_bad_ecn_codepoint_is_refused() {
     assert_eq!(e.path, "traffic[0].ecn", "{e}");
     assert!(e.message.contains("ect1"), "{e}");
 }
+
+/// `fq_codel` with `ce_threshold = "1ms"` CE-marks every ECT packet whose sojourn is
+/// above 1 ms; with a median sojourn of several ms most ECT(1) packets are marked, none
+/// dropped, and all delivered, while a Not-ECT flow is never marked.
+#[test]
+fn fq_codel_ce_threshold_marks_ect1_udp() {
+    let fq = |ecn: &str| {
+        run(
+            &DUALPI2
+                .replace("RATE", "9.5Mbit")
+                .replace("ECN", ecn)
+                .replace(
+                    r#"{ kind = "dualpi2" }"#,
+                    r#"{ kind = "fq_codel", ce_threshold = "1ms" }"#,
+                ),
+            1,
+        )
+    };
+    let l = fq("ect1");
+    let n = fq("not-ect");
+    assert!(q(&l, "sojourn_ms_p50") > 1.0);
+    assert_eq!(q(&l, "drops"), 0.0);
+    assert!(q(&l, "marks") > 0.5 * q(&l, "arrivals"));
+    assert_eq!(
+        cell(&l, "flows", "app", "udp-poisson-0", "packets_dropped"),
+        0.0
+    );
+    assert_eq!(q(&n, "marks"), 0.0);
+}
