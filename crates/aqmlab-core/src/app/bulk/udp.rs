@@ -18,7 +18,6 @@ pub const CBR: TrafficKind = TrafficKind {
         summary: "UDP constant bit rate",
         source: "-",
         params: &[
-            crate::app::DATAGRAM_ECN,
             ParamDoc {
                 name: "rate",
                 ty: "rate",
@@ -31,6 +30,7 @@ pub const CBR: TrafficKind = TrafficKind {
                 default: "1000B",
                 doc: "IP datagram size",
             },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build: |p, e| build(false, p, e),
@@ -42,7 +42,6 @@ pub const POISSON: TrafficKind = TrafficKind {
         summary: "UDP with Poisson arrivals",
         source: "-",
         params: &[
-            crate::app::DATAGRAM_ECN,
             ParamDoc {
                 name: "rate",
                 ty: "rate",
@@ -61,6 +60,7 @@ pub const POISSON: TrafficKind = TrafficKind {
                 default: "fixed",
                 doc: "fixed or exp (exponential sizes)",
             },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build: |p, e| build(true, p, e),

@@ -49,7 +49,6 @@ pub const RTP: TrafficKind = TrafficKind {
         summary: "RTP session with RTCP sender/receiver reports (RFC 3550)",
         source: "RFC 3550 §5, §6, App. A.1, A.3, A.7, A.8",
         params: &[
-            crate::app::DATAGRAM_ECN,
             ParamDoc { name: "size", ty: "size", default: "500B", doc: "mean IP packet size (≥ 40 B)" },
             ParamDoc { name: "size_dist", ty: "string", default: "fixed", doc: "fixed, uniform (mean ± size_spread), exp (40 B + exponential) or normal (sd size_spread, truncated at ±3 sd)" },
             ParamDoc { name: "size_spread", ty: "size", default: "-", doc: "half-width (uniform) or standard deviation (normal) of the size" },
@@ -63,6 +62,7 @@ pub const RTP: TrafficKind = TrafficKind {
             ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
             ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
             ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build,

@@ -68,7 +68,6 @@ pub const VIDEO: TrafficKind = TrafficKind {
 };
 
 const PARAMS: &[ParamDoc] = &[
-    crate::app::DATAGRAM_ECN,
     ParamDoc {
         name: "pattern",
         ty: "string",
@@ -172,6 +171,7 @@ const PARAMS: &[ParamDoc] = &[
         default: "false",
         doc: "add one row per frame to the `frames` table",
     },
+    crate::app::DATAGRAM_ECN,
 ];
 
 /// The largest trace or PSNR-model file read (a 1065-frame clip's model is ~2 MB).

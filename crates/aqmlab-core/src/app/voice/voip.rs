@@ -79,7 +79,6 @@ pub const VOIP: TrafficKind = TrafficKind {
         summary: "Voice calls (G.711, G.729A) with VAD, playout buffer and E-model MOS",
         source: "ITU-T G.107, G.113 App. I; Cole & Rosenbluth 2001; RFC 3550 A.8; Ramjee et al. 1994",
         params: &[
-            crate::app::DATAGRAM_ECN,
             ParamDoc { name: "codec", ty: "string", default: "g711", doc: "g711 (64 kbit/s) or g729a (8 kbit/s, 10 ms frames)" },
             ParamDoc { name: "ptime", ty: "duration", default: "20ms", doc: "packetisation interval: a multiple of 10 ms, 10-120 ms" },
             ParamDoc { name: "plc", ty: "bool", default: "false", doc: "G.711 with packet-loss concealment (G.113 Bpl 25.1 instead of 4.3)" },
@@ -98,6 +97,7 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
             ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
             ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build,
