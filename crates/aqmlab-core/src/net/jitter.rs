@@ -2,13 +2,15 @@
 //! an offset drawn uniformly from [−amplitude, +amplitude] and held for one `interval`,
 //! and a packet never arrives before the packet sent ahead of it on the same link.
 //!
-//! This is the channel-delay update of the L4S ns-3 scenarios (a scheduled callback sets
-//! the point-to-point channel's `Delay` attribute every interval, e.g. ±1 ms or ±5 ms
-//! every 1 ms: ns-3 `src/point-to-point/model/point-to-point-channel.cc`,
-//! `PointToPointChannel::TransmitStart`, schedules each receive at
-//! `txTime + m_delay` with the delay in force when the packet is sent). ns-3 itself lets a
-//! packet sent after a delay decrease overtake its predecessor; a wire does not reorder,
-//! so here the arrival is `max(departure + base + offset, previous arrival)`.
+//! This models ns-3's way of varying a channel's delay, which the L4S ns-3 jitter
+//! scenarios use: a scheduled callback sets the point-to-point channel's `Delay`
+//! attribute every interval (ns-3-dev `src/point-to-point/model/point-to-point-channel.cc`
+//! at dfc6fb9: the attribute, lines 42-46; `TransmitStart`, lines 89-100, schedules each
+//! receive at `txTime + m_delay`, the delay in force when the packet is sent). ns-3 itself
+//! lets a packet sent after a delay decrease overtake its predecessor; a wire does not
+//! reorder, so here the arrival is `max(departure + base + offset, previous arrival)`.
+//! The offsets here are independent uniform draws; a scenario whose callback moves the
+//! offset as a bounded random walk is not modelled.
 //!
 //! The offset in force at a departure time `t` is the one of interval `⌊t / interval⌋`.
 //! Offsets are i.i.d., so drawing one only for the intervals in which a packet leaves
