@@ -213,3 +213,29 @@ fn fq_codel_ce_threshold_marks_ect1_udp() {
     );
     assert_eq!(q(&n, "marks"), 0.0);
 }
+
+/// Jitter on an access-model link: the DOCSIS upstream's departures propagate with it
+/// (±1 ms on its 1 ms delay): the run is deterministic and the probe's one-way delay
+/// changes (the upload's queueing changes with it, so no tighter bound is claimed).
+#[test]
+fn jitter_on_a_docsis_upstream() {
+    let text =
+        common::example("docsis-upstream.toml").replace("duration = \"60s\"", "duration = \"20s\"");
+    let jit = text.replacen(
+        "delay = \"1ms\"\n",
+        "delay = \"1ms\"\njitter = { amplitude = \"1ms\", interval = \"1ms\" }\n",
+        1,
+    );
+    assert_ne!(text, jit);
+    let a = run(&text, 1);
+    let b = run(&jit, 1);
+    assert_eq!(without_wall(run(&jit, 1)), without_wall(run(&jit, 1)));
+    let probe = |r: &aqmlab_core::Results| cell(r, "flows", "app", "udp-cbr-1", "owd_ms_p50");
+    assert_ne!(probe(&a), probe(&b));
+    assert!(
+        (probe(&a) - probe(&b)).abs() < 20.0,
+        "{} {}",
+        probe(&a),
+        probe(&b)
+    );
+}
