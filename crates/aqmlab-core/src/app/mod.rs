@@ -491,6 +491,8 @@ pub struct AppEntry {
     pub class: ClassSpec,
     /// DSCP of its data packets (`Packet::dscp`).
     pub dscp: u8,
+    /// ECN codepoint its datagram kinds send their forward packets with (`ecn`).
+    pub ecn: Ecn,
     /// One `flows` row per connection its apps open while running, instead of one row
     /// for all of them (`flow_rows`).
     pub flow_rows: bool,
@@ -582,6 +584,25 @@ const COMMON: &[ParamDoc] = &[
         doc: "kinds that open a TCP connection per transfer (web-page, web-packmime, tcp-http, tcp-arrivals): one `flows` row per connection; by default the entry's connections share one row (their totals), and a finished connection's state is freed either way",
     },
 ];
+
+/// The `ecn` parameter of the datagram (UDP) kinds that take it (`read_datagram_ecn`).
+pub const DATAGRAM_ECN: ParamDoc = ParamDoc {
+    name: "ecn",
+    ty: "string",
+    default: "not-ect",
+    doc: "ECN codepoint of the forward datagrams: not-ect, ect0 (classic ECN, RFC 3168) or ect1 (L4S, RFC 9331); the source ignores CE marks (non-responsive), so ECN-capable disciplines mark its packets instead of dropping them",
+};
+
+/// Read `DATAGRAM_ECN`.
+pub fn read_datagram_ecn(p: &mut Params) -> Result<Ecn> {
+    Ok(
+        match p.choice_or("ecn", "not-ect", &["not-ect", "ect0", "ect1"])? {
+            "ect0" => Ecn::Ect0,
+            "ect1" => Ecn::Ect1,
+            _ => Ecn::NotEct,
+        },
+    )
+}
 
 /// The most flows one traffic entry may place (`count` × host pairs): ~10 GB of flow
 /// state; checked before the placements are allocated.
@@ -763,6 +784,9 @@ pub struct EntryBuild<'a> {
     pub seed: u64,
     /// The topology (kinds that name further nodes, like web servers).
     pub topo: &'a Topology,
+    /// The ECN codepoint of the entry's forward datagrams (kinds that read
+    /// `DATAGRAM_ECN` set it).
+    pub ecn: Ecn,
     traffic: &'a mut Traffic,
 }
 
@@ -912,15 +936,18 @@ pub fn build(
             warmup,
             seed,
             topo,
+            ecn: Ecn::NotEct,
             traffic: &mut t,
         };
         (kind.build)(&mut p, &mut e)?;
+        let ecn = e.ecn;
         p.finish(&format!("traffic kind `{kind_name}`"))?;
         t.entries.push(AppEntry {
             name,
             kind: kind_name,
             class,
             dscp,
+            ecn,
             flow_rows,
         });
     }
@@ -994,6 +1021,7 @@ mod tests {
                     warmup: 0,
                     seed: 1,
                     topo: &topo,
+                    ecn: crate::net::packet::Ecn::NotEct,
                     traffic: &mut t,
                 };
                 (k.build)(&mut p, &mut e)

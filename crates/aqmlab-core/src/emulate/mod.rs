@@ -130,6 +130,7 @@ pub fn build_pipes(spec: &ScenarioSpec, cfg: &EmuConfig) -> Result<(Pipe, Pipe),
             ("rate_schedule", l.rate_schedule.is_some()),
             ("rate_process", l.rate_process.is_some()),
             ("outages", l.outages.is_some()),
+            ("jitter", l.jitter.is_some()),
             ("loss", l.loss.is_some_and(|p| p > 0.0)),
         ] {
             if set {

@@ -54,7 +54,7 @@ impl Simulation {
                 let _ = w.write(done, pk);
             }
             self.hops += 1;
-            let arrive = done + link.delay;
+            let arrive = crate::net::jitter::arrival(&mut link.jitter, done, link.delay);
             link.in_flight.push_back((arrive, p));
             if link.in_flight.len() == 1 {
                 self.events

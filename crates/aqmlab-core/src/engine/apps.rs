@@ -134,8 +134,12 @@ impl Simulation {
                 ..
             } => {
                 let p = self.new_packet(slot as u32, reverse, size, kind);
-                self.packets[p].seq = seq;
-                self.packets[p].tag = tag;
+                let pk = &mut self.packets[p];
+                pk.seq = seq;
+                pk.tag = tag;
+                if !reverse {
+                    pk.ecn = self.flows[slot].ecn;
+                }
                 if let crate::app::ClassSpec::Tag(map) = &self.flows[slot].class {
                     self.packets[p].class = crate::app::ClassSpec::of_tag(map, tag.unit_type);
                 }
@@ -178,6 +182,10 @@ impl Simulation {
                 .map_or(crate::app::ClassSpec::Fixed(0), |e| e.class.clone()),
             class_rng: None,
             dscp: self.entries.get(entry as usize).map_or(0, |e| e.dscp),
+            ecn: self
+                .entries
+                .get(entry as usize)
+                .map_or(Ecn::NotEct, |e| e.ecn),
             pep: None,
             conn: false,
             in_net: 0,

@@ -121,6 +121,7 @@ impl Flow {
             class: crate::app::ClassSpec::Fixed(0),
             class_rng: None,
             dscp: 0,
+            ecn: Ecn::NotEct,
             pep: None,
             conn: false,
             in_net: 0,

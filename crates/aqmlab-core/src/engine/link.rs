@@ -347,7 +347,7 @@ impl Simulation {
     #[inline]
     fn put_in_flight(&mut self, l: usize, done: Nanos, p: PacketId) {
         let link = &mut self.links[l];
-        let arrive = done + link.delay;
+        let arrive = crate::net::jitter::arrival(&mut link.jitter, done, link.delay);
         link.in_flight.push_back((arrive, p));
         if link.in_flight.len() == 1 {
             self.events

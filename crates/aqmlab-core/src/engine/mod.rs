@@ -36,7 +36,7 @@ use crate::app::{self, AnyApp, AppEntry, AppIo, FlowKind};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::access::Access;
 use crate::net::link::Link;
-use crate::net::packet::{PacketArena, PacketId, PacketKind};
+use crate::net::packet::{Ecn, PacketArena, PacketId, PacketKind};
 use crate::net::topology::{self, Node, NO_ROUTE};
 use crate::output::pcap::PcapWriter;
 use crate::qdisc::{Discipline, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
@@ -73,6 +73,9 @@ pub struct Flow {
     pub class_rng: Option<crate::sim::rng::Rng>,
     /// DSCP of its forward packets (the entry's `dscp`); reverse packets carry 0.
     pub dscp: u8,
+    /// ECN codepoint of its forward datagrams (the entry's `ecn`); TCP flows set theirs
+    /// per segment.
+    pub ecn: Ecn,
     /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
     pub pep: Option<PepLeg>,
     /// A connection its app opened while running (not a PEP leg): released when it is

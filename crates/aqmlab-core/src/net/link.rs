@@ -3,7 +3,8 @@
 //! There is no hidden device queue: the link pulls its next packet from the qdisc the
 //! moment it goes idle, so the qdisc sees every waiting packet. A link keeps at most one
 //! pending transmission-complete event, and one event for the head of its in-flight
-//! packets (they arrive in order because the delay is constant), after csg-htsim's pipe.
+//! packets (they arrive in order: the delay is constant, or jitter holds a packet behind
+//! the one before it, `net/jitter`), after csg-htsim's pipe.
 //!
 //! A transmission that starts with nothing else queued, on a plain link with a FIFO that
 //! no other discipline watches, completes without an event: its packet is put in flight
@@ -14,6 +15,7 @@
 //! at the rate it started with.
 
 use super::access::{Access, AnyAccess};
+use super::jitter::Jitter;
 use super::packet::PacketId;
 use crate::measure::link_stats::LinkStats;
 use crate::output::pcap::PcapWriter;
@@ -124,6 +126,9 @@ pub struct Link {
     pub tx_in_flight: bool,
     /// Another link's discipline reads this link's state (`qdisc.monitor`).
     pub watched: bool,
+    /// Per-packet delay variation that keeps FIFO order (`net/jitter`); None: the
+    /// delay is constant.
+    pub jitter: Option<Box<Jitter>>,
     /// Packets propagating, with their arrival times at `to`.
     pub in_flight: VecDeque<(Nanos, PacketId)>,
     /// The time of the pending qdisc timer event, if any.

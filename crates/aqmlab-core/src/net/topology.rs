@@ -6,6 +6,7 @@
 //! `FROM->TO` unless given a `name`.
 
 use super::access::{self, Access, ModelSpec};
+use super::jitter::Jitter;
 use super::link::{Link, RateChange};
 use crate::measure::link_stats::LinkStats;
 use crate::qdisc::{self, LinkInfo};
@@ -164,6 +165,13 @@ impl Builder {
                 min + r.below(max.0 - min + 1)
             }
         };
+        let jitter = spec.jitter.as_ref().map(|j| {
+            Box::new(Jitter::new(
+                j.amplitude.0,
+                j.interval.0,
+                Rng::stream(self.seed, &format!("link[{name}].jitter")),
+            ))
+        });
         self.links.push(Link {
             qdisc_rng: Rng::stream(self.seed, &format!("link[{name}].qdisc")),
             loss_rng: Rng::stream(self.seed, &format!("link[{name}].loss")),
@@ -186,6 +194,7 @@ impl Builder {
             tx_lazy: None,
             tx_in_flight: false,
             watched: false,
+            jitter,
             in_flight: VecDeque::new(),
             timer_at: None,
             rate_change,
@@ -221,6 +230,7 @@ fn default_access() -> LinkSpec {
         rate: Rate(1_000_000_000),
         delay: None,
         delay_max: None,
+        jitter: None,
         qdisc: None,
         mtu: None,
         loss: None,

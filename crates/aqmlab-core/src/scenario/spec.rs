@@ -151,6 +151,10 @@ pub struct LinkSpec {
     /// stream `link[NAME].delay` (per-terminal GEO delays of the satellite study).
     #[serde(default)]
     pub delay_max: Option<Duration>,
+    /// Per-packet delay variation that keeps FIFO order (`net/jitter`):
+    /// `{ amplitude = "5ms", interval = "1ms", distribution = "uniform" }`.
+    #[serde(default)]
+    pub jitter: Option<JitterSpec>,
     /// Queue discipline table; default `{ kind = "pfifo", limit = "1000pkt" }`.
     #[serde(default)]
     pub qdisc: Option<Value>,
@@ -180,6 +184,18 @@ pub struct LinkSpec {
     /// The older spelling's parameter table for `model = "docsis"`.
     #[serde(default)]
     pub docsis: Option<Value>,
+}
+
+/// A link's jitter: an offset from [−amplitude, +amplitude] added to its delay, redrawn
+/// every `interval`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JitterSpec {
+    pub amplitude: Duration,
+    pub interval: Duration,
+    /// Distribution of the offset; `"uniform"` (the default) is the one there is.
+    #[serde(default)]
+    pub distribution: Option<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -365,6 +381,42 @@ impl ScenarioSpec {
     }
 }
 
+impl JitterSpec {
+    /// Checks of a link's jitter at `path`, over the link's (least) delay `delay`: the
+    /// amplitude may not exceed it (a negative delay has no meaning, and clamping it at
+    /// zero would skew the distribution the scenario asked for).
+    pub fn validate(&self, path: &str, delay: Nanos) -> Result<()> {
+        if self.amplitude.0 == 0 {
+            return Err(ScenarioError::new(
+                format!("{path}.amplitude"),
+                "0ns: expected an amplitude greater than zero (leave `jitter` out for none)",
+            ));
+        }
+        if self.amplitude.0 > delay {
+            return Err(ScenarioError::new(
+                format!("{path}.amplitude"),
+                format!(
+                    "{}ns: expected at most the link's `delay` ({delay}ns): a delay cannot go below zero",
+                    self.amplitude.0
+                ),
+            ));
+        }
+        if self.interval.0 == 0 {
+            return Err(ScenarioError::new(
+                format!("{path}.interval"),
+                "0ns: expected an interval greater than zero",
+            ));
+        }
+        match self.distribution.as_deref() {
+            None | Some("uniform") => Ok(()),
+            Some(d) => Err(ScenarioError::new(
+                format!("{path}.distribution"),
+                format!("\"{d}\": expected \"uniform\""),
+            )),
+        }
+    }
+}
+
 impl LinkSpec {
     /// Checks of one link's own fields, at `path`.
     pub fn validate(&self, path: &str) -> Result<()> {
@@ -376,6 +428,9 @@ impl LinkSpec {
                     format!("{}ns: expected at least `delay` ({d}ns)", m.0),
                 ));
             }
+        }
+        if let Some(j) = &self.jitter {
+            j.validate(&format!("{path}.jitter"), self.delay.map_or(0, |d| d.0))?;
         }
         if let Some(l) = self.loss {
             if !(0.0..=1.0).contains(&l) {

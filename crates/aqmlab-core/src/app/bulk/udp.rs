@@ -30,6 +30,7 @@ pub const CBR: TrafficKind = TrafficKind {
                 default: "1000B",
                 doc: "IP datagram size",
             },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build: |p, e| build(false, p, e),
@@ -59,6 +60,7 @@ pub const POISSON: TrafficKind = TrafficKind {
                 default: "fixed",
                 doc: "fixed or exp (exponential sizes)",
             },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build: |p, e| build(true, p, e),
@@ -66,6 +68,7 @@ pub const POISSON: TrafficKind = TrafficKind {
 
 /// Read a `udp-cbr` (`poisson = false`) or `udp-poisson` entry: one source per flow.
 fn build(poisson: bool, p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let rate = p.required_rate("rate")?;
     let size = p.size_or("size", 1000)?;
     if size == 0 || size > 65_535 {

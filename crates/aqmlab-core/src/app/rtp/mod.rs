@@ -62,12 +62,14 @@ pub const RTP: TrafficKind = TrafficKind {
             ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
             ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
             ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build,
 };
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let size = p.size_or("size", 500)?;
     if !(RTP_HEADERS as u64..=65_535).contains(&size) {
         return Err(p.error(

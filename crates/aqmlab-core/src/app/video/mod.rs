@@ -171,6 +171,7 @@ const PARAMS: &[ParamDoc] = &[
         default: "false",
         doc: "add one row per frame to the `frames` table",
     },
+    crate::app::DATAGRAM_ECN,
 ];
 
 /// The largest trace or PSNR-model file read (a 1065-frame clip's model is ~2 MB).
@@ -289,6 +290,7 @@ fn read_frames(p: &mut Params, e: &EntryBuild) -> Result<(Frames, Order)> {
 }
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let (frames, order) = read_frames(p, e)?;
     let fps = p.f64_or("fps", 30.0, 0.001, 10_000.0)?;
     let packet_size = p.size_or("packet_size", 1000)?;

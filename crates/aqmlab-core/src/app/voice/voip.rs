@@ -97,6 +97,7 @@ pub const VOIP: TrafficKind = TrafficKind {
             ParamDoc { name: "rtcp_fraction", ty: "float", default: "0.05", doc: "RTCP share of the session bandwidth" },
             ParamDoc { name: "rtcp_reduced_min", ty: "bool", default: "false", doc: "minimum interval 360/(session kbit/s) s instead of 5 s" },
             ParamDoc { name: "reconsideration", ty: "bool", default: "true", doc: "timer reconsideration on expiry (§6.3.6)" },
+            crate::app::DATAGRAM_ECN,
         ],
     },
     build,
@@ -190,6 +191,7 @@ impl CallConfig {
 }
 
 fn build(p: &mut Params, e: &mut EntryBuild) -> Result<()> {
+    e.ecn = crate::app::read_datagram_ecn(p)?;
     let codec_name = p.choice_or("codec", "g711", &["g711", "g729a"])?;
     let plc = p.bool_or("plc", false)?;
     let codec = match (codec_name, plc) {

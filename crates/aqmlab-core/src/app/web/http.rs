@@ -254,6 +254,7 @@ mod tests {
             duration: 100 * NS_PER_S,
             warmup: 0,
             seed: 1,
+            ecn: crate::net::packet::Ecn::NotEct,
             traffic: &mut t,
         };
         let map = serde_json::json!({"users": 2, "size_min": "250KB", "size_max": "550KB",
