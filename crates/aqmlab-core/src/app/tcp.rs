@@ -252,6 +252,12 @@ macro_rules! tcp_params {
                 "cc = bbr adds the ACK-aggregation allowance extra_acked to its cwnd (Linux bbr_update_ack_aggregation); ns3, rfc: false",
             ),
             p(
+                "linux_pacing",
+                "bool",
+                "true (profile)",
+                "paced flows (bbr, prague, pacing = true) space segments as Linux tcp_update_skb_after_send: payload bytes at the pacing rate, up to half a gap credited after a late send, the first 9 data segments unpaced; ns3, rfc: false (wire bytes at the rate)",
+            ),
+            p(
                 "ns3_prr",
                 "bool",
                 "false (profile)",
@@ -629,6 +635,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         linux_cubic: p.bool_or("linux_cubic", d.linux_cubic)?,
         linux_reno: p.bool_or("linux_reno", d.linux_reno)?,
         bbr_extra_acked: p.bool_or("bbr_extra_acked", d.bbr_extra_acked)?,
+        linux_pacing: p.bool_or("linux_pacing", d.linux_pacing)?,
         ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
         ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
         ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
@@ -668,6 +675,7 @@ const NOT_NS2: &[&str] = &[
     "linux_cubic",
     "linux_reno",
     "bbr_extra_acked",
+    "linux_pacing",
     "rwnd",
     "rate_cap",
     "hystart",

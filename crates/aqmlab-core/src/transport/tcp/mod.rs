@@ -173,6 +173,10 @@ pub struct TcpConfig {
     /// BBR adds its ACK-aggregation allowance `extra_acked` to the cwnd target (Linux
     /// `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`).
     pub bbr_extra_acked: bool,
+    /// Paced flows step the departure time as Linux `tcp_update_skb_after_send`:
+    /// payload bytes (not wire bytes) at the pacing rate, up to half of it credited
+    /// back after a late send, the first 9 data segments unpaced (`TcpSender::linux_pace`).
+    pub linux_pacing: bool,
     /// PRR as ns-3.44 `TcpPrrRecovery` computes it (see `TcpSender::prr_ack_ns3`):
     /// called on duplicate and partial ACKs, a dupACK counts one MSS delivered, CRB
     /// unless the ACK acknowledges a retransmission, byte arithmetic.
@@ -280,6 +284,7 @@ impl TcpProfile {
             linux_cubic: true,
             linux_reno: true,
             bbr_extra_acked: true,
+            linux_pacing: true,
             ns3_prr: false,
             ns3_rto_ssthresh: false,
             ns3_partial_rtx: false,
@@ -308,6 +313,7 @@ impl TcpProfile {
                 linux_cubic: false,
                 linux_reno: false,
                 bbr_extra_acked: false,
+                linux_pacing: false,
                 ns3_prr: true,
                 ns3_rto_ssthresh: true,
                 ns3_partial_rtx: true,
@@ -331,6 +337,7 @@ impl TcpProfile {
                 linux_cubic: false,
                 linux_reno: false,
                 bbr_extra_acked: false,
+                linux_pacing: false,
                 ..linux
             },
             // ns-2.35 (tcl/lib/ns-default.tcl): packetSize_ 1000, windowInit_ 2,
@@ -355,6 +362,7 @@ impl TcpProfile {
                 linux_cubic: false,
                 linux_reno: false,
                 bbr_extra_acked: false,
+                linux_pacing: false,
                 ..linux
             },
         }

@@ -48,6 +48,9 @@
 //! - Pacing (`pacing`; BBR and Prague always): Linux's earliest-departure-time model.
 //!   Every transmission moves `next_send` to max(next_send, now) + wire size / rate;
 //!   `transmit` stops at the gate and `pace_at` asks for one wake-up when it opens.
+//!   With `linux_pacing` (the linux profile) the step is Linux's
+//!   `tcp_update_skb_after_send` instead: payload bytes / rate, minus up to half of it
+//!   as credit for a late send, and the first 9 data segments unpaced (`linux_pace`).
 //! - Controllers that set cwnd themselves (`AnyCc::controls_cwnd`, BBR: Linux
 //!   `cong_control`) get a delivery-rate sample (`rate.rs`) on every ACK after loss
 //!   detection; the connection then leaves cwnd alone in recovery (no PRR, no
@@ -218,6 +221,8 @@ pub struct TcpSender {
     /// the wake-up when the sender waits for it.
     pub pacing_rate: u64,
     next_send: Nanos,
+    /// Data segments sent (Linux `data_segs_out`; counted with `linux_pacing` only).
+    data_segs_out: u64,
     pace_at: Option<Nanos>,
 }
 
@@ -295,6 +300,7 @@ impl TcpSender {
             ack_rtt: None,
             pacing_rate: 0,
             next_send: 0,
+            data_segs_out: 0,
             pace_at: None,
         }
     }
@@ -433,8 +439,12 @@ impl TcpSender {
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         if self.pacing_rate > 0 {
-            let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
-            self.next_send = self.next_send.max(now) + gap as Nanos;
+            if self.cfg.linux_pacing {
+                self.linux_pace(now, end - start);
+            } else {
+                let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
+                self.next_send = self.next_send.max(now) + gap as Nanos;
+            }
         }
         out.push(s);
         if self.in_recovery {
@@ -442,6 +452,23 @@ impl TcpSender {
         }
         if self.rto_at.is_none() || (retrans && start == self.snd_una && self.cfg.rto_rearm) {
             self.rto_at = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Linux `__tcp_transmit_skb` + `tcp_update_skb_after_send` (net/ipv4/tcp_output.c):
+    /// the departure time is max(next_send, now); the next one is `payload` bytes (the
+    /// headerless skb's `len`) at the pacing rate later, less a credit of up to half of
+    /// that for a send that left late (`credit = wstamp − prior_wstamp`); no step until
+    /// `data_segs_out` (counted before it) reaches 10, so the first 9 data segments are
+    /// not paced ("Original sch_fq does not pace first 10 MSS").
+    fn linux_pace(&mut self, now: Nanos, payload: u64) {
+        let prior = self.next_send;
+        self.next_send = prior.max(now);
+        self.data_segs_out += 1;
+        if self.data_segs_out >= 10 {
+            let len = (payload as u128 * NS_PER_S as u128 / self.pacing_rate as u128) as Nanos;
+            let credit = self.next_send - prior;
+            self.next_send += len - (len / 2).min(credit);
         }
     }
 
