@@ -252,10 +252,22 @@ macro_rules! tcp_params {
                 "cc = bbr adds the ACK-aggregation allowance extra_acked to its cwnd (Linux bbr_update_ack_aggregation); ns3, rfc: false",
             ),
             p(
+                "bbr_lt_bw",
+                "bool",
+                "true (profile)",
+                "cc = bbr runs Linux's long-term (policer) bandwidth mode bbr_lt_bw_sampling: two consistent intervals with >= 20 % loss pace at their mean rate for 48 rounds; ns3, rfc: false",
+            ),
+            p(
                 "linux_pacing",
                 "bool",
                 "true (profile)",
                 "paced flows (bbr, prague, pacing = true) space segments as Linux tcp_update_skb_after_send: payload bytes at the pacing rate, up to half a gap credited after a late send, the first 9 data segments unpaced; ns3, rfc: false (wire bytes at the rate)",
+            ),
+            p(
+                "linux_tso",
+                "bool",
+                "true (profile)",
+                "with linux_pacing: each paced release sends up to tcp_tso_autosize segments back to back (1 ms of the pacing rate, at least 2; bbr: 1 below 1.2 Mbit/s) as Linux's GSO skbs; false: one segment per release",
             ),
             p(
                 "ns3_prr",
@@ -588,6 +600,15 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         return Err(p.error("mss", format!("{mss}B: expected 64B to 65495B")));
     }
     let l4s = p.bool_or("l4s", d.l4s)? || cc == CcKind::Prague;
+    let linux_pacing = p.bool_or("linux_pacing", d.linux_pacing)?;
+    // TSO bursts are paced by Linux's rules: off with them unless asked for, an error then.
+    let linux_tso = p.bool_or("linux_tso", d.linux_tso && linux_pacing)?;
+    if linux_tso && !linux_pacing {
+        return Err(p.error(
+            "linux_tso",
+            "true: needs linux_pacing = true (Linux's skbs are paced by its rules)",
+        ));
+    }
     let cfg = TcpConfig {
         cc,
         mss: mss as u32,
@@ -635,7 +656,9 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         linux_cubic: p.bool_or("linux_cubic", d.linux_cubic)?,
         linux_reno: p.bool_or("linux_reno", d.linux_reno)?,
         bbr_extra_acked: p.bool_or("bbr_extra_acked", d.bbr_extra_acked)?,
-        linux_pacing: p.bool_or("linux_pacing", d.linux_pacing)?,
+        bbr_lt_bw: p.bool_or("bbr_lt_bw", d.bbr_lt_bw)?,
+        linux_pacing,
+        linux_tso,
         ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
         ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
         ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
@@ -675,7 +698,9 @@ const NOT_NS2: &[&str] = &[
     "linux_cubic",
     "linux_reno",
     "bbr_extra_acked",
+    "bbr_lt_bw",
     "linux_pacing",
+    "linux_tso",
     "rwnd",
     "rate_cap",
     "hystart",

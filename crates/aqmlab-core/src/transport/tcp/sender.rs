@@ -61,7 +61,7 @@
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
-use super::cc::bbr::{CaState, RateSample};
+use super::cc::bbr::{CaState, RateSample, MIN_TSO_RATE_BPS};
 use super::cc::{AckSample, AnyCc, CcKind, Window};
 use super::rack::{self, Rack};
 use super::rate::{RateSampler, TxRate};
@@ -71,6 +71,10 @@ use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::{tcp_flags as F, Ecn};
 use crate::sim::time::{Nanos, NS_PER_S};
 use std::collections::VecDeque;
+
+/// The largest skb TSO autosizing builds (Linux `sk_gso_max_size`, 64 KB on a device
+/// without a lower limit; `linux_tso`).
+const GSO_MAX_BYTES: u64 = 65_536;
 
 /// The timestamp clock: simulated time + 1 ns, so that 0 means "no timestamp".
 #[inline]
@@ -223,6 +227,12 @@ pub struct TcpSender {
     next_send: Nanos,
     /// Data segments sent (Linux `data_segs_out`; counted with `linux_pacing` only).
     data_segs_out: u64,
+    /// The skb being sent (`linux_pacing`): its departure time, the credit it got for
+    /// leaving late, its payload so far and how many more segments it may take.
+    burst_wstamp: Nanos,
+    burst_credit: Nanos,
+    burst_bytes: u64,
+    burst_left: u64,
     pace_at: Option<Nanos>,
 }
 
@@ -301,6 +311,10 @@ impl TcpSender {
             pacing_rate: 0,
             next_send: 0,
             data_segs_out: 0,
+            burst_wstamp: 0,
+            burst_credit: 0,
+            burst_bytes: 0,
+            burst_left: 0,
             pace_at: None,
         }
     }
@@ -440,7 +454,7 @@ impl TcpSender {
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
         if self.pacing_rate > 0 {
             if self.cfg.linux_pacing {
-                self.linux_pace(now, end - start);
+                self.linux_pace(now, end - start, retrans);
             } else {
                 let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
                 self.next_send = self.next_send.max(now) + gap as Nanos;
@@ -456,20 +470,49 @@ impl TcpSender {
     }
 
     /// Linux `__tcp_transmit_skb` + `tcp_update_skb_after_send` (net/ipv4/tcp_output.c):
-    /// the departure time is max(next_send, now); the next one is `payload` bytes (the
-    /// headerless skb's `len`) at the pacing rate later, less a credit of up to half of
-    /// that for a send that left late (`credit = wstamp − prior_wstamp`); no step until
+    /// an skb leaves at max(next_send, now); the next one `len` payload bytes (the
+    /// headerless skb's `skb->len`) at the pacing rate later, less a credit of up to half
+    /// of that for an skb that left late (`credit = wstamp − prior_wstamp`); no step until
     /// `data_segs_out` (counted before it) reaches 10, so the first 9 data segments are
-    /// not paced ("Original sch_fq does not pace first 10 MSS").
-    fn linux_pace(&mut self, now: Nanos, payload: u64) {
-        let prior = self.next_send;
-        self.next_send = prior.max(now);
-        self.data_segs_out += 1;
-        if self.data_segs_out >= 10 {
-            let len = (payload as u128 * NS_PER_S as u128 / self.pacing_rate as u128) as Nanos;
-            let credit = self.next_send - prior;
-            self.next_send += len - (len / 2).min(credit);
+    /// not paced ("Original sch_fq does not pace first 10 MSS"). With `linux_tso` an skb
+    /// of new data holds up to `tso_segs` segments (`burst_left` more may follow this one
+    /// at once); a retransmission is an skb of its own (`tcp_xmit_retransmit_queue` sends
+    /// the lost skbs one by one; the scoreboard's are single segments).
+    fn linux_pace(&mut self, now: Nanos, payload: u64, retrans: bool) {
+        if self.burst_left > 0 && !retrans {
+            self.burst_left -= 1;
+            self.burst_bytes += payload;
+        } else {
+            let prior = self.next_send;
+            self.burst_wstamp = prior.max(now);
+            self.burst_credit = self.burst_wstamp - prior;
+            self.burst_bytes = payload;
+            self.burst_left = if self.cfg.linux_tso && !retrans {
+                self.tso_segs() - 1
+            } else {
+                0
+            };
         }
+        self.data_segs_out += 1;
+        self.next_send = self.burst_wstamp;
+        if self.data_segs_out >= 10 {
+            let len =
+                (self.burst_bytes as u128 * NS_PER_S as u128 / self.pacing_rate as u128) as Nanos;
+            self.next_send += len - (len / 2).min(self.burst_credit);
+        }
+    }
+
+    /// Segments per skb, Linux `tcp_tso_segs` → `tcp_tso_autosize` (tcp_output.c): the
+    /// pacing rate's 1 ms (`sk_pacing_shift` 10; at most `GSO_MAX_BYTES`) in whole
+    /// segments, at least `tcp_min_tso_segs` = 2, for BBR `bbr_min_tso_segs` (1 below
+    /// 1.2 Mbit/s). (`tcp_tso_rtt_log` = 9 adds 64 KB >> (min_rtt_us >> 9): nothing for
+    /// a min RTT above 16 ms.)
+    fn tso_segs(&self) -> u64 {
+        let min = match self.cc {
+            AnyCc::Bbr(_) if self.pacing_rate < MIN_TSO_RATE_BPS / 8 => 1,
+            _ => 2,
+        };
+        ((self.pacing_rate >> 10).min(GSO_MAX_BYTES) / self.w.mss).max(min)
     }
 
     /// Retransmit scoreboard entry `i` (it must be marked lost).
@@ -631,13 +674,14 @@ impl TcpSender {
         self.pace_at = None;
         let sent_before = self.snd_nxt;
         let mut cwnd_limited = false;
+        self.burst_left = 0;
         loop {
             let wnd = self.cc.send_window(&self.w);
             if self.pipe() + mss > wnd {
                 cwnd_limited = true;
                 break;
             }
-            if self.pacing_rate > 0 && now < self.next_send {
+            if self.pacing_rate > 0 && now < self.next_send && self.burst_left == 0 {
                 // The pacing gate: one wake-up when it opens, not one per segment.
                 self.pace_at = Some(self.next_send);
                 break;
@@ -695,6 +739,7 @@ impl TcpSender {
             self.push_segment(now, start, len);
             self.emit(now, start, start + len, false, out);
         }
+        self.burst_left = 0; // an skb holds only what this call sends
         if self.cfg.cwv && (cwnd_limited || self.snd_nxt > sent_before) {
             self.cwnd_validate(now, cwnd_limited);
         }
@@ -1347,6 +1392,7 @@ impl TcpSender {
             in_flight,
             rtt: self.ack_rtt,
             tp_delivered: self.rate.delivered,
+            tp_lost: self.lost_total,
             delivered_mstamp: self.rate.delivered_mstamp,
             ca_state: if self.in_recovery {
                 CaState::Recovery

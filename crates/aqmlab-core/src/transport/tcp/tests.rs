@@ -1511,6 +1511,7 @@ fn linux_pacing_steps_by_payload_with_credit_for_late_sends() {
     let (mut s, mut st, mut out) = established(TcpConfig {
         pacing: true,
         iw: 20,
+        linux_tso: false,
         ..cfg()
     });
     assert_eq!(s.pacing_rate, 400_000);
@@ -1526,4 +1527,30 @@ fn linux_pacing_steps_by_payload_with_credit_for_late_sends() {
     s.on_timer(110 * MS, &mut out, &mut st);
     assert_eq!(seqs(&out), vec![11_000]);
     assert_eq!(s.next_deadline(), Some(111_250_000));
+}
+
+/// With `linux_tso` (Linux `tcp_tso_autosize`): 1 ms of 400 000 B/s is 390 B, below one
+/// segment, so an skb holds `tcp_min_tso_segs` = 2 segments, paced by its 2000 B: 5 ms.
+/// At 100 ms the 9 unpaced segments and the 10th leave (the 9th and 10th are one skb;
+/// its step, 5 ms, counts as `data_segs_out` reached 10); at 105 ms two leave and the
+/// next skb is due at 110 ms. Woken 5 ms late (115 ms), the skb gets min(5 / 2, 5) =
+/// 2.5 ms of credit: next at 117.5 ms.
+#[test]
+fn linux_tso_sends_two_segment_skbs_paced_by_their_payload() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        pacing: true,
+        iw: 20,
+        ..cfg()
+    });
+    assert_eq!(s.pacing_rate, 400_000);
+    assert_eq!(out.len(), 10);
+    assert_eq!(s.next_deadline(), Some(105 * MS));
+    out.clear();
+    s.on_timer(105 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![10_000, 11_000]);
+    assert_eq!(s.next_deadline(), Some(110 * MS));
+    out.clear();
+    s.on_timer(115 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![12_000, 13_000]);
+    assert_eq!(s.next_deadline(), Some(117_500_000));
 }

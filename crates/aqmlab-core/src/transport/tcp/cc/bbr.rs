@@ -86,6 +86,17 @@ pub const ACK_EPOCH_RESET: u64 = 1 << 20;
 /// Cap of the aggregation allowance in time at the estimated bandwidth
 /// (`bbr_extra_acked_max_us`).
 pub const EXTRA_ACKED_MAX: Nanos = 100 * NS_PER_MS;
+/// Long-term ("policer") sampling intervals last at least this many rounds
+/// (`bbr_lt_intvl_min_rtts`), and are abandoned after 4 times as many.
+pub const LT_INTVL_MIN_RTTS: u32 = 4;
+/// An interval is lossy if lost/delivered ≥ 50/256 (`bbr_lt_loss_thresh`, ≈ 20 %).
+pub const LT_LOSS_THRESH: u64 = 50;
+/// Two intervals' rates are consistent within 1/8 (`bbr_lt_bw_ratio`) ...
+pub const LT_BW_RATIO: u64 = UNIT / 8;
+/// ... or 4 kbit/s (`bbr_lt_bw_diff`, bytes/s after the pacing margin).
+pub const LT_BW_DIFF: u64 = 4000 / 8;
+/// Rounds the long-term rate is used for (`bbr_lt_bw_max_rtts`).
+pub const LT_BW_MAX_RTTS: u32 = 48;
 /// Below this pacing rate (bit/s) the TSO goal is one segment (`bbr_min_tso_rate`).
 pub const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 
@@ -130,6 +141,8 @@ pub struct RateSample {
     pub rtt: Option<Nanos>,
     /// The connection's total delivered bytes after this ACK, and when that changed.
     pub tp_delivered: u64,
+    /// The connection's bytes ever marked lost after this ACK (Linux `tp->lost`).
+    pub tp_lost: u64,
     pub delivered_mstamp: Nanos,
     /// The connection's loss state after this ACK (Linux `icsk_ca_state`).
     pub ca_state: CaState,
@@ -225,12 +238,24 @@ pub struct Bbr {
     /// Start of the current ACK epoch (a `delivered_mstamp`) and segments acked in it.
     ack_epoch_stamp: Nanos,
     ack_epoch_acked: u64,
+    /// Run the long-term ("policer") bandwidth mode.
+    lt_on: bool,
+    /// Long-term sampling: an interval is running (after a first loss), its rounds, and
+    /// its start (`delivered_mstamp` in whole ms, delivered and lost bytes).
+    lt_is_sampling: bool,
+    lt_rtt_cnt: u32,
+    lt_last_stamp_ms: u64,
+    lt_last_delivered: u64,
+    lt_last_lost: u64,
+    /// The previous interval's rate, or the policed rate in use (bytes/s).
+    pub lt_bw: u64,
+    pub lt_use_bw: bool,
 }
 
 impl Bbr {
     /// `seed` picks the PROBE_BW entry phase (Linux: `prandom_u32_max`); `extra_acked`:
-    /// with the ACK-aggregation allowance.
-    pub fn new(seed: u64, extra_acked: bool) -> Bbr {
+    /// with the ACK-aggregation allowance; `lt_bw`: with the long-term bandwidth mode.
+    pub fn new(seed: u64, extra_acked: bool, lt_bw: bool) -> Bbr {
         Bbr {
             mode: Mode::Startup,
             bw: MaxFilter::default(),
@@ -261,6 +286,14 @@ impl Bbr {
             extra_acked_win_idx: 0,
             ack_epoch_stamp: 0,
             ack_epoch_acked: 0,
+            lt_on: lt_bw,
+            lt_is_sampling: false,
+            lt_rtt_cnt: 0,
+            lt_last_stamp_ms: 0,
+            lt_last_delivered: 0,
+            lt_last_lost: 0,
+            lt_bw: 0,
+            lt_use_bw: false,
         }
     }
 
@@ -293,9 +326,19 @@ impl Bbr {
         self.pacing_rate = bw_to_pacing_rate(bw, HIGH_GAIN);
     }
 
-    /// The bandwidth estimate, bytes/s.
+    /// The windowed max of the bandwidth samples, bytes/s (`bbr_max_bw`).
     pub fn max_bw(&self) -> u64 {
         self.bw.get()
+    }
+
+    /// The bandwidth estimate: the long-term rate while policed, else the max filter
+    /// (`bbr_bw`), bytes/s.
+    pub fn bw_est(&self) -> u64 {
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.max_bw()
+        }
     }
 
     /// `bbr_bdp` in segments: ⌈bw · min_rtt · gain⌉ (IW before any RTT sample).
@@ -337,7 +380,7 @@ impl Bbr {
     /// next paced segment leaves.
     fn in_net_at_edt(&self, inflight: u64, now: Nanos, edt: Nanos, mss: u64) -> u64 {
         let dt = edt.saturating_sub(now);
-        let delivered = (self.max_bw() as u128 * dt as u128 / NS_PER_S as u128) as u64;
+        let delivered = (self.bw_est() as u128 * dt as u128 / NS_PER_S as u128) as u64;
         let mut at_edt = inflight;
         if self.pacing_gain > UNIT {
             at_edt += self.tso_segs_goal(mss) * mss;
@@ -353,7 +396,7 @@ impl Bbr {
         }
         self.idle_restart = true;
         match self.mode {
-            Mode::ProbeBw => self.set_pacing_rate(self.max_bw(), UNIT, w, None),
+            Mode::ProbeBw => self.set_pacing_rate(self.bw_est(), UNIT, w, None),
             Mode::ProbeRtt => self.check_probe_rtt_done(now, w),
             _ => {}
         }
@@ -392,7 +435,7 @@ impl Bbr {
         self.check_drain(rs, w, iw);
         let app_limited = self.update_min_rtt(rs, w);
         self.update_gains();
-        let bw = self.max_bw();
+        let bw = self.bw_est();
         self.set_pacing_rate(bw, self.pacing_gain, w, Some(rs));
         self.set_cwnd(rs, w, bw, iw);
         app_limited
@@ -409,10 +452,99 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        if self.lt_on {
+            self.lt_bw_sampling(rs);
+        }
         let bw = (delivered as u128 * NS_PER_S as u128 / rs.interval as u128) as u64;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_RTTS, self.rtt_cnt, bw);
         }
+    }
+
+    /// `bbr_reset_lt_bw_sampling_interval`.
+    fn lt_reset_interval(&mut self, rs: &RateSample) {
+        self.lt_last_stamp_ms = rs.delivered_mstamp / NS_PER_MS;
+        self.lt_last_delivered = rs.tp_delivered;
+        self.lt_last_lost = rs.tp_lost;
+        self.lt_rtt_cnt = 0;
+    }
+
+    /// `bbr_reset_lt_bw_sampling`.
+    fn lt_reset(&mut self, rs: &RateSample) {
+        self.lt_bw = 0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+        self.lt_reset_interval(rs);
+    }
+
+    /// `bbr_lt_bw_interval_done`: a second lossy interval within 1/8 (or 4 kbit/s) of
+    /// the first means a policer: use their mean rate at gain 1.
+    fn lt_interval_done(&mut self, bw: u64, rs: &RateSample) {
+        if self.lt_bw > 0 {
+            let diff = bw.abs_diff(self.lt_bw);
+            if diff * UNIT <= LT_BW_RATIO * self.lt_bw
+                || bw_to_pacing_rate(diff, UNIT) <= LT_BW_DIFF
+            {
+                self.lt_bw = (bw + self.lt_bw) / 2;
+                self.lt_use_bw = true;
+                self.pacing_gain = UNIT;
+                self.lt_rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt_bw = bw;
+        self.lt_reset_interval(rs);
+    }
+
+    /// `bbr_lt_bw_sampling`: from the first loss, intervals of 4–16 rounds that end on a
+    /// loss with lost/delivered ≥ 50/256 give a long-term rate; two consistent ones switch
+    /// it on for 48 rounds of PROBE_BW.
+    fn lt_bw_sampling(&mut self, rs: &RateSample) {
+        if self.lt_use_bw {
+            if self.mode == Mode::ProbeBw && self.round_start {
+                self.lt_rtt_cnt += 1;
+                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.lt_reset(rs);
+                    self.reset_probe_bw(rs.delivered_mstamp);
+                }
+            }
+            return;
+        }
+        if !self.lt_is_sampling {
+            if rs.losses == 0 {
+                return;
+            }
+            self.lt_reset_interval(rs);
+            self.lt_is_sampling = true;
+        }
+        if rs.is_app_limited {
+            self.lt_reset(rs);
+            return;
+        }
+        if self.round_start {
+            self.lt_rtt_cnt += 1;
+        }
+        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.lt_reset(rs);
+            return;
+        }
+        if rs.losses == 0 {
+            return;
+        }
+        let lost = rs.tp_lost - self.lt_last_lost;
+        let delivered = rs.tp_delivered - self.lt_last_delivered;
+        if delivered == 0 || lost * UNIT < LT_LOSS_THRESH * delivered {
+            return;
+        }
+        let t_ms = (rs.delivered_mstamp / NS_PER_MS).saturating_sub(self.lt_last_stamp_ms);
+        if t_ms < 1 {
+            return;
+        }
+        let bw = (delivered as u128 * 1000 / t_ms as u128) as u64;
+        self.lt_interval_done(bw, rs);
     }
 
     /// `bbr_update_ack_aggregation` (segments, as the kernel counts).
@@ -431,7 +563,7 @@ impl Bbr {
         let acked = rs.acked_sacked.div_ceil(w.mss);
         let epoch = rs.delivered_mstamp.saturating_sub(self.ack_epoch_stamp);
         let mut expected =
-            (self.max_bw() as u128 * epoch as u128 / (NS_PER_S as u128 * w.mss as u128)) as u64;
+            (self.bw_est() as u128 * epoch as u128 / (NS_PER_S as u128 * w.mss as u128)) as u64;
         if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET {
             self.ack_epoch_acked = 0;
             self.ack_epoch_stamp = rs.delivered_mstamp;
@@ -571,6 +703,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw if self.lt_use_bw => (UNIT, CWND_GAIN),
             Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
             Mode::ProbeRtt => (UNIT, UNIT),
         };
@@ -707,7 +840,7 @@ mod tests {
     /// 499 + 6 = 505 → 506 segments, and DRAIN ends on the first ACK with ≤ 506 000 B.
     #[test]
     fn startup_ends_after_three_rounds_without_25_percent_growth_then_drains() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
+        let (mut b, mut w) = (Bbr::new(0, false, false), window());
         started(&mut b, &mut w);
         let mut f = Feed { delivered: 0 };
         let mut t = 100 * MS;
@@ -742,7 +875,7 @@ mod tests {
 
     #[test]
     fn growth_of_25_percent_each_round_keeps_startup() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
+        let (mut b, mut w) = (Bbr::new(0, false, false), window());
         started(&mut b, &mut w);
         let mut f = Feed { delivered: 0 };
         let mut bw = 1_000_000u64;
@@ -760,7 +893,7 @@ mod tests {
     /// pacing rate follows the cycle's gain.
     #[test]
     fn probe_bw_cycles_the_gains_every_min_rtt() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
+        let (mut b, mut w) = (Bbr::new(0, false, false), window());
         started(&mut b, &mut w);
         b.full_bw_reached = true;
         b.bw.update(BW_RTTS, 0, 1_000_000);
@@ -792,7 +925,7 @@ mod tests {
     /// returns to PROBE_BW with the cwnd from before.
     #[test]
     fn probe_rtt_after_ten_seconds_without_a_new_min_rtt() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
+        let (mut b, mut w) = (Bbr::new(0, false, false), window());
         started(&mut b, &mut w);
         b.full_bw_reached = true;
         b.bw.update(BW_RTTS, 0, 1_000_000);
@@ -876,7 +1009,7 @@ mod tests {
     /// window slot is cleared and used, after 5 more the first one.
     #[test]
     fn extra_acked_by_hand() {
-        let mut b = Bbr::new(0, true);
+        let mut b = Bbr::new(0, true, false);
         b.bw.update(BW_RTTS, 0, 1_000_000);
         b.min_rtt = 50 * MS;
         let w = Window {
@@ -934,5 +1067,125 @@ mod tests {
             b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
         }
         assert_eq!((b.extra_acked_win_idx, b.extra_acked), (0, [1, 1]));
+    }
+
+    /// One ACK for the long-term tests: a 1 MB/s sample, RTT 100 ms, 50 KB in flight;
+    /// `delivered`, `lost`: the connection's totals; `round`: it ends a round.
+    fn lt_ack(
+        b: &mut Bbr,
+        w: &mut Window,
+        t: Nanos,
+        delivered: u64,
+        lost: u64,
+        losses: u64,
+        round: bool,
+    ) {
+        let rs = RateSample {
+            now: t,
+            delivered: Some(100_000),
+            interval: 100 * MS,
+            prior_delivered: if round { b.next_rtt_delivered } else { 0 },
+            acked_sacked: 2 * MSS,
+            losses,
+            prior_in_flight: 50_000,
+            in_flight: 50_000,
+            rtt: Some(100 * MS),
+            tp_delivered: delivered,
+            tp_lost: lost,
+            delivered_mstamp: t,
+            edt: t,
+            ..RateSample::default()
+        };
+        b.on_ack(w, &rs, 10);
+    }
+
+    /// `bbr_lt_bw_sampling` by hand (PROBE_BW, max filter 1 MB/s):
+    /// - 100 ms: first loss (1000 B lost in all): an interval starts (delivered 20 000).
+    /// - 4 rounds to 500 ms, no loss: 4 rounds, the minimum, but it ends only on a loss.
+    /// - 550 ms: a loss, but 1000 of 90 000 B lost (1000 · 256 < 50 · 90 000): go on.
+    /// - 600 ms: 26 000 of 100 000 B lost (6.656 M ≥ 5 M): over 600 − 100 = 500 ms that is
+    ///   100 000 B / 0.5 s = 200 000 B/s, the first interval's rate; a new one starts.
+    /// - 4 rounds, then at 1100 ms: 105 000 B delivered, 21 000 lost (5.376 M ≥ 5.25 M),
+    ///   210 000 B/s; |210 000 − 200 000| · 256 ≤ 200 000 · 32: consistent, a policer.
+    ///   BBR now paces at gain 1 at the mean, 205 000 · 0.99 = 202 950 B/s, and the cwnd
+    ///   target uses 205 000 B/s.
+    /// - 47 more rounds keep it; the 48th ends it: back to the max filter's 1 MB/s and
+    ///   the gain cycle.
+    #[test]
+    fn lt_bw_detects_a_policer_by_hand() {
+        let (mut b, mut w) = (Bbr::new(0, false, true), window());
+        started(&mut b, &mut w);
+        b.full_bw_reached = true;
+        b.bw.update(BW_RTTS, 0, 1_000_000);
+        b.reset_probe_bw(0);
+        lt_ack(&mut b, &mut w, MS, 10_000, 0, 0, true);
+        assert!(!b.lt_is_sampling);
+        lt_ack(&mut b, &mut w, 100 * MS, 20_000, 1_000, 1_000, false);
+        assert!(b.lt_is_sampling);
+        assert_eq!(
+            (b.lt_last_stamp_ms, b.lt_last_delivered, b.lt_last_lost),
+            (100, 20_000, 1_000)
+        );
+        for k in 1..=4 {
+            lt_ack(
+                &mut b,
+                &mut w,
+                (100 + 100 * k) * MS,
+                20_000 + 20_000 * k,
+                1_000,
+                0,
+                true,
+            );
+        }
+        assert_eq!(b.lt_rtt_cnt, 4);
+        lt_ack(&mut b, &mut w, 550 * MS, 110_000, 2_000, 1_000, false);
+        assert_eq!(b.lt_bw, 0);
+        lt_ack(&mut b, &mut w, 600 * MS, 120_000, 27_000, 25_000, false);
+        assert_eq!(b.lt_bw, 200_000);
+        assert!(!b.lt_use_bw);
+        assert_eq!((b.lt_last_stamp_ms, b.lt_rtt_cnt), (600, 0));
+        for k in 1..=4 {
+            lt_ack(
+                &mut b,
+                &mut w,
+                (600 + 100 * k) * MS,
+                120_000 + 15_000 * k,
+                27_000,
+                0,
+                true,
+            );
+        }
+        lt_ack(&mut b, &mut w, 1100 * MS, 225_000, 48_000, 21_000, false);
+        assert!(b.lt_use_bw);
+        assert_eq!(b.lt_bw, 205_000);
+        assert_eq!(b.bw_est(), 205_000);
+        assert_eq!(b.pacing_gain, UNIT);
+        assert_eq!(b.pacing_rate, 202_950);
+        let mut t = 1100 * MS;
+        for _ in 0..47 {
+            t += 10 * MS;
+            lt_ack(&mut b, &mut w, t, 300_000, 48_000, 0, true);
+        }
+        assert!(b.lt_use_bw);
+        assert_eq!(b.pacing_gain, UNIT);
+        lt_ack(&mut b, &mut w, t + 10 * MS, 300_000, 48_000, 0, true);
+        assert!(!b.lt_use_bw);
+        assert_eq!((b.lt_bw, b.bw_est()), (0, 1_000_000));
+        assert_eq!(b.mode, Mode::ProbeBw);
+        assert_eq!(b.pacing_gain, PACING_GAIN[b.cycle_idx]);
+    }
+
+    /// Off (`bbr_lt_bw = false`, ns3/rfc): the same losses change nothing.
+    #[test]
+    fn lt_bw_off_ignores_lossy_intervals() {
+        let (mut b, mut w) = (Bbr::new(0, false, false), window());
+        started(&mut b, &mut w);
+        b.full_bw_reached = true;
+        b.bw.update(BW_RTTS, 0, 1_000_000);
+        b.reset_probe_bw(0);
+        lt_ack(&mut b, &mut w, 100 * MS, 20_000, 1_000, 1_000, false);
+        lt_ack(&mut b, &mut w, 600 * MS, 120_000, 27_000, 25_000, false);
+        assert!(!b.lt_is_sampling);
+        assert_eq!(b.lt_bw, 0);
     }
 }

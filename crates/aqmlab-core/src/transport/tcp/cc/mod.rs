@@ -161,7 +161,11 @@ impl AnyCc {
                 AnyCc::Vegas(vegas::Vegas::new(alpha, beta, gamma))
             }
             CcKind::Dctcp { g } => AnyCc::Dctcp(dctcp::Dctcp::new(g)),
-            CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(0, cfg.bbr_extra_acked))),
+            CcKind::Bbr => AnyCc::Bbr(Box::new(bbr::Bbr::new(
+                0,
+                cfg.bbr_extra_acked,
+                cfg.bbr_lt_bw,
+            ))),
             CcKind::Prague => AnyCc::Prague(prague::Prague::default()),
         }
     }
