@@ -258,6 +258,12 @@ macro_rules! tcp_params {
                 "cc = bbr runs Linux's long-term (policer) bandwidth mode bbr_lt_bw_sampling: two consistent intervals with >= 20 % loss pace at their mean rate for 48 rounds; ns3, rfc: false",
             ),
             p(
+                "bbr_ca_rtt",
+                "bool",
+                "true (profile)",
+                "cc = bbr takes its RTT samples (min_rtt) from the send time of the latest segment an ACK newly SACKs or acknowledges (Linux ca_rtt_us), not from the timestamp echo; ns3, rfc: false",
+            ),
+            p(
                 "linux_pacing",
                 "bool",
                 "true (profile)",
@@ -657,6 +663,7 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         linux_reno: p.bool_or("linux_reno", d.linux_reno)?,
         bbr_extra_acked: p.bool_or("bbr_extra_acked", d.bbr_extra_acked)?,
         bbr_lt_bw: p.bool_or("bbr_lt_bw", d.bbr_lt_bw)?,
+        bbr_ca_rtt: p.bool_or("bbr_ca_rtt", d.bbr_ca_rtt)?,
         linux_pacing,
         linux_tso,
         ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
@@ -699,6 +706,7 @@ const NOT_NS2: &[&str] = &[
     "linux_reno",
     "bbr_extra_acked",
     "bbr_lt_bw",
+    "bbr_ca_rtt",
     "linux_pacing",
     "linux_tso",
     "rwnd",

@@ -176,6 +176,10 @@ pub struct TcpConfig {
     /// BBR runs its long-term ("policer") bandwidth mode (Linux `bbr_lt_bw_sampling`):
     /// two consistent lossy intervals (≥ 20 % lost) pace at their mean rate for 48 rounds.
     pub bbr_lt_bw: bool,
+    /// BBR's RTT samples (min_rtt) as Linux's `ca_rtt_us`: from the send time of the
+    /// latest segment an ACK newly SACKs or acknowledges (not retransmitted), not from the
+    /// timestamp echo, which a delayed ACK ties to the earlier of two segments.
+    pub bbr_ca_rtt: bool,
     /// Paced flows step the departure time as Linux `tcp_update_skb_after_send`:
     /// payload bytes (not wire bytes) at the pacing rate, up to half of it credited
     /// back after a late send, the first 9 data segments unpaced (`TcpSender::linux_pace`).
@@ -292,6 +296,7 @@ impl TcpProfile {
             linux_reno: true,
             bbr_extra_acked: true,
             bbr_lt_bw: true,
+            bbr_ca_rtt: true,
             linux_pacing: true,
             linux_tso: true,
             ns3_prr: false,
@@ -323,6 +328,7 @@ impl TcpProfile {
                 linux_reno: false,
                 bbr_extra_acked: false,
                 bbr_lt_bw: false,
+                bbr_ca_rtt: false,
                 linux_pacing: false,
                 linux_tso: false,
                 ns3_prr: true,
@@ -349,6 +355,7 @@ impl TcpProfile {
                 linux_reno: false,
                 bbr_extra_acked: false,
                 bbr_lt_bw: false,
+                bbr_ca_rtt: false,
                 linux_pacing: false,
                 linux_tso: false,
                 ..linux
@@ -376,6 +383,7 @@ impl TcpProfile {
                 linux_reno: false,
                 bbr_extra_acked: false,
                 bbr_lt_bw: false,
+                bbr_ca_rtt: false,
                 linux_pacing: false,
                 linux_tso: false,
                 ..linux

@@ -221,6 +221,10 @@ pub struct TcpSender {
     in_loss: bool,
     /// RTT sample of the ACK being processed.
     ack_rtt: Option<Nanos>,
+    /// This ACK's latest send time of a newly SACKed / cumulatively acked segment that
+    /// was never retransmitted (Linux `last_sackt`, `last_ackt`; `bbr_ca_rtt`).
+    ca_sack_ts: Option<Nanos>,
+    ca_ack_ts: Option<Nanos>,
     /// Pacing: rate in bytes/s (0: none), earliest departure of the next segment, and
     /// the wake-up when the sender waits for it.
     pub pacing_rate: u64,
@@ -308,6 +312,8 @@ impl TcpSender {
             lost_total: 0,
             in_loss: false,
             ack_rtt: None,
+            ca_sack_ts: None,
+            ca_ack_ts: None,
             pacing_rate: 0,
             next_send: 0,
             data_segs_out: 0,
@@ -903,9 +909,13 @@ impl TcpSender {
             (0, 0)
         };
         self.ack_rtt = None;
+        (self.ca_sack_ts, self.ca_ack_ts) = (None, None);
         let was_in_recovery = self.in_recovery;
         self.retrans_acked = false;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
+        if let (true, Some(t)) = (self.cfg.bbr_ca_rtt, self.ca_sack_ts) {
+            self.ack_rtt = Some(now - t); // `ca_rtt_us` from `last_sackt`
+        }
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
             self.on_new_ack(now, seg, out, st);
@@ -1011,6 +1021,9 @@ impl TcpSender {
                 delivered -= e.len();
             } else {
                 self.retrans_acked |= e.retrans;
+                if !e.retrans {
+                    self.ca_ack_ts = self.ca_ack_ts.max(Some(e.xmit_ts));
+                }
                 if let Some(mut tx) = tx {
                     self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
                 }
@@ -1038,7 +1051,15 @@ impl TcpSender {
         } else {
             None
         };
-        self.ack_rtt = rtt;
+        self.ack_rtt = if self.cfg.bbr_ca_rtt {
+            // Linux `tcp_clean_rtx_queue` + `tcp_ack_update_rtt`: `rs->rtt_us` is the RTT
+            // of the latest segment this ACK SACKs, else of the latest it cumulatively
+            // acks if none of them was retransmitted, else the timestamp echo's.
+            let acked = self.ca_ack_ts.filter(|_| !self.retrans_acked);
+            self.ca_sack_ts.or(acked).map(|t| now - t).or(rtt)
+        } else {
+            rtt
+        };
         if self.in_loss && self.recover.is_some_and(|r| self.snd_una >= r) {
             self.in_loss = false;
         }
@@ -1581,6 +1602,9 @@ impl TcpSender {
                     self.high_sacked = self.high_sacked.max(x.end());
                     changed = true;
                     let (t, e, r) = (x.xmit_ts, x.end(), x.retrans);
+                    if !r {
+                        self.ca_sack_ts = self.ca_sack_ts.max(Some(t));
+                    }
                     if self.cfg.rack {
                         self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
                     }
