@@ -1105,4 +1105,16 @@ mod tests {
         assert_eq!(e.path, "traffic[0].header_bytes");
         assert!(e.message.contains("20B to 1000B"), "{e}");
     }
+
+    /// `linux_tso` follows `linux_pacing` unless given; asked for without it, an error.
+    #[test]
+    fn linux_tso_needs_linux_pacing() {
+        let e = parse(json!({"cc": "bbr", "linux_pacing": false, "linux_tso": true})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].linux_tso");
+        assert!(e.message.contains("needs linux_pacing = true"), "{e}");
+        let e = parse(json!({"cc": "bbr", "bbr_lt_bw": "yes"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].bbr_lt_bw");
+        let e = parse(json!({"profile": "ns2", "linux_tso": true})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].linux_tso");
+    }
 }

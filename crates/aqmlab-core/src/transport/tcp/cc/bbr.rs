@@ -41,8 +41,16 @@
 //! make the excess at least 1–2 segments; bursts of ACKs (a flow's segments leaving a
 //! round-robin queue together) make it larger.
 //!
-//! Left out (docs/tcp.md): the long-term bandwidth ("policer") mode (`lt_bw`), undo.
-//! Gains are Linux's fixed-point values (units of 1/256).
+//! Long-term ("policer") mode (`lt_bw = true`, the linux profile; `bbr_lt_bw_sampling`,
+//! `bbr_lt_bw_interval_done`): from the first loss, intervals of 4–16 packet-timed
+//! rounds that end on a loss with lost/delivered ≥ 50/256 give a rate (delivered bytes
+//! over whole ms); two consecutive ones within 1/8 or 4 kbit/s of each other mean a
+//! policer, and BBR uses their mean (`bw_est`) at pacing gain 1 for 48 PROBE_BW rounds.
+//!
+//! Left out (docs/tcp.md): undo, the `lt_bw` sampling call at an RTO, the ACK-epoch
+//! reset on `CA_EVENT_TX_START`, `is_ack_delayed`. Linux 6.x `net/ipv4/tcp_bbr.c`
+//! (read at torvalds/linux 02dc96ef6c25). Gains are Linux's fixed-point values (units
+//! of 1/256).
 
 use super::Window;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
