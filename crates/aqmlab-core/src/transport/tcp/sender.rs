@@ -458,6 +458,9 @@ impl TcpSender {
             }
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
+        if self.cfg.linux_pacing {
+            self.data_segs_out += 1;
+        }
         if self.pacing_rate > 0 {
             if self.cfg.linux_pacing {
                 self.linux_pace(now, end - start, retrans);
@@ -478,9 +481,10 @@ impl TcpSender {
     /// Linux `__tcp_transmit_skb` + `tcp_update_skb_after_send` (net/ipv4/tcp_output.c):
     /// an skb leaves at max(next_send, now); the next one `len` payload bytes (the
     /// headerless skb's `skb->len`) at the pacing rate later, less a credit of up to half
-    /// of that for an skb that left late (`credit = wstamp − prior_wstamp`); no step until
-    /// `data_segs_out` (counted before it) reaches 10, so the first 9 data segments are
-    /// not paced ("Original sch_fq does not pace first 10 MSS"). With `linux_tso` an skb
+    /// of that for an skb that left late (`credit = wstamp − prior_wstamp`); no step
+    /// until `data_segs_out` (counted in `emit`, before it) reaches 10, so the first 9
+    /// data segments are not paced ("Original sch_fq does not pace first 10 MSS").
+    /// With `linux_tso` an skb
     /// of new data holds up to `tso_segs` segments (`burst_left` more may follow this one
     /// at once); a retransmission is an skb of its own (`tcp_xmit_retransmit_queue` sends
     /// the lost skbs one by one; the scoreboard's are single segments).
@@ -499,7 +503,6 @@ impl TcpSender {
                 0
             };
         }
-        self.data_segs_out += 1;
         self.next_send = self.burst_wstamp;
         if self.data_segs_out >= 10 {
             let len =
