@@ -47,8 +47,7 @@
 //! over whole ms); two consecutive ones within 1/8 or 4 kbit/s of each other mean a
 //! policer, and BBR uses their mean (`bw_est`) at pacing gain 1 for 48 PROBE_BW rounds.
 //!
-//! Left out (docs/tcp.md): undo, the `lt_bw` sampling call at an RTO, the ACK-epoch
-//! reset on `CA_EVENT_TX_START`, `is_ack_delayed`. Linux 6.x `net/ipv4/tcp_bbr.c`
+//! Left out (docs/tcp.md): undo, the `lt_bw` sampling call at an RTO, `is_ack_delayed`. Linux 6.x `net/ipv4/tcp_bbr.c`
 //! (read at torvalds/linux 02dc96ef6c25). Gains are Linux's fixed-point values (units
 //! of 1/256).
 
@@ -397,12 +396,14 @@ impl Bbr {
     }
 
     /// The connection starts sending after idle (Linux `CA_EVENT_TX_START` while
-    /// app-limited).
+    /// app-limited, `bbr_cwnd_event`): a new ACK epoch starts now.
     pub fn on_tx_start(&mut self, app_limited: bool, now: Nanos, w: &mut Window) {
         if !app_limited {
             return;
         }
         self.idle_restart = true;
+        self.ack_epoch_stamp = now;
+        self.ack_epoch_acked = 0;
         match self.mode {
             Mode::ProbeBw => self.set_pacing_rate(self.bw_est(), UNIT, w, None),
             Mode::ProbeRtt => self.check_probe_rtt_done(now, w),
@@ -1075,6 +1076,12 @@ mod tests {
             b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
         }
         assert_eq!((b.extra_acked_win_idx, b.extra_acked), (0, [1, 1]));
+        // Sending again after idle while app-limited starts a new epoch; not otherwise.
+        let mut w4 = w;
+        b.on_tx_start(false, 2 * NS_PER_S, &mut w4);
+        assert_ne!(b.ack_epoch_stamp, 2 * NS_PER_S);
+        b.on_tx_start(true, 2 * NS_PER_S, &mut w4);
+        assert_eq!((b.ack_epoch_stamp, b.ack_epoch_acked), (2 * NS_PER_S, 0));
     }
 
     /// One ACK for the long-term tests: a 1 MB/s sample, RTT 100 ms, 50 KB in flight;
