@@ -61,7 +61,7 @@
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
-use super::cc::{AnyCc, Caps, Established, TxStart, Window};
+use super::cc::{AnyCc, Caps, Established, Pacing, TxStart, Window};
 use super::rack::Rack;
 use super::rate::{RateSampler, TxRate};
 use super::rtt::RttEstimator;
@@ -203,15 +203,21 @@ pub struct TcpSender {
     in_loss: bool,
     /// RTT sample of the ACK being processed.
     ack_rtt: Option<Nanos>,
-    /// This ACK's latest send time of a newly SACKed / cumulatively acked segment that
-    /// was never retransmitted (Linux `last_sackt`, `last_ackt`; `bbr_ca_rtt`).
+    /// `bbr_ca_rtt` for a controller that takes rate samples (`ca_rtt_sample`), and this
+    /// ACK's latest send time of a newly SACKed / cumulatively acked segment that was
+    /// never retransmitted (Linux `last_sackt`, `last_ackt`).
+    ca_rtt: bool,
     ca_sack_ts: Option<Nanos>,
     ca_ack_ts: Option<Nanos>,
     /// Pacing: rate in bytes/s (0: none), earliest departure of the next segment, and
     /// the wake-up when the sender waits for it.
     pub pacing_rate: u64,
     next_send: Nanos,
-    /// Data segments sent (Linux `data_segs_out`; counted with `linux_pacing` only).
+    /// The flow may pace (`pacing`, or the controller's own rate): only then can
+    /// `pacing_rate` become non-zero and `emit` calls `pace`.
+    paces: bool,
+    /// Data segments sent (Linux `data_segs_out`; counted with `linux_pacing` for a flow
+    /// that `paces`, the only reader).
     data_segs_out: u64,
     /// The skb being sent (`linux_pacing`): its departure time, the credit it got for
     /// leaving late, its payload so far and how many more segments it may take.
@@ -296,10 +302,12 @@ impl TcpSender {
             lost_total: 0,
             in_loss: false,
             ack_rtt: None,
+            ca_rtt: cfg.bbr_ca_rtt && caps.rate_samples,
             ca_sack_ts: None,
             ca_ack_ts: None,
             pacing_rate: 0,
             next_send: 0,
+            paces: cfg.pacing || caps.pacing == Pacing::Own,
             data_segs_out: 0,
             burst_wstamp: 0,
             burst_credit: 0,
@@ -428,16 +436,8 @@ impl TcpSender {
             }
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
-        if self.cfg.linux_pacing {
-            self.data_segs_out += 1;
-        }
-        if self.pacing_rate > 0 {
-            if self.cfg.linux_pacing {
-                self.linux_pace(now, end - start, retrans);
-            } else {
-                let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
-                self.next_send = self.next_send.max(now) + gap as Nanos;
-            }
+        if self.paces {
+            self.pace(now, end - start, s.wire_size(), retrans);
         }
         out.push(s);
         if self.in_recovery {
@@ -609,18 +609,15 @@ impl TcpSender {
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let nxt_before = self.snd_nxt;
         let (prior_in_flight, lost_before) = if self.rate_on {
+            (self.ca_sack_ts, self.ca_ack_ts) = (None, None);
             (self.pipe(), self.lost_total)
         } else {
             (0, 0)
         };
         self.ack_rtt = None;
-        (self.ca_sack_ts, self.ca_ack_ts) = (None, None);
         let was_in_recovery = self.in_recovery;
         self.retrans_acked = false;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
-        if let (true, Some(t)) = (self.cfg.bbr_ca_rtt, self.ca_sack_ts) {
-            self.ack_rtt = Some(now - t); // `ca_rtt_us` from `last_sackt`
-        }
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
             self.on_new_ack(now, seg, out, st);

@@ -23,7 +23,26 @@ impl TcpSender {
     /// of new data holds up to `tso_segs` segments (`burst_left` more may follow this one
     /// at once); a retransmission is an skb of its own (`tcp_xmit_retransmit_queue` sends
     /// the lost skbs one by one; the scoreboard's are single segments).
-    pub(super) fn linux_pace(&mut self, now: Nanos, payload: u64, retrans: bool) {
+    /// Step the departure time after sending a segment of `payload` bytes (`wire` on the
+    /// wire), for a flow that `paces`: count it in `data_segs_out` with
+    /// `linux_pacing`, then, once there is a rate, Linux's step (`linux_pace`) or the
+    /// wire size at the rate.
+    #[inline(never)] // off the path of flows that do not pace
+    pub(super) fn pace(&mut self, now: Nanos, payload: u64, wire: u32, retrans: bool) {
+        if self.cfg.linux_pacing {
+            self.data_segs_out += 1;
+        }
+        if self.pacing_rate > 0 {
+            if self.cfg.linux_pacing {
+                self.linux_pace(now, payload, retrans);
+            } else {
+                let gap = wire as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
+                self.next_send = self.next_send.max(now) + gap as Nanos;
+            }
+        }
+    }
+
+    fn linux_pace(&mut self, now: Nanos, payload: u64, retrans: bool) {
         if self.burst_left > 0 && !retrans {
             self.burst_left -= 1;
             self.burst_bytes += payload;
@@ -72,7 +91,7 @@ impl TcpSender {
             losses,
             prior_in_flight,
             in_flight,
-            rtt: self.ack_rtt,
+            rtt: self.ca_rtt_sample(now),
             tp_delivered: self.rate.delivered,
             tp_lost: self.lost_total,
             delivered_mstamp: self.rate.delivered_mstamp,
@@ -89,6 +108,18 @@ impl TcpSender {
             // PROBE_RTT: its low-rate samples must not lower the estimate.
             self.rate.mark_app_limited(in_flight);
         }
+    }
+
+    /// The RTT sample of this ACK for the controller. With `bbr_ca_rtt`, Linux
+    /// `tcp_clean_rtx_queue` + `tcp_ack_update_rtt` (`ca_rtt_us`): `rs->rtt_us` is the RTT
+    /// of the latest segment this ACK SACKs, else of the latest it cumulatively acks if
+    /// none of them was retransmitted, else the timestamp echo's; without, the echo's.
+    fn ca_rtt_sample(&self, now: Nanos) -> Option<Nanos> {
+        if !self.ca_rtt {
+            return self.ack_rtt;
+        }
+        let acked = self.ca_ack_ts.filter(|_| !self.retrans_acked);
+        self.ca_sack_ts.or(acked).map(|t| now - t).or(self.ack_rtt)
     }
 
     /// The pacing rate after an ACK or the handshake: the controller's own

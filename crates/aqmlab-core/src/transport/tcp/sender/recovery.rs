@@ -38,7 +38,7 @@ impl TcpSender {
                 delivered -= e.len();
             } else {
                 self.retrans_acked |= e.retrans;
-                if !e.retrans {
+                if self.ca_rtt && !e.retrans {
                     self.ca_ack_ts = self.ca_ack_ts.max(Some(e.xmit_ts));
                 }
                 if let Some(mut tx) = tx {
@@ -68,15 +68,7 @@ impl TcpSender {
         } else {
             None
         };
-        self.ack_rtt = if self.cfg.bbr_ca_rtt {
-            // Linux `tcp_clean_rtx_queue` + `tcp_ack_update_rtt`: `rs->rtt_us` is the RTT
-            // of the latest segment this ACK SACKs, else of the latest it cumulatively
-            // acks if none of them was retransmitted, else the timestamp echo's.
-            let acked = self.ca_ack_ts.filter(|_| !self.retrans_acked);
-            self.ca_sack_ts.or(acked).map(|t| now - t).or(rtt)
-        } else {
-            rtt
-        };
+        self.ack_rtt = rtt;
         if self.in_loss && self.recover.is_some_and(|r| self.snd_una >= r) {
             self.in_loss = false;
         }

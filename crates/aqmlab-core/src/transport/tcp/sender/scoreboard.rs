@@ -202,7 +202,7 @@ impl TcpSender {
                     self.high_sacked = self.high_sacked.max(x.end());
                     changed = true;
                     let (t, e, r) = (x.xmit_ts, x.end(), x.retrans);
-                    if !r {
+                    if self.ca_rtt && !r {
                         self.ca_sack_ts = self.ca_sack_ts.max(Some(t));
                     }
                     if self.cfg.rack {
