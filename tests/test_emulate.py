@@ -126,6 +126,24 @@ def test_teardown_leaves_no_namespace_after_success_error_and_ctrl_c():
         assert not mine(), type(exc)
 
 
+def test_gso_and_quickack_knobs_set_the_tun_and_routes():
+    # gso_max_segs caps the kernel's skbs (tcp_tso_segs -> sk_gso_max_segs); quickack 1
+    # on the routes makes the receivers ACK every segment.
+    doc = dumbbell({"kind": "pfifo"}, [], "1s", "0s")
+    with netns.Testbed(doc, ["a_l0"], ["a_r0"], gso_max_segs=1, quickack=True) as tb:
+        for side in "lr":
+            link = subprocess.run(["ip", "-n", tb.ns[side], "-d", "link", "show", netns.TUN],
+                                  capture_output=True, text=True, check=True).stdout
+            assert "gso_max_segs 1 " in link, link
+            routes = subprocess.run(["ip", "-n", tb.ns[side], "route"], capture_output=True, text=True, check=True).stdout
+            assert "quickack 1" in routes, routes
+    with netns.Testbed(doc, ["a_l0"], ["a_r0"]) as tb:
+        routes = subprocess.run(["ip", "-n", tb.ns["l"], "route"], capture_output=True, text=True, check=True).stdout
+        assert "quickack" not in routes
+    with pytest.raises(ValueError, match=r"gso_max_segs: 0; expected an integer from 1 to 65535"):
+        emulate(doc, gso_max_segs=0)
+
+
 def test_sigterm_tears_down_and_stale_namespaces_are_swept(tmp_path):
     script = textwrap.dedent("""
         import sys, time

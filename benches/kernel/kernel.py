@@ -7,7 +7,10 @@ emulation at a time on an otherwise quiet machine, ideally under real-time prior
     .venv/bin/python benches/kernel/kernel.py --simulate --out out/kernel
     .venv/bin/python benches/kernel/kernel.py --table --out out/kernel
 
-`--emulate` stores every emulated run (its tables, parquet) under OUT/emu/CELL/sSEED;
+`--emulate` stores every emulated run (its tables, parquet) under OUT/emu/CELL/sSEED
+(with `--emu-label L`: OUT/emu-L/..., a kernel-side variant: `--gso-max-segs 1` sends
+single segments instead of TSO-autosized bursts, `--quickack` makes the receivers ACK
+every segment; `--table --emu-label L` compares against that variant);
 `--simulate` runs the simulated side (TCP profile linux; `--label` and `--set` let a
 model variant be stored beside it, e.g. `--label before --set quickack=false ...`) under
 OUT/sim-LABEL/CELL/sSEED; `--table` prints the per-cell mean ± spread of each side and
@@ -91,6 +94,9 @@ def main() -> None:
     ap.add_argument("--duration", default="30s")
     ap.add_argument("--cells", default="issue", help="issue (the six AQM cells of issue 29), all, or a comma list of cc-qdisc-rate")
     ap.add_argument("--label", default="after")
+    ap.add_argument("--emu-label", default="", help="kernel-side variant: store/read emulated runs under OUT/emu-LABEL")
+    ap.add_argument("--gso-max-segs", type=int, default=None, help="with --emulate: cap the TUN's GSO segments per packet")
+    ap.add_argument("--quickack", action="store_true", help="with --emulate: routes with quickack 1 (ACK every segment)")
     ap.add_argument("--set", action="append", default=[], help="extra KEY=VALUE for every TCP entry of the simulated side")
     a = ap.parse_args()
     if a.cells == "issue":
@@ -105,13 +111,15 @@ def main() -> None:
     from aqmlab.runner import run as simulate
     from aqmlab.scenario import load_scenario
 
+    emu_dir = a.out / (f"emu-{a.emu_label}" if a.emu_label else "emu")
     for cell in cells:
         path, sets = scenario(cell, a.duration)
         for seed in range(1, a.seeds + 1):
             if a.emulate:
-                d = a.out / "emu" / cell_name(cell) / f"s{seed}"
+                d = emu_dir / cell_name(cell) / f"s{seed}"
                 if not (d / "summary.parquet").exists() and not any(d.glob("*.parquet")):
-                    res = emulate(load_scenario(path, sets), seed=seed, log=lambda m: print(m, file=sys.stderr))
+                    res = emulate(load_scenario(path, sets), seed=seed, gso_max_segs=a.gso_max_segs, quickack=a.quickack,
+                                  log=lambda m: print(m, file=sys.stderr))
                     res.write_parquet(d)
                     (d / "emulator_report.json").write_text(json.dumps(res.emulator_report, default=str))
                     e = res.emulation.row(0, named=True)
@@ -129,7 +137,7 @@ def main() -> None:
     if a.table:
         rows = []
         for cell in cells:
-            emu = [Results.read_parquet(p) for p in sorted((a.out / "emu" / cell_name(cell)).glob("s*"))]
+            emu = [Results.read_parquet(p) for p in sorted((emu_dir / cell_name(cell)).glob("s*"))]
             sims = {p.name[4:]: [Results.read_parquet(q) for q in sorted((p / cell_name(cell)).glob("s*"))]
                     for p in sorted(a.out.glob("sim-*")) if (p / cell_name(cell)).exists()}
             if not emu:

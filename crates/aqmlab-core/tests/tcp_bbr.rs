@@ -67,21 +67,30 @@ fn paced_cubic_still_fills_the_link() {
 }
 
 /// Three BBR flows into a shallow buffer (20 packets, half a BDP): BBR v1 does not back
-/// off on loss, so it loses a few per cent of its packets, but the link stays busy and
-/// the flows share it evenly; no retransmission timeouts.
+/// off on loss, so it loses about a tenth of its packets, but the link stays busy; no
+/// retransmission timeouts. Without the long-term ("policer") mode the flows share the
+/// link evenly. With it (the linux profile) a flow that sees two lossy intervals (≥ 20 %
+/// lost) at a consistent rate holds that rate for 48 rounds: here one flow gets 1.4 of
+/// 9.5 Mbit/s (Jain 0.87). Linux 6.18 in this scenario (`aqmlab emulate`, 3 runs) lost
+/// 11.1, 13.3, 12.4 % and shared with Jain 0.992, 0.933, 0.995: uneven shares happen
+/// there too, so evenness is asserted for the mode switched off only.
 #[test]
 fn three_bbr_flows_share_a_shallow_buffer() {
-    let text = scenario("bbr", "")
-        .replace("name = \"a\"\n", "name = \"a\"\ncount = 3\n")
-        .replace("limit = \"1000pkt\"", "limit = \"20pkt\"");
-    let r = common::run(&text, 1);
-    let gp = common::flows(&r, "goodput_window_bps");
-    let total: f64 = gp.iter().sum();
-    eprintln!(
-        "goodput {gp:?}, timeouts {:?}",
-        common::flows(&r, "timeouts")
-    );
-    assert!(total >= 0.9 * 10e6, "{total}");
-    assert!(common::jain(&gp) >= 0.95, "{gp:?}");
-    assert!(common::flows(&r, "timeouts").iter().all(|&t| t == 0.0));
+    for extra in ["", "bbr_lt_bw = false"] {
+        let text = scenario("bbr", extra)
+            .replace("name = \"a\"\n", "name = \"a\"\ncount = 3\n")
+            .replace("limit = \"1000pkt\"", "limit = \"20pkt\"");
+        let r = common::run(&text, 1);
+        let gp = common::flows(&r, "goodput_window_bps");
+        let total: f64 = gp.iter().sum();
+        eprintln!(
+            "{extra}: goodput {gp:?}, timeouts {:?}",
+            common::flows(&r, "timeouts")
+        );
+        assert!(total >= 0.9 * 10e6, "{extra}: {total}");
+        if !extra.is_empty() {
+            assert!(common::jain(&gp) >= 0.95, "{extra}: {gp:?}");
+        }
+        assert!(common::flows(&r, "timeouts").iter().all(|&t| t == 0.0));
+    }
 }

@@ -92,8 +92,10 @@ fn two_vegas_flows_started_together_share_fairly() {
 
 /// The receivers here do not run Linux's quick-ACK mode (`quickack = false`): with it
 /// (the linux profile's default since it was added) this deterministic run ends the
-/// other way round (late 4.42 vs early 5.23 Mbit/s; without: 5.79 vs 3.86) — not yet
-/// explained (docs/tcp.md, "Quick ACKs").
+/// other way round (late 4.42 vs early 5.23 Mbit/s; without: 5.79 vs 3.86). It is the
+/// late flow's own receiver's quick ACKs that flip it, through Vegas's timestamp-echo
+/// RTT samples; with Linux's `ca_rtt_us` samples there is no flip (docs/tcp.md, "Quick
+/// ACKs").
 #[test]
 fn a_late_vegas_flow_overestimates_its_base_rtt_and_takes_more() {
     let r = common::run(

@@ -66,6 +66,8 @@ def compare_real(
     out: Annotated[Path | None, typer.Option(help="Folder for every run's tables, comparison.csv, info.json and comparison.png.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison and the kernel/emulator info as JSON.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
+    gso_max_segs: Annotated[int | None, typer.Option(help="Kernel-side experiment: cap the TUN devices' GSO segments per packet (1: the kernel sends single segments, no TSO bursts).", min=1, max=65535)] = None,
+    quickack: Annotated[bool, typer.Option("--quickack", help="Kernel-side experiment: routes with quickack 1 (the kernel receivers ACK every segment).")] = False,
 ) -> None:
     """Run the scenario simulated (TCP profile linux) and emulated (Linux TCP) with the
     same seeds; print per metric the mean ± sample sd (min–max) of each side over the
@@ -78,6 +80,7 @@ def compare_real(
         if out is not None:
             check_run_out(out)
         t, _, _, info = run_compare(scenario, seed=seed, seeds=seeds, set=set, out=out, force=force,
+                                    gso_max_segs=gso_max_segs, quickack=quickack,
                                     log=lambda m: err_console.print(m, highlight=False))
     except (ScenarioError, SimulationError) as e:
         fail(e)

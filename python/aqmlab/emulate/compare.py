@@ -240,6 +240,7 @@ def compare_real(scenario: ScenarioLike, seed: int | None = None, set: Sequence[
         emus.append(emulate(doc, seed=s, **emulate_opts))
     health = [emulator_health(e) for e in emus]
     info = {"seeds": list(range(first, first + seeds)), "emulator": health,
+            "gso_max_segs": emulate_opts.get("gso_max_segs"), "quickack": bool(emulate_opts.get("quickack")),
             **kernel_info(make_plan(doc, first).sysctls)}
     t = table([metrics(r, warmup_ns) for r in sims], [metrics(r, warmup_ns) for r in emus], [h["trusted"] for h in health])
     if out is not None:

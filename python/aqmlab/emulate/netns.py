@@ -4,7 +4,11 @@
 process (which creates one TUN device in each), gives every host of the dumbbell its
 address on its side's TUN (left hosts 10.77.1.k, right hosts 10.77.2.k, /32) and routes
 the other side's /24 into the TUN, so the only path between the two namespaces is
-through the emulator. Nothing is created outside these namespaces.
+through the emulator. Nothing is created outside these namespaces. Two kernel-side
+experiment knobs: ``gso_max_segs`` caps the TUN's GSO segments per packet (1: the kernel
+TCP sends single segments instead of TSO-autosized bursts, `tcp_tso_segs` in
+net/ipv4/tcp_output.c caps at ``sk_gso_max_segs``), ``quickack`` adds ``quickack 1`` to
+the routes (`RTAX_QUICKACK`: the receiver ACKs every segment, `tcp_in_quickack_mode`).
 
 Teardown (`close`) runs on every exit path — normal end, exception, Ctrl-C (SIGINT is
 a KeyboardInterrupt) and SIGTERM (turned into SystemExit while a testbed is open):
@@ -97,7 +101,8 @@ class Testbed:
     def __init__(self, scenario: dict, left_hosts: list[str], right_hosts: list[str], *, seed: int | None = None,
                  realtime: bool = True, busy_poll_us: float = 50.0, max_duration_s: float = 600.0,
                  measure_s: float | None = None,
-                 sysctls: dict[str, dict[str, str]] | None = None):
+                 sysctls: dict[str, dict[str, str]] | None = None, gso_max_segs: int | None = None,
+                 quickack: bool = False):
         self.scenario = scenario
         self.left_hosts, self.right_hosts = left_hosts, right_hosts
         self.addr = {h: host_ip("l", k) for k, h in enumerate(left_hosts)}
@@ -108,6 +113,7 @@ class Testbed:
         self.max_duration_s = max_duration_s
         self.measure_s = measure_s
         self.sysctls = sysctls or {}
+        self.gso_max_segs, self.quickack = gso_max_segs, quickack
         self.pump: subprocess.Popen | None = None
         self.children: list[subprocess.Popen] = []
         self.tmp = tempfile.TemporaryDirectory(prefix="aqmlab-emu-")
@@ -176,9 +182,11 @@ class Testbed:
                 self.nsexec(ns, ["sysctl", "-qw", f"{key}={val}"])
             ip("-n", ns, "link", "set", "lo", "up")
             ip("-n", ns, "link", "set", TUN, "mtu", mtu, "up")
+            if self.gso_max_segs is not None:
+                ip("-n", ns, "link", "set", TUN, "gso_max_segs", str(self.gso_max_segs))
             for h in hosts:
                 ip("-n", ns, "addr", "add", f"{self.addr[h]}/32", "dev", TUN)
-            ip("-n", ns, "route", "add", other, "dev", TUN)
+            ip("-n", ns, "route", "add", other, "dev", TUN, *(["quickack", "1"] if self.quickack else []))
 
     def mtu(self) -> int:
         """The TUN MTU: the smaller of the bottleneck's and the reverse link's (1500 B)."""

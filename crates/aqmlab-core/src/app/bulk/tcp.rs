@@ -254,6 +254,30 @@ macro_rules! tcp_params {
                 "cc = bbr adds the ACK-aggregation allowance extra_acked to its cwnd (Linux bbr_update_ack_aggregation); ns3, rfc: false",
             ),
             p(
+                "bbr_lt_bw",
+                "bool",
+                "true (profile)",
+                "cc = bbr runs Linux's long-term (policer) bandwidth mode bbr_lt_bw_sampling: two consistent intervals with >= 20 % loss pace at their mean rate for 48 rounds; ns3, rfc: false",
+            ),
+            p(
+                "bbr_ca_rtt",
+                "bool",
+                "true (profile)",
+                "cc = bbr takes its RTT samples (min_rtt) from the send time of the latest segment an ACK newly SACKs or acknowledges (Linux ca_rtt_us), not from the timestamp echo; ns3, rfc: false",
+            ),
+            p(
+                "linux_pacing",
+                "bool",
+                "true (profile)",
+                "paced flows (bbr, prague, pacing = true) space segments as Linux tcp_update_skb_after_send: payload bytes at the pacing rate, up to half a gap credited after a late send, the first 9 data segments unpaced; ns3, rfc: false (wire bytes at the rate)",
+            ),
+            p(
+                "linux_tso",
+                "bool",
+                "true (profile)",
+                "with linux_pacing: each paced release sends up to tcp_tso_autosize segments back to back (1 ms of the pacing rate, at least 2; bbr: 1 below 1.2 Mbit/s) as Linux's GSO skbs; false: one segment per release",
+            ),
+            p(
                 "ns3_prr",
                 "bool",
                 "false (profile)",
@@ -572,6 +596,15 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         return Err(p.error("mss", format!("{mss}B: expected 64B to 65495B")));
     }
     let l4s = p.bool_or("l4s", d.l4s)? || caps.ecn == EcnMode::L4s;
+    let linux_pacing = p.bool_or("linux_pacing", d.linux_pacing)?;
+    // TSO bursts are paced by Linux's rules: off with them unless asked for, an error then.
+    let linux_tso = p.bool_or("linux_tso", d.linux_tso && linux_pacing)?;
+    if linux_tso && !linux_pacing {
+        return Err(p.error(
+            "linux_tso",
+            "true: needs linux_pacing = true (Linux's skbs are paced by its rules)",
+        ));
+    }
     let cfg = TcpConfig {
         cc,
         mss: mss as u32,
@@ -619,6 +652,10 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         linux_cubic: p.bool_or("linux_cubic", d.linux_cubic)?,
         linux_reno: p.bool_or("linux_reno", d.linux_reno)?,
         bbr_extra_acked: p.bool_or("bbr_extra_acked", d.bbr_extra_acked)?,
+        bbr_lt_bw: p.bool_or("bbr_lt_bw", d.bbr_lt_bw)?,
+        bbr_ca_rtt: p.bool_or("bbr_ca_rtt", d.bbr_ca_rtt)?,
+        linux_pacing,
+        linux_tso,
         ns3_prr: p.bool_or("ns3_prr", d.ns3_prr)?,
         ns3_rto_ssthresh: p.bool_or("ns3_rto_ssthresh", d.ns3_rto_ssthresh)?,
         ns3_partial_rtx: p.bool_or("ns3_partial_rtx", d.ns3_partial_rtx)?,
@@ -659,6 +696,10 @@ const NOT_NS2: &[&str] = &[
     "linux_cubic",
     "linux_reno",
     "bbr_extra_acked",
+    "bbr_lt_bw",
+    "bbr_ca_rtt",
+    "linux_pacing",
+    "linux_tso",
     "rwnd",
     "rate_cap",
     "hystart",
@@ -1066,5 +1107,17 @@ mod tests {
         let e = parse(json!({"header_bytes": "10B"})).unwrap_err();
         assert_eq!(e.path, "traffic[0].header_bytes");
         assert!(e.message.contains("20B to 1000B"), "{e}");
+    }
+
+    /// `linux_tso` follows `linux_pacing` unless given; asked for without it, an error.
+    #[test]
+    fn linux_tso_needs_linux_pacing() {
+        let e = parse(json!({"cc": "bbr", "linux_pacing": false, "linux_tso": true})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].linux_tso");
+        assert!(e.message.contains("needs linux_pacing = true"), "{e}");
+        let e = parse(json!({"cc": "bbr", "bbr_lt_bw": "yes"})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].bbr_lt_bw");
+        let e = parse(json!({"profile": "ns2", "linux_tso": true})).unwrap_err();
+        assert_eq!(e.path, "traffic[0].linux_tso");
     }
 }

@@ -173,6 +173,21 @@ pub struct TcpConfig {
     /// BBR adds its ACK-aggregation allowance `extra_acked` to the cwnd target (Linux
     /// `bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`).
     pub bbr_extra_acked: bool,
+    /// BBR runs its long-term ("policer") bandwidth mode (Linux `bbr_lt_bw_sampling`):
+    /// two consistent lossy intervals (≥ 20 % lost) pace at their mean rate for 48 rounds.
+    pub bbr_lt_bw: bool,
+    /// BBR's RTT samples (min_rtt) as Linux's `ca_rtt_us`: from the send time of the
+    /// latest segment an ACK newly SACKs or acknowledges (not retransmitted), not from the
+    /// timestamp echo, which a delayed ACK ties to the earlier of two segments.
+    pub bbr_ca_rtt: bool,
+    /// Paced flows step the departure time as Linux `tcp_update_skb_after_send`:
+    /// payload bytes (not wire bytes) at the pacing rate, up to half of it credited
+    /// back after a late send, the first 9 data segments unpaced (`TcpSender::linux_pace`).
+    pub linux_pacing: bool,
+    /// With `linux_pacing`: a paced release sends an skb of up to `tcp_tso_autosize`
+    /// segments back to back (1 ms of the pacing rate, at least 2; BBR: 1 below
+    /// 1.2 Mbit/s), paced by its whole payload (`TcpSender::tso_segs`); off: one segment.
+    pub linux_tso: bool,
     /// PRR as ns-3.44 `TcpPrrRecovery` computes it (see `TcpSender::prr_ack_ns3`):
     /// called on duplicate and partial ACKs, a dupACK counts one MSS delivered, CRB
     /// unless the ACK acknowledges a retransmission, byte arithmetic.
@@ -280,6 +295,10 @@ impl TcpProfile {
             linux_cubic: true,
             linux_reno: true,
             bbr_extra_acked: true,
+            bbr_lt_bw: true,
+            bbr_ca_rtt: true,
+            linux_pacing: true,
+            linux_tso: true,
             ns3_prr: false,
             ns3_rto_ssthresh: false,
             ns3_partial_rtx: false,
@@ -308,6 +327,10 @@ impl TcpProfile {
                 linux_cubic: false,
                 linux_reno: false,
                 bbr_extra_acked: false,
+                bbr_lt_bw: false,
+                bbr_ca_rtt: false,
+                linux_pacing: false,
+                linux_tso: false,
                 ns3_prr: true,
                 ns3_rto_ssthresh: true,
                 ns3_partial_rtx: true,
@@ -331,6 +354,10 @@ impl TcpProfile {
                 linux_cubic: false,
                 linux_reno: false,
                 bbr_extra_acked: false,
+                bbr_lt_bw: false,
+                bbr_ca_rtt: false,
+                linux_pacing: false,
+                linux_tso: false,
                 ..linux
             },
             // ns-2.35 (tcl/lib/ns-default.tcl): packetSize_ 1000, windowInit_ 2,
@@ -355,6 +382,10 @@ impl TcpProfile {
                 linux_cubic: false,
                 linux_reno: false,
                 bbr_extra_acked: false,
+                bbr_lt_bw: false,
+                bbr_ca_rtt: false,
+                linux_pacing: false,
+                linux_tso: false,
                 ..linux
             },
         }

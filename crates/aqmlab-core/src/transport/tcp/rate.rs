@@ -55,6 +55,8 @@ pub struct RateSample {
     pub rtt: Option<Nanos>,
     /// The connection's total delivered bytes after this ACK, and when that changed.
     pub tp_delivered: u64,
+    /// The connection's bytes ever marked lost after this ACK (Linux `tp->lost`).
+    pub tp_lost: u64,
     pub delivered_mstamp: Nanos,
     /// The connection's loss state after this ACK (Linux `icsk_ca_state`).
     pub ca_state: CaState,

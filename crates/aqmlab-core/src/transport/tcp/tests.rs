@@ -1479,6 +1479,7 @@ fn tlp_episode_that_repaired_a_loss_reduces_cwnd_once() {
 fn pacing_spaces_segments_by_wire_size_over_the_rate() {
     let (mut s, mut st, mut out) = established(TcpConfig {
         pacing: true,
+        linux_pacing: false,
         ..cfg()
     });
     assert_eq!(s.pacing_rate, 80_000);
@@ -1497,4 +1498,59 @@ fn pacing_spaces_segments_by_wire_size_over_the_rate() {
     s.on_timer(150 * MS, &mut out, &mut st);
     assert_eq!(seqs(&out), vec![2000]);
     assert_eq!(s.next_deadline(), Some(150 * MS + gap));
+}
+
+/// Linux's pacing step (`linux_pacing`, `tcp_update_skb_after_send`): IW 20, SRTT
+/// 100 ms, slow start: 2 · 20 000 B / 100 ms = 400 000 B/s. The first 9 data segments
+/// leave unpaced (`data_segs_out` < 10); the 10th moves the departure time on by its
+/// payload, 1000 B / 400 000 B/s = 2.5 ms (wire size would be 2.63 ms), so 10 leave at
+/// 100 ms and the 11th at 102.5 ms (next: 105 ms). A wake-up 5 ms late (110 ms) sends
+/// the 12th and credits min(2.5 / 2, 5) = 1.25 ms: the next leaves at 111.25 ms.
+#[test]
+fn linux_pacing_steps_by_payload_with_credit_for_late_sends() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        pacing: true,
+        iw: 20,
+        linux_tso: false,
+        ..cfg()
+    });
+    assert_eq!(s.pacing_rate, 400_000);
+    assert_eq!(out.len(), 10);
+    assert_eq!(s.next_deadline(), Some(102_500_000));
+    out.clear();
+    s.on_timer(102_500_000 - 1, &mut out, &mut st);
+    assert!(out.is_empty());
+    s.on_timer(102_500_000, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![10_000]);
+    assert_eq!(s.next_deadline(), Some(105 * MS));
+    out.clear();
+    s.on_timer(110 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![11_000]);
+    assert_eq!(s.next_deadline(), Some(111_250_000));
+}
+
+/// With `linux_tso` (Linux `tcp_tso_autosize`): 1 ms of 400 000 B/s is 390 B, below one
+/// segment, so an skb holds `tcp_min_tso_segs` = 2 segments, paced by its 2000 B: 5 ms.
+/// At 100 ms the 9 unpaced segments and the 10th leave (the 9th and 10th are one skb;
+/// its step, 5 ms, counts as `data_segs_out` reached 10); at 105 ms two leave and the
+/// next skb is due at 110 ms. Woken 5 ms late (115 ms), the skb gets min(5 / 2, 5) =
+/// 2.5 ms of credit: next at 117.5 ms.
+#[test]
+fn linux_tso_sends_two_segment_skbs_paced_by_their_payload() {
+    let (mut s, mut st, mut out) = established(TcpConfig {
+        pacing: true,
+        iw: 20,
+        ..cfg()
+    });
+    assert_eq!(s.pacing_rate, 400_000);
+    assert_eq!(out.len(), 10);
+    assert_eq!(s.next_deadline(), Some(105 * MS));
+    out.clear();
+    s.on_timer(105 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![10_000, 11_000]);
+    assert_eq!(s.next_deadline(), Some(110 * MS));
+    out.clear();
+    s.on_timer(115 * MS, &mut out, &mut st);
+    assert_eq!(seqs(&out), vec![12_000, 13_000]);
+    assert_eq!(s.next_deadline(), Some(117_500_000));
 }

@@ -41,9 +41,17 @@
 //! make the excess at least 1–2 segments; bursts of ACKs (a flow's segments leaving a
 //! round-robin queue together) make it larger.
 //!
-//! Left out (docs/tcp.md): the long-term bandwidth ("policer") mode (`lt_bw`), undo.
-//! Gains are Linux's fixed-point values (units of 1/256).
+//! Long-term ("policer") mode (`lt_bw = true`, the linux profile; `bbr_lt_bw_sampling`,
+//! `bbr_lt_bw_interval_done`): from the first loss, intervals of 4–16 packet-timed
+//! rounds that end on a loss with lost/delivered ≥ 50/256 give a rate (delivered bytes
+//! over whole ms); two consecutive ones within 1/8 or 4 kbit/s of each other mean a
+//! policer, and BBR uses their mean (`bw_est`) at pacing gain 1 for 48 PROBE_BW rounds.
+//!
+//! Left out (docs/tcp.md): undo, the `lt_bw` sampling call at an RTO, `is_ack_delayed`. Linux 6.x `net/ipv4/tcp_bbr.c`
+//! (read at torvalds/linux 02dc96ef6c25). Gains are Linux's fixed-point values (units
+//! of 1/256).
 
+use super::win_minmax::MaxFilter;
 use super::{
     AnyCc, CaState, Caps, CcParams, CongestionEvent, Controller, Established, Kind, Pacing,
     RateSample, Registered, RtoEvent, TxStart, Window,
@@ -92,6 +100,17 @@ pub const ACK_EPOCH_RESET: u64 = 1 << 20;
 /// Cap of the aggregation allowance in time at the estimated bandwidth
 /// (`bbr_extra_acked_max_us`).
 pub const EXTRA_ACKED_MAX: Nanos = 100 * NS_PER_MS;
+/// Long-term ("policer") sampling intervals last at least this many rounds
+/// (`bbr_lt_intvl_min_rtts`), and are abandoned after 4 times as many.
+pub const LT_INTVL_MIN_RTTS: u32 = 4;
+/// An interval is lossy if lost/delivered ≥ 50/256 (`bbr_lt_loss_thresh`, ≈ 20 %).
+pub const LT_LOSS_THRESH: u64 = 50;
+/// Two intervals' rates are consistent within 1/8 (`bbr_lt_bw_ratio`) ...
+pub const LT_BW_RATIO: u64 = UNIT / 8;
+/// ... or 4 kbit/s (`bbr_lt_bw_diff`, bytes/s after the pacing margin).
+pub const LT_BW_DIFF: u64 = 4000 / 8;
+/// Rounds the long-term rate is used for (`bbr_lt_bw_max_rtts`).
+pub const LT_BW_MAX_RTTS: u32 = 48;
 /// Below this pacing rate (bit/s) the TSO goal is one segment (`bbr_min_tso_rate`).
 pub const MIN_TSO_RATE_BPS: u64 = 1_200_000;
 
@@ -101,56 +120,6 @@ pub enum Mode {
     Drain,
     ProbeBw,
     ProbeRtt,
-}
-
-/// A windowed max over round-trip counts (Linux `lib/win_minmax.c`, the three-sample
-/// Kathleen Nichols filter: best, 2nd best, 3rd best in the window).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MaxFilter {
-    s: [(u64, u64); 3], // (time, value)
-}
-
-impl MaxFilter {
-    pub fn get(&self) -> u64 {
-        self.s[0].1
-    }
-    fn reset(&mut self, t: u64, v: u64) -> u64 {
-        self.s = [(t, v); 3];
-        v
-    }
-    /// `minmax_running_max`.
-    pub fn update(&mut self, win: u64, t: u64, v: u64) -> u64 {
-        if v >= self.s[0].1 || t - self.s[2].0 > win {
-            return self.reset(t, v);
-        }
-        if v >= self.s[1].1 {
-            self.s[2] = (t, v);
-            self.s[1] = (t, v);
-        } else if v >= self.s[2].1 {
-            self.s[2] = (t, v);
-        }
-        self.subwin_update(win, t, v)
-    }
-    /// `minmax_subwin_update`: age the samples when the best has left the window.
-    fn subwin_update(&mut self, win: u64, t: u64, v: u64) -> u64 {
-        let dt = t - self.s[0].0;
-        if dt > win {
-            self.s[0] = self.s[1];
-            self.s[1] = self.s[2];
-            self.s[2] = (t, v);
-            if t - self.s[0].0 > win {
-                self.s[0] = self.s[1];
-                self.s[1] = self.s[2];
-                self.s[2] = (t, v);
-            }
-        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
-            self.s[2] = (t, v);
-            self.s[1] = (t, v);
-        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
-            self.s[2] = (t, v);
-        }
-        self.s[0].1
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -194,12 +163,24 @@ pub struct Bbr {
     /// The initial window, segments: the cwnd target before a bandwidth sample
     /// (Linux `TCP_INIT_CWND`; the connection's `iw`).
     pub iw: u64,
+    /// Run the long-term ("policer") bandwidth mode.
+    lt_on: bool,
+    /// Long-term sampling: an interval is running (after a first loss), its rounds, and
+    /// its start (`delivered_mstamp` in whole ms, delivered and lost bytes).
+    lt_is_sampling: bool,
+    lt_rtt_cnt: u32,
+    lt_last_stamp_ms: u64,
+    lt_last_delivered: u64,
+    lt_last_lost: u64,
+    /// The previous interval's rate, or the policed rate in use (bytes/s).
+    pub lt_bw: u64,
+    pub lt_use_bw: bool,
 }
 
 impl Bbr {
     /// `seed` picks the PROBE_BW entry phase (Linux: `prandom_u32_max`); `extra_acked`:
-    /// with the ACK-aggregation allowance.
-    pub fn new(seed: u64, extra_acked: bool) -> Bbr {
+    /// with the ACK-aggregation allowance; `lt_bw`: with the long-term bandwidth mode.
+    pub fn new(seed: u64, extra_acked: bool, lt_bw: bool) -> Bbr {
         Bbr {
             mode: Mode::Startup,
             bw: MaxFilter::default(),
@@ -231,6 +212,14 @@ impl Bbr {
             ack_epoch_stamp: 0,
             ack_epoch_acked: 0,
             iw: 10,
+            lt_on: lt_bw,
+            lt_is_sampling: false,
+            lt_rtt_cnt: 0,
+            lt_last_stamp_ms: 0,
+            lt_last_delivered: 0,
+            lt_last_lost: 0,
+            lt_bw: 0,
+            lt_use_bw: false,
         }
     }
 
@@ -263,9 +252,19 @@ impl Bbr {
         self.pacing_rate = bw_to_pacing_rate(bw, HIGH_GAIN);
     }
 
-    /// The bandwidth estimate, bytes/s.
+    /// The windowed max of the bandwidth samples, bytes/s (`bbr_max_bw`).
     pub fn max_bw(&self) -> u64 {
         self.bw.get()
+    }
+
+    /// The bandwidth estimate: the long-term rate while policed, else the max filter
+    /// (`bbr_bw`), bytes/s.
+    pub fn bw_est(&self) -> u64 {
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.max_bw()
+        }
     }
 
     /// `bbr_bdp` in segments: ⌈bw · min_rtt · gain⌉ (IW before any RTT sample).
@@ -307,7 +306,7 @@ impl Bbr {
     /// next paced segment leaves.
     fn in_net_at_edt(&self, inflight: u64, now: Nanos, edt: Nanos, mss: u64) -> u64 {
         let dt = edt.saturating_sub(now);
-        let delivered = (self.max_bw() as u128 * dt as u128 / NS_PER_S as u128) as u64;
+        let delivered = (self.bw_est() as u128 * dt as u128 / NS_PER_S as u128) as u64;
         let mut at_edt = inflight;
         if self.pacing_gain > UNIT {
             at_edt += self.tso_segs_goal(mss) * mss;
@@ -316,14 +315,16 @@ impl Bbr {
     }
 
     /// The connection starts sending after idle (Linux `CA_EVENT_TX_START` while
-    /// app-limited).
+    /// app-limited, `bbr_cwnd_event`): a new ACK epoch starts now.
     pub fn on_tx_start(&mut self, app_limited: bool, now: Nanos, w: &mut Window) {
         if !app_limited {
             return;
         }
         self.idle_restart = true;
+        self.ack_epoch_stamp = now;
+        self.ack_epoch_acked = 0;
         match self.mode {
-            Mode::ProbeBw => self.set_pacing_rate(self.max_bw(), UNIT, w, None),
+            Mode::ProbeBw => self.set_pacing_rate(self.bw_est(), UNIT, w, None),
             Mode::ProbeRtt => self.check_probe_rtt_done(now, w),
             _ => {}
         }
@@ -362,7 +363,7 @@ impl Bbr {
         self.check_drain(rs, w, iw);
         let app_limited = self.update_min_rtt(rs, w);
         self.update_gains();
-        let bw = self.max_bw();
+        let bw = self.bw_est();
         self.set_pacing_rate(bw, self.pacing_gain, w, Some(rs));
         self.set_cwnd(rs, w, bw, iw);
         app_limited
@@ -379,10 +380,99 @@ impl Bbr {
             self.round_start = true;
             self.packet_conservation = false;
         }
+        if self.lt_on {
+            self.lt_bw_sampling(rs);
+        }
         let bw = (delivered as u128 * NS_PER_S as u128 / rs.interval as u128) as u64;
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(BW_RTTS, self.rtt_cnt, bw);
         }
+    }
+
+    /// `bbr_reset_lt_bw_sampling_interval`.
+    fn lt_reset_interval(&mut self, rs: &RateSample) {
+        self.lt_last_stamp_ms = rs.delivered_mstamp / NS_PER_MS;
+        self.lt_last_delivered = rs.tp_delivered;
+        self.lt_last_lost = rs.tp_lost;
+        self.lt_rtt_cnt = 0;
+    }
+
+    /// `bbr_reset_lt_bw_sampling`.
+    fn lt_reset(&mut self, rs: &RateSample) {
+        self.lt_bw = 0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+        self.lt_reset_interval(rs);
+    }
+
+    /// `bbr_lt_bw_interval_done`: a second lossy interval within 1/8 (or 4 kbit/s) of
+    /// the first means a policer: use their mean rate at gain 1.
+    fn lt_interval_done(&mut self, bw: u64, rs: &RateSample) {
+        if self.lt_bw > 0 {
+            let diff = bw.abs_diff(self.lt_bw);
+            if diff * UNIT <= LT_BW_RATIO * self.lt_bw
+                || bw_to_pacing_rate(diff, UNIT) <= LT_BW_DIFF
+            {
+                self.lt_bw = (bw + self.lt_bw) / 2;
+                self.lt_use_bw = true;
+                self.pacing_gain = UNIT;
+                self.lt_rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt_bw = bw;
+        self.lt_reset_interval(rs);
+    }
+
+    /// `bbr_lt_bw_sampling`: from the first loss, intervals of 4–16 rounds that end on a
+    /// loss with lost/delivered ≥ 50/256 give a long-term rate; two consistent ones switch
+    /// it on for 48 rounds of PROBE_BW.
+    fn lt_bw_sampling(&mut self, rs: &RateSample) {
+        if self.lt_use_bw {
+            if self.mode == Mode::ProbeBw && self.round_start {
+                self.lt_rtt_cnt += 1;
+                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.lt_reset(rs);
+                    self.reset_probe_bw(rs.delivered_mstamp);
+                }
+            }
+            return;
+        }
+        if !self.lt_is_sampling {
+            if rs.losses == 0 {
+                return;
+            }
+            self.lt_reset_interval(rs);
+            self.lt_is_sampling = true;
+        }
+        if rs.is_app_limited {
+            self.lt_reset(rs);
+            return;
+        }
+        if self.round_start {
+            self.lt_rtt_cnt += 1;
+        }
+        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.lt_reset(rs);
+            return;
+        }
+        if rs.losses == 0 {
+            return;
+        }
+        let lost = rs.tp_lost - self.lt_last_lost;
+        let delivered = rs.tp_delivered - self.lt_last_delivered;
+        if delivered == 0 || lost * UNIT < LT_LOSS_THRESH * delivered {
+            return;
+        }
+        let t_ms = (rs.delivered_mstamp / NS_PER_MS).saturating_sub(self.lt_last_stamp_ms);
+        if t_ms < 1 {
+            return;
+        }
+        let bw = (delivered as u128 * 1000 / t_ms as u128) as u64;
+        self.lt_interval_done(bw, rs);
     }
 
     /// `bbr_update_ack_aggregation` (segments, as the kernel counts).
@@ -401,7 +491,7 @@ impl Bbr {
         let acked = rs.acked_sacked.div_ceil(w.mss);
         let epoch = rs.delivered_mstamp.saturating_sub(self.ack_epoch_stamp);
         let mut expected =
-            (self.max_bw() as u128 * epoch as u128 / (NS_PER_S as u128 * w.mss as u128)) as u64;
+            (self.bw_est() as u128 * epoch as u128 / (NS_PER_S as u128 * w.mss as u128)) as u64;
         if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= ACK_EPOCH_RESET {
             self.ack_epoch_acked = 0;
             self.ack_epoch_stamp = rs.delivered_mstamp;
@@ -541,6 +631,7 @@ impl Bbr {
         (self.pacing_gain, self.cwnd_gain) = match self.mode {
             Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
             Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            Mode::ProbeBw if self.lt_use_bw => (UNIT, CWND_GAIN),
             Mode::ProbeBw => (PACING_GAIN[self.cycle_idx], CWND_GAIN),
             Mode::ProbeRtt => (UNIT, UNIT),
         };
@@ -623,10 +714,11 @@ fn parse(_: &mut Params) -> Result<CcParams> {
 impl Registered for Bbr {
     type Params = ();
 
-    /// `bbr_extra_acked`: the ACK-aggregation allowance; BBR's initial-window floor is
+    /// `bbr_extra_acked`: the ACK-aggregation allowance; `bbr_lt_bw`: the long-term
+    /// (policer) mode; BBR's initial-window floor is
     /// the connection's `iw`.
     fn build(_: &(), cfg: &TcpConfig) -> AnyCc {
-        let mut b = Bbr::new(0, cfg.bbr_extra_acked);
+        let mut b = Bbr::new(0, cfg.bbr_extra_acked, cfg.bbr_lt_bw);
         b.iw = cfg.iw as u64;
         AnyCc::Bbr(Box::new(b))
     }
@@ -671,306 +763,17 @@ impl Controller for Bbr {
     fn pacing_rate(&self) -> u64 {
         self.pacing_rate
     }
+
+    /// Linux `bbr_min_tso_segs`: 1 below `bbr_min_tso_rate` (1.2 Mbit/s), else 2.
+    fn min_tso_segs(&self, pacing_rate: u64) -> u64 {
+        if pacing_rate < MIN_TSO_RATE_BPS / 8 {
+            1
+        } else {
+            2
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    const MS: Nanos = NS_PER_MS;
-    const MSS: u64 = 1000;
-
-    fn window() -> Window {
-        Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        }
-    }
-
-    /// An ACK at `now` with a bandwidth sample of `bw` B/s (over 100 ms) and an RTT
-    /// sample `rtt`; `round`: it ends a packet-timed round.
-    struct Feed {
-        delivered: u64,
-    }
-    impl Feed {
-        #[allow(clippy::too_many_arguments)]
-        fn ack(
-            &mut self,
-            b: &mut Bbr,
-            w: &mut Window,
-            now: Nanos,
-            bw: u64,
-            rtt: Nanos,
-            in_flight: u64,
-            round: bool,
-        ) {
-            let acked = 2 * MSS;
-            self.delivered += acked;
-            let prior = if round {
-                b.next_rtt_delivered
-            } else {
-                b.next_rtt_delivered.saturating_sub(1)
-            };
-            let rs = RateSample {
-                now,
-                delivered: Some(bw / 10),
-                interval: 100 * MS,
-                prior_delivered: prior,
-                acked_sacked: acked,
-                prior_in_flight: in_flight,
-                in_flight,
-                rtt: Some(rtt),
-                tp_delivered: self.delivered,
-                delivered_mstamp: now,
-                edt: now,
-                ..RateSample::default()
-            };
-            b.on_ack(w, &rs, 10);
-        }
-    }
-
-    fn started(b: &mut Bbr, w: &mut Window) {
-        b.init(w, 0, Some(100 * MS));
-        assert_eq!(b.mode, Mode::Startup);
-        // 10 segments / 100 ms · 2.89 · 99 %.
-        assert_eq!(b.pacing_rate, 100_000 * HIGH_GAIN * 99 / (UNIT * 100));
-    }
-
-    /// Rounds with bw 1, 2, 4 MB/s grow ≥ 25 %; then 4.5, 4.9, 4.99 MB/s do not (all
-    /// below 5 MB/s = 4 · 5/4): the third such round ends STARTUP. ssthresh is then the
-    /// BDP at gain 1 with STARTUP's pacing rate in the TSO goal: ⌈4.99 MB/s · 0.1 s /
-    /// 1000 B⌉ = 499 segments + 3 · 13 (4.99 MB/s · 2.89 · 0.99 = 14.3 MB/s, 1 ms of it
-    /// = 13 segments) = 538. In flight 600 KB is above it, so DRAIN follows; from the next
-    /// ACK the pacing rate is the drain rate (1.7 MB/s: TSO goal 2), the target
-    /// 499 + 6 = 505 → 506 segments, and DRAIN ends on the first ACK with ≤ 506 000 B.
-    #[test]
-    fn startup_ends_after_three_rounds_without_25_percent_growth_then_drains() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
-        started(&mut b, &mut w);
-        let mut f = Feed { delivered: 0 };
-        let mut t = 100 * MS;
-        for bw in [1_000_000, 2_000_000, 4_000_000, 4_500_000, 4_900_000] {
-            f.ack(&mut b, &mut w, t, bw, 100 * MS, 600_000, true);
-            assert_eq!(b.mode, Mode::Startup, "bw {bw}");
-            t += 100 * MS;
-        }
-        assert_eq!(b.full_bw, 4_000_000);
-        assert_eq!(b.full_bw_cnt, 2);
-        f.ack(&mut b, &mut w, t, 4_990_000, 100 * MS, 600_000, true);
-        assert!(b.full_bw_reached);
-        assert_eq!(b.mode, Mode::Drain);
-        assert_eq!(b.pacing_gain, DRAIN_GAIN);
-        assert_eq!(b.cwnd_gain, HIGH_GAIN);
-        assert_eq!(w.ssthresh, 538 * MSS);
-        f.ack(&mut b, &mut w, t + MS, 4_990_000, 100 * MS, 507_000, false);
-        assert_eq!(b.mode, Mode::Drain);
-        f.ack(
-            &mut b,
-            &mut w,
-            t + 2 * MS,
-            4_990_000,
-            100 * MS,
-            506_000,
-            false,
-        );
-        assert_eq!(b.mode, Mode::ProbeBw);
-        assert_ne!(b.cycle_idx, 1, "never enters PROBE_BW in the 3/4 phase");
-        assert_eq!(b.cwnd_gain, CWND_GAIN);
-    }
-
-    #[test]
-    fn growth_of_25_percent_each_round_keeps_startup() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
-        started(&mut b, &mut w);
-        let mut f = Feed { delivered: 0 };
-        let mut bw = 1_000_000u64;
-        for i in 0..10 {
-            f.ack(&mut b, &mut w, (i + 1) * 100 * MS, bw, 100 * MS, 0, true);
-            bw = bw * 5 / 4;
-        }
-        assert_eq!(b.mode, Mode::Startup);
-        assert_eq!(b.full_bw_cnt, 0);
-    }
-
-    /// In PROBE_BW a phase at gain 1 ends on the first ACK more than min_rtt (100 ms)
-    /// after it began: with ACKs 60 ms apart, every second ACK. The 5/4 phase also
-    /// needs in flight ≥ 5/4 BDP (or a loss): with 100 KB in flight it stays. The
-    /// pacing rate follows the cycle's gain.
-    #[test]
-    fn probe_bw_cycles_the_gains_every_min_rtt() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
-        started(&mut b, &mut w);
-        b.full_bw_reached = true;
-        b.bw.update(BW_RTTS, 0, 1_000_000);
-        b.reset_probe_bw(0);
-        // Force the phase after the 3/4 one: 1.0 from here on for six phases.
-        b.cycle_idx = 2;
-        b.update_gains();
-        let mut f = Feed { delivered: 0 };
-        let mut seen = vec![];
-        for k in 1..=14 {
-            f.ack(
-                &mut b,
-                &mut w,
-                k * 60 * MS,
-                1_000_000,
-                100 * MS,
-                100_000,
-                false,
-            );
-            seen.push(b.cycle_idx);
-        }
-        assert_eq!(seen, [2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 0, 0, 0]);
-        assert_eq!(b.pacing_gain, UNIT * 5 / 4);
-        assert_eq!(b.pacing_rate, bw_to_pacing_rate(1_000_000, UNIT * 5 / 4));
-    }
-
-    /// No RTT sample at or below min_rtt for 10 s: PROBE_RTT caps cwnd at 4 segments;
-    /// once in flight is ≤ 4 segments it stays 200 ms and until a round ends, then
-    /// returns to PROBE_BW with the cwnd from before.
-    #[test]
-    fn probe_rtt_after_ten_seconds_without_a_new_min_rtt() {
-        let (mut b, mut w) = (Bbr::new(0, false), window());
-        started(&mut b, &mut w);
-        b.full_bw_reached = true;
-        b.bw.update(BW_RTTS, 0, 1_000_000);
-        b.reset_probe_bw(0);
-        let mut f = Feed { delivered: 0 };
-        w.cwnd = 200 * MSS;
-        let mut t = 0;
-        while t < 10 * NS_PER_S {
-            t += 500 * MS;
-            f.ack(&mut b, &mut w, t, 1_000_000, 120 * MS, 150_000, false);
-            assert_eq!(b.mode, Mode::ProbeBw, "at {t}");
-        }
-        let before = w.cwnd;
-        f.ack(&mut b, &mut w, t + 1, 1_000_000, 120 * MS, 150_000, false);
-        assert_eq!(b.mode, Mode::ProbeRtt);
-        assert_eq!(b.min_rtt, 120 * MS, "an expired filter takes the sample");
-        assert_eq!(w.cwnd, CWND_MIN * MSS);
-        // In flight still above 4 segments: the 200 ms have not started.
-        f.ack(
-            &mut b,
-            &mut w,
-            t + 10 * MS,
-            1_000_000,
-            120 * MS,
-            5 * MSS,
-            false,
-        );
-        assert!(b.probe_rtt_done.is_none());
-        let low = t + 20 * MS;
-        f.ack(&mut b, &mut w, low, 1_000_000, 120 * MS, 4 * MSS, false);
-        assert_eq!(b.probe_rtt_done, Some(low + PROBE_RTT_TIME));
-        // A round ends, but 200 ms have not passed.
-        f.ack(
-            &mut b,
-            &mut w,
-            low + 150 * MS,
-            1_000_000,
-            120 * MS,
-            4 * MSS,
-            true,
-        );
-        assert_eq!(b.mode, Mode::ProbeRtt);
-        // 200 ms passed and the round is done.
-        f.ack(
-            &mut b,
-            &mut w,
-            low + 201 * MS,
-            1_000_000,
-            120 * MS,
-            4 * MSS,
-            false,
-        );
-        assert_eq!(b.mode, Mode::ProbeBw);
-        assert!(w.cwnd >= before, "cwnd {} restored to {before}", w.cwnd);
-    }
-
-    #[test]
-    fn max_filter_keeps_the_best_of_the_last_ten_rounds_by_subwindows() {
-        let mut f = MaxFilter::default();
-        f.update(BW_RTTS, 1, 100);
-        // Within the first quarter of the window the best's sub-window is still open:
-        // a lower sample is not kept (Linux `minmax_subwin_update`).
-        f.update(BW_RTTS, 2, 50);
-        // Round 11 (10 rounds on, still in the window) opens the 2nd/3rd-best slots.
-        assert_eq!(f.update(BW_RTTS, 11, 40), 100);
-        // Round 12: the 100 of round 1 is 11 rounds old; the 40 of round 11 is next.
-        assert_eq!(f.update(BW_RTTS, 12, 30), 40);
-        assert_eq!(f.update(BW_RTTS, 13, 200), 200);
-    }
-
-    /// `bbr_update_ack_aggregation` by hand, bw = 1 segment/ms (10^6 B/s, MSS 1000):
-    /// - 10 ms, 2 acked: expected over [0, 10 ms] = 10 ≥ 0 acked → new epoch at 10 ms; 2.
-    /// - 12 ms, 2: expected 2 ≥ 2 → new epoch at 12 ms; extra 2.
-    /// - 12.5 ms, 2: expected ⌊0.5⌋ = 0 < 2: epoch goes on, 4 acked, extra 4.
-    /// - 13 ms, 4: expected 1, 8 acked, extra 7 (the max).
-    /// - 20 ms, 2: expected 8 ≥ 8 → new epoch, extra 2; the max stays 7.
-    ///
-    /// The allowance is 7 segments once the pipe is full (0 before, 0 when off); with
-    /// min_rtt 50 ms the cwnd target is 2·BDP (100) + 7 + 3 TSO goals = 110, even, instead
-    /// of 103 → 104. A cwnd of 5 caps an excess at 5; after 5 round starts the other
-    /// window slot is cleared and used, after 5 more the first one.
-    #[test]
-    fn extra_acked_by_hand() {
-        let mut b = Bbr::new(0, true);
-        b.bw.update(BW_RTTS, 0, 1_000_000);
-        b.min_rtt = 50 * MS;
-        let w = Window {
-            cwnd: 200 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
-        let rs = |t: Nanos, segs: u64| RateSample {
-            now: t,
-            delivered: Some(segs * MSS),
-            interval: MS,
-            acked_sacked: segs * MSS,
-            delivered_mstamp: t,
-            ..Default::default()
-        };
-        let steps = [
-            (10 * MS, 2, 2),
-            (12 * MS, 2, 2),
-            (12 * MS + MS / 2, 2, 4),
-            (13 * MS, 4, 7),
-            (20 * MS, 2, 7),
-        ];
-        for (t, segs, max) in steps {
-            b.update_ack_aggregation(&rs(t, segs), &w);
-            assert_eq!(b.extra_acked, [max, 0], "at {t}");
-        }
-        assert_eq!(b.ack_epoch_stamp, 20 * MS);
-        assert_eq!(b.ack_epoch_acked, 2);
-        assert_eq!(b.aggregation_segs(1_000_000, MSS), 0); // pipe not yet full
-        b.full_bw_reached = true;
-        b.cwnd_gain = CWND_GAIN; // PROBE_BW's 2
-        assert_eq!(b.aggregation_segs(1_000_000, MSS), 7);
-        let mut w2 = w;
-        let mut s = rs(21 * MS, 2);
-        b.set_cwnd(&s, &mut w2, 1_000_000, 10);
-        assert_eq!(w2.cwnd, 110 * MSS);
-        let mut off = b.clone();
-        off.extra_acked_on = false;
-        let mut w3 = w;
-        off.set_cwnd(&s, &mut w3, 1_000_000, 10);
-        assert_eq!(w3.cwnd, 104 * MSS);
-        // The excess is capped at cwnd.
-        let small = Window { cwnd: 5 * MSS, ..w };
-        s = rs(21 * MS, 20);
-        b.update_ack_aggregation(&s, &small);
-        assert_eq!(b.extra_acked, [7, 0]); // 2 + 20 − 1 expected = 21 → 5 < 7
-                                           // Window rotation on round starts.
-        for i in 1..=5 {
-            b.round_start = true;
-            b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
-        }
-        assert_eq!((b.extra_acked_win_idx, b.extra_acked), (1, [7, 1]));
-        for i in 6..=10 {
-            b.round_start = true;
-            b.update_ack_aggregation(&rs(100 * MS * i, 1), &w);
-        }
-        assert_eq!((b.extra_acked_win_idx, b.extra_acked), (0, [1, 1]));
-    }
-}
+#[path = "bbr_tests.rs"]
+mod tests;

@@ -46,6 +46,7 @@ pub mod ledbat;
 pub mod prague;
 pub mod reno;
 pub mod vegas;
+pub mod win_minmax;
 
 #[cfg(test)]
 mod tests;
@@ -265,6 +266,12 @@ pub trait Controller {
         0
     }
 
+    /// The fewest segments a paced skb holds at `pacing_rate` bytes/s (Linux
+    /// `min_tso_segs`; default `sysctl_tcp_min_tso_segs` = 2; `linux_tso`).
+    fn min_tso_segs(&self, _pacing_rate: u64) -> u64 {
+        2
+    }
+
     /// The window the connection may use (cwnd, plus Compound's delay window).
     #[inline]
     fn send_window(&self, w: &Window) -> u64 {
@@ -337,6 +344,9 @@ impl<C: Controller> Controller for Box<C> {
     }
     fn pacing_rate(&self) -> u64 {
         C::pacing_rate(self)
+    }
+    fn min_tso_segs(&self, pacing_rate: u64) -> u64 {
+        C::min_tso_segs(self, pacing_rate)
     }
     #[inline]
     fn send_window(&self, w: &Window) -> u64 {
@@ -455,6 +465,12 @@ macro_rules! registry {
                 match self {
                     $( AnyCc::$variant(c) => <$ty as Controller>::pacing_rate(c), )*
                     $( AnyCc::$bvariant(c) => <$bty as Controller>::pacing_rate(c), )*
+                }
+            }
+            pub fn min_tso_segs(&self, pacing_rate: u64) -> u64 {
+                match self {
+                    $( AnyCc::$variant(c) => <$ty as Controller>::min_tso_segs(c, pacing_rate), )*
+                    $( AnyCc::$bvariant(c) => <$bty as Controller>::min_tso_segs(c, pacing_rate), )*
                 }
             }
             #[inline]

@@ -56,7 +56,21 @@ fn a_toy_controller_writes_only_its_own_hooks() {
     assert_eq!(c.send_window(&w), 10_000);
     assert!(!c.on_rate_sample(&mut w, &RateSample::default()));
     assert_eq!(c.pacing_rate(), 0);
+    assert_eq!(c.min_tso_segs(1_000_000), 2);
     assert!(c.extra().is_nan());
+}
+
+/// `min_tso_segs` replaces the sender's BBR type test: Linux `bbr_min_tso_segs` gives 1
+/// below `bbr_min_tso_rate` = 1.2 Mbit/s = 150 000 B/s of pacing rate, else 2; every
+/// other controller has `sysctl_tcp_min_tso_segs` = 2.
+#[test]
+fn min_tso_segs_is_bbrs_below_1_2_mbit() {
+    let build = |n: &str| CcSpec::named(n).unwrap().build(&TcpConfig::default());
+    let bbr = build("bbr");
+    assert_eq!(bbr.min_tso_segs(149_999), 1);
+    assert_eq!(bbr.min_tso_segs(150_000), 2);
+    assert_eq!(build("prague").min_tso_segs(100_000), 2);
+    assert_eq!(build("cubic").min_tso_segs(100_000), 2);
 }
 
 /// The default ssthresh is RFC 5681 eq. (4), max(FlightSize/2, 2·SMSS): 8000 B in

@@ -48,6 +48,9 @@
 //! - Pacing (`pacing`; BBR and Prague always): Linux's earliest-departure-time model.
 //!   Every transmission moves `next_send` to max(next_send, now) + wire size / rate;
 //!   `transmit` stops at the gate and `pace_at` asks for one wake-up when it opens.
+//!   With `linux_pacing` (the linux profile) the step is Linux's
+//!   `tcp_update_skb_after_send` instead: payload bytes / rate, minus up to half of it
+//!   as credit for a late send, and the first 9 data segments unpaced (`linux_pace`).
 //! - Controllers that set cwnd themselves (`Caps::controls_cwnd`, BBR: Linux
 //!   `cong_control`) get a delivery-rate sample (`rate.rs`) on every ACK after loss
 //!   detection; the connection then leaves cwnd alone in recovery (no PRR, no
@@ -58,7 +61,7 @@
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
-use super::cc::{AnyCc, Caps, Established, TxStart, Window};
+use super::cc::{AnyCc, Caps, Established, Pacing, TxStart, Window};
 use super::rack::Rack;
 use super::rate::{RateSampler, TxRate};
 use super::rtt::RttEstimator;
@@ -200,10 +203,28 @@ pub struct TcpSender {
     in_loss: bool,
     /// RTT sample of the ACK being processed.
     ack_rtt: Option<Nanos>,
+    /// `bbr_ca_rtt` for a controller that takes rate samples (`ca_rtt_sample`), and this
+    /// ACK's latest send time of a newly SACKed / cumulatively acked segment that was
+    /// never retransmitted (Linux `last_sackt`, `last_ackt`).
+    ca_rtt: bool,
+    ca_sack_ts: Option<Nanos>,
+    ca_ack_ts: Option<Nanos>,
     /// Pacing: rate in bytes/s (0: none), earliest departure of the next segment, and
     /// the wake-up when the sender waits for it.
     pub pacing_rate: u64,
     next_send: Nanos,
+    /// The flow may pace (`pacing`, or the controller's own rate): only then can
+    /// `pacing_rate` become non-zero and `emit` calls `pace`.
+    paces: bool,
+    /// Data segments sent (Linux `data_segs_out`; counted with `linux_pacing` for a flow
+    /// that `paces`, the only reader).
+    data_segs_out: u64,
+    /// The skb being sent (`linux_pacing`): its departure time, the credit it got for
+    /// leaving late, its payload so far and how many more segments it may take.
+    burst_wstamp: Nanos,
+    burst_credit: Nanos,
+    burst_bytes: u64,
+    burst_left: u64,
     pace_at: Option<Nanos>,
 }
 
@@ -281,8 +302,17 @@ impl TcpSender {
             lost_total: 0,
             in_loss: false,
             ack_rtt: None,
+            ca_rtt: cfg.bbr_ca_rtt && caps.rate_samples,
+            ca_sack_ts: None,
+            ca_ack_ts: None,
             pacing_rate: 0,
             next_send: 0,
+            paces: cfg.pacing || caps.pacing == Pacing::Own,
+            data_segs_out: 0,
+            burst_wstamp: 0,
+            burst_credit: 0,
+            burst_bytes: 0,
+            burst_left: 0,
             pace_at: None,
         }
     }
@@ -406,9 +436,8 @@ impl TcpSender {
             }
         }
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
-        if self.pacing_rate > 0 {
-            let gap = s.wire_size() as u128 * NS_PER_S as u128 / self.pacing_rate as u128;
-            self.next_send = self.next_send.max(now) + gap as Nanos;
+        if self.paces {
+            self.pace(now, end - start, s.wire_size(), retrans);
         }
         out.push(s);
         if self.in_recovery {
@@ -446,13 +475,14 @@ impl TcpSender {
         self.pace_at = None;
         let sent_before = self.snd_nxt;
         let mut cwnd_limited = false;
+        self.burst_left = 0;
         loop {
             let wnd = self.cc.send_window(&self.w);
             if self.pipe() + mss > wnd {
                 cwnd_limited = true;
                 break;
             }
-            if self.pacing_rate > 0 && now < self.next_send {
+            if self.pacing_rate > 0 && now < self.next_send && self.burst_left == 0 {
                 // The pacing gate: one wake-up when it opens, not one per segment.
                 self.pace_at = Some(self.next_send);
                 break;
@@ -509,6 +539,7 @@ impl TcpSender {
             self.push_segment(now, start, len);
             self.emit(now, start, start + len, false, out);
         }
+        self.burst_left = 0; // an skb holds only what this call sends
         if self.cfg.cwv && (cwnd_limited || self.snd_nxt > sent_before) {
             self.cwnd_validate(now, cwnd_limited);
         }
@@ -578,6 +609,7 @@ impl TcpSender {
         let (una_before, sacked_before) = (self.snd_una, self.sacked_bytes);
         let nxt_before = self.snd_nxt;
         let (prior_in_flight, lost_before) = if self.rate_on {
+            (self.ca_sack_ts, self.ca_ack_ts) = (None, None);
             (self.pipe(), self.lost_total)
         } else {
             (0, 0)

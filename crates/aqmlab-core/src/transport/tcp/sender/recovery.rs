@@ -38,6 +38,9 @@ impl TcpSender {
                 delivered -= e.len();
             } else {
                 self.retrans_acked |= e.retrans;
+                if self.ca_rtt && !e.retrans {
+                    self.ca_ack_ts = self.ca_ack_ts.max(Some(e.xmit_ts));
+                }
                 if let Some(mut tx) = tx {
                     self.rate.on_delivered(&mut tx, e.xmit_ts, e.end(), e.len());
                 }

@@ -202,6 +202,9 @@ impl TcpSender {
                     self.high_sacked = self.high_sacked.max(x.end());
                     changed = true;
                     let (t, e, r) = (x.xmit_ts, x.end(), x.retrans);
+                    if self.ca_rtt && !r {
+                        self.ca_sack_ts = self.ca_sack_ts.max(Some(t));
+                    }
                     if self.cfg.rack {
                         self.rack.on_delivered(now, t, e, r, self.rtt.min_rtt);
                     }
