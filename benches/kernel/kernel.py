@@ -13,7 +13,8 @@ single segments instead of TSO-autosized bursts, `--quickack` makes the receiver
 every segment; `--table --emu-label L` compares against that variant);
 `--simulate` runs the simulated side (TCP profile linux; `--label` and `--set` let a
 model variant be stored beside it, e.g. `--label before --set quickack=false ...`) under
-OUT/sim-LABEL/CELL/sSEED; `--table` prints the per-cell mean ± spread of each side and
+OUT/sim-LABEL/CELL/sSEED; `--qdisc-set K=V` changes the bottleneck qdisc on both sides
+(e.g. `--qdisc-set variant=rfc --emu-label pie-rfc --label pie-rfc`: RFC 8033's PIE); `--table` prints the per-cell mean ± spread of each side and
 flags runs whose emulator did not keep up (docs/tcp.md, "Kernel matrix").
 """
 
@@ -45,13 +46,14 @@ def cell_name(cell: tuple[str, str, str]) -> str:
     return "-".join(cell).lower()
 
 
-def scenario(cell: tuple[str, str, str], duration: str) -> tuple[Path, dict]:
+def scenario(cell: tuple[str, str, str], duration: str, qdisc_sets: dict | None = None) -> tuple[Path, dict]:
     """The scenario file and overrides of a cell: the emulation examples' dumbbell (base
-    RTT 50 ms, 100-packet buffer), with the cell's rate, discipline and TCP."""
+    RTT 50 ms, 100-packet buffer), with the cell's rate, discipline (plus `qdisc_sets`,
+    e.g. PIE's `variant`) and TCP."""
     cc, qdisc, rate = cell
     base, cc_name = CCS[cc]
-    sets = {"duration": duration, "bottleneck.rate": rate, "bottleneck.qdisc": {"kind": qdisc, "limit": "100pkt"},
-            "traffic[0].cc": cc_name}
+    sets = {"duration": duration, "bottleneck.rate": rate,
+            "bottleneck.qdisc": {"kind": qdisc, "limit": "100pkt", **(qdisc_sets or {})}, "traffic[0].cc": cc_name}
     return ROOT / "examples" / "emulation" / f"{base}.toml", sets
 
 
@@ -98,6 +100,10 @@ def main() -> None:
     ap.add_argument("--gso-max-segs", type=int, default=None, help="with --emulate: cap the TUN's GSO segments per packet")
     ap.add_argument("--quickack", action="store_true", help="with --emulate: routes with quickack 1 (ACK every segment)")
     ap.add_argument("--set", action="append", default=[], help="extra KEY=VALUE for every TCP entry of the simulated side")
+    ap.add_argument("--timeseries", default="", help="also store the queue time series (output.timeseries) at this interval")
+    ap.add_argument("--qdisc-set", action="append", default=[],
+                    help="extra KEY=VALUE for the bottleneck qdisc on both sides (e.g. variant=rfc for PIE; "
+                         "pair it with --emu-label and --label)")
     a = ap.parse_args()
     if a.cells == "issue":
         cells = ISSUE_CELLS
@@ -111,9 +117,12 @@ def main() -> None:
     from aqmlab.runner import run as simulate
     from aqmlab.scenario import load_scenario
 
+    qdisc_sets = dict(kv.split("=", 1) for kv in a.qdisc_set)
+    extra = {"output.timeseries": a.timeseries} if a.timeseries else {}
     emu_dir = a.out / (f"emu-{a.emu_label}" if a.emu_label else "emu")
     for cell in cells:
-        path, sets = scenario(cell, a.duration)
+        path, sets = scenario(cell, a.duration, qdisc_sets)
+        sets.update(extra)
         for seed in range(1, a.seeds + 1):
             if a.emulate:
                 d = emu_dir / cell_name(cell) / f"s{seed}"
