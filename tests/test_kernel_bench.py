@@ -5,15 +5,13 @@ loads the same scenario), and a bad value is refused with its field path."""
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benches" / "kernel"))
-import kernel as kb  # noqa: E402
-
-from aqmlab.emulate.compare import metrics  # noqa: E402
-from aqmlab.runner import run  # noqa: E402
-from aqmlab.scenario import load_scenario  # noqa: E402
+import kernel as kb
+from aqmlab.emulate.compare import metrics
+from aqmlab.runner import run
+from aqmlab.scenario import load_scenario
 
 
 def cell(qdisc_sets):
