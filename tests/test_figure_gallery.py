@@ -114,6 +114,21 @@ def test_png_is_300_dpi(gallery_sweep, tmp_path):
     assert 0.85 * 300 * w_in <= px <= 1.15 * 300 * w_in
 
 
+def test_bars_leave_out_a_point_without_a_value(gallery_sweep):
+    """A point whose runs all lack the metric (mean None, as in 1-seed quick sweeps where a
+    metric is undefined) gets no bar instead of a TypeError."""
+    agg = load(gallery_sweep)
+    sel = (pl.col("metric") == "drop_rate") & (pl.col("table") == "queues")
+    first = agg.filter(sel).row(0, named=True)
+    hole = agg.with_columns(pl.when(sel & (pl.col("point_id") == first["point_id"])).then(None).otherwise(pl.col("mean")).alias("mean"))
+    full = plots.bars(gallery_sweep, "drop_rate", agg=agg)
+    gap = plots.bars(gallery_sweep, "drop_rate", agg=hole)
+    n = len(full.axes[0].patches)
+    assert n > 1 and len(gap.axes[0].patches) == n - 1
+    plots.plt.close(full)
+    plots.plt.close(gap)
+
+
 def test_no_interval_leaves_its_metric_range(gallery_sweep):
     agg = load(gallery_sweep)
     assert set(agg["ci_method"].unique().to_list()) <= {"t", "bootstrap", "none"}

@@ -372,6 +372,8 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
             d = q if h is None else q.filter(pl.col(hue) == h)
             pos, mean, below, above = [], [], [], []
             for row in d.iter_rows(named=True):
+                if row["mean"] is None:  # no run of this point has the metric: leave its bar out
+                    continue
                 c = row[group] if group else "all"
                 pos.append(cats.index(c) - 0.4 + width * (i + 0.5))
                 mean.append(row["mean"] * scale)
