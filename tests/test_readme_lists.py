@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 from aqmlab import readme_lists
-from aqmlab.scenario import cc_names, qdisc_docs, traffic_docs
+from aqmlab.scenario import cc_docs, qdisc_docs, traffic_docs
 from conftest import AQMLAB
 
 
@@ -19,7 +19,7 @@ def test_the_block_names_every_registered_kind_once():
     block = readme_lists.lists_markdown()
     for d in qdisc_docs() + [t for t in traffic_docs() if t["kind"] != "common"]:
         assert block.count(f"| `{d['kind']}` |") == 1, d["kind"]
-    for c in cc_names():
+    for c in (d["kind"] for d in cc_docs()):
         assert f"`{c}`" in block, c
     assert f"Queue disciplines ({len(qdisc_docs())};" in block
 

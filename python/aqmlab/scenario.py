@@ -217,7 +217,3 @@ def traffic_docs() -> list[dict[str, Any]]:
     """Every traffic kind with its parameters."""
     return _core.traffic_kinds()
 
-
-def cc_names() -> list[str]:
-    """The congestion controls a TCP traffic entry's ``cc`` accepts."""
-    return _core.cc_names()

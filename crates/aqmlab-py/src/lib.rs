@@ -224,12 +224,6 @@ fn traffic_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     docs_to_py(py, &kinds)
 }
 
-/// The congestion control names `cc = "..."` accepts, in registry order.
-#[pyfunction]
-fn cc_names() -> Vec<&'static str> {
-    aqmlab_core::transport::tcp::cc::names()
-}
-
 /// Run the emulator (`aqmlab_core::emulate::run`) on stdin (control) and stdout
 /// (`ready`); returns its report as JSON text. Meant for the `aqmlab.emulate.pump`
 /// process, which the Python side starts and stops.
@@ -265,7 +259,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(qdiscs, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(traffic_kinds, m)?)?;
-    m.add_function(wrap_pyfunction!(cc_names, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     #[cfg(feature = "test-hooks")]

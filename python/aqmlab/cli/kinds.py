@@ -30,18 +30,23 @@ def validate(
     out_console.print(f"{scenario}: ok" + (f" ({len(found)} warning{'s' if len(found) > 1 else ''})" if found else ""))
 
 
+def pick(docs: list[dict[str, Any]], name: str | None, field: str, what: str) -> list[dict[str, Any]]:
+    """All of a registry's docs, or the one named ``name`` (an unknown name fails naming ``field``)."""
+    if name is None:
+        return docs
+    found = [d for d in docs if d["kind"] == name]
+    if not found:
+        fail(ScenarioError(field, f'"{name}": unknown {what}; known: {", ".join(d["kind"] for d in docs)}'))
+    return found
+
+
 @app.command()
 def qdiscs(
     name: Annotated[str | None, typer.Argument(help="Show one discipline.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List queue disciplines with their parameters, units, defaults and sources."""
-    docs = qdisc_docs()
-    if name is not None:
-        docs = [d for d in docs if d["kind"] == name]
-        if not docs:
-            fail(ScenarioError("qdisc", f'"{name}": unknown queue discipline; known: {", ".join(d["kind"] for d in qdisc_docs())}'))
-    print_kind_docs(docs, json_out, with_source=True)
+    print_kind_docs(pick(qdisc_docs(), name, "qdisc", "queue discipline"), json_out, with_source=True)
 
 
 @app.command()
@@ -50,12 +55,7 @@ def traffic(
     json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List traffic kinds with their parameters."""
-    docs = traffic_docs()
-    if name is not None:
-        docs = [d for d in docs if d["kind"] == name]
-        if not docs:
-            fail(ScenarioError("kind", f'"{name}": unknown traffic kind; known: {", ".join(d["kind"] for d in traffic_docs())}'))
-    print_kind_docs(docs, json_out, with_source=False)
+    print_kind_docs(pick(traffic_docs(), name, "kind", "traffic kind"), json_out, with_source=False)
 
 
 @app.command()
@@ -64,12 +64,7 @@ def ccs(
     json_out: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List TCP congestion controls (`cc = ...` of tcp traffic) with their parameters."""
-    docs = cc_docs()
-    if name is not None:
-        docs = [d for d in docs if d["kind"] == name]
-        if not docs:
-            fail(ScenarioError("cc", f'"{name}": unknown congestion control; known: {", ".join(d["kind"] for d in cc_docs())}'))
-    print_kind_docs(docs, json_out, with_source=True)
+    print_kind_docs(pick(cc_docs(), name, "cc", "congestion control"), json_out, with_source=True)
 
 
 docs_app = typer.Typer(no_args_is_help=True, help="Generated documentation: the README's lists from the registries.")
