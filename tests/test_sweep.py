@@ -368,6 +368,37 @@ def test_an_interrupted_sweep_keeps_every_finished_run_and_resume_does_the_rest(
     assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
 
 
+KILLED_MID_SEND = """
+import os, struct, sys, time, concurrent.futures as cf, multiprocessing as mp
+from aqmlab.sweep.executors import kill_pool
+
+def half_a_result(_):
+    # A worker killed while sending its result: the frame header promises 1000 bytes
+    # and only 3 follow (found through the worker loop's frame, as CPython names it).
+    f = sys._getframe()
+    while "result_queue" not in f.f_locals:
+        f = f.f_back
+    os.write(f.f_locals["result_queue"]._writer.fileno(), struct.pack("!i", 1000) + b"abc")
+    time.sleep(600)
+
+if __name__ == "__main__":
+    pool = cf.ProcessPoolExecutor(1, mp_context=mp.get_context("forkserver"))
+    pool.submit(half_a_result, 0)
+    time.sleep(1.0)  # the manager thread now waits in recv() for the other 997 bytes
+    kill_pool(pool)
+    print("stopped")
+"""
+
+
+def test_killing_a_pool_whose_worker_died_mid_send_lets_the_driver_exit(tmp_path):
+    """Ctrl-C while a worker sends a result used to hang the driver at exit (the pool's
+    manager thread blocked in recv for ever; seen once in CI)."""
+    script = tmp_path / "killed_mid_send.py"
+    script.write_text(KILLED_MID_SEND)
+    p = subprocess.run([AQMLAB[0], str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "stopped" in p.stdout, p.stderr
+
+
 def test_a_table_axis_and_a_path_inside_it_combine_per_point():
     """A qdisc table on one axis and its `limit` on another: every point gets its own
     copy of the table (the axis values are shared by the points and must not change)."""

@@ -181,8 +181,15 @@ def hidden_main():
 
 
 def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
-    """Stop a pool now: pending runs cancelled, worker processes killed."""
+    """Stop a pool now: pending runs cancelled, worker processes killed.
+
+    A worker killed while it sends a result leaves the pool's manager thread blocked
+    in ``recv`` on the rest of the message, and the interpreter joins that thread at
+    exit: the driver would hang after Ctrl-C. The driver holds the result pipe's other
+    write end; closing it once the workers are dead turns that read into EOF, and the
+    manager thread ends as for a broken pool."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    results = getattr(pool, "_result_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         with contextlib.suppress(Exception):
@@ -190,6 +197,10 @@ def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
     for p in procs:
         with contextlib.suppress(Exception):
             p.join(timeout=2)
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 #: Seconds the driver waits for results before it wakes to look for Ctrl-C.
