@@ -40,19 +40,20 @@ KEYS = {"summary": None, "queues": "link", "flows": "flow", "apps": "app", "app_
 NOT_METRICS = {"seed", "flow", "src_node", "dst_node"}
 
 
-def is_sweep(path: str | os.PathLike) -> bool:
+def is_sweep(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / "sweep.json").exists()
 
 
-def is_run(path: str | os.PathLike) -> bool:
+def is_run(path: str | os.PathLike[str]) -> bool:
     return (Path(path) / "summary.parquet").exists()
 
 
-def read_spec(path: str | os.PathLike) -> dict:
+def read_spec(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path) / "sweep.json"
     if not p.exists():
         raise FileNotFoundError(f"{path}: not a sweep folder (no sweep.json)")
-    return json.loads(p.read_text())
+    spec: dict[str, Any] = json.loads(p.read_text())
+    return spec
 
 
 def axis_value(v: Any) -> Any:
@@ -64,7 +65,7 @@ def axis_value(v: Any) -> Any:
     return v
 
 
-def point_label(point: dict) -> str:
+def point_label(point: dict[str, Any]) -> str:
     return ", ".join(f"{short_name(k)}={axis_value(v)}" for k, v in point.items()) or "base"
 
 
@@ -74,10 +75,10 @@ def short_name(path: str) -> str:
     return ".".join(parts[-2:]) if len(parts) > 1 else path
 
 
-def _axis_columns(spec: dict) -> dict[str, pl.Series]:
+def _axis_columns(spec: dict[str, Any]) -> dict[str, pl.Series]:
     """Per run id: the axis values, typed when an axis is homogeneous."""
     runs = spec["runs"]
-    cols: dict[str, list] = {a: [axis_value(r["point"].get(a)) for r in runs] for a in spec["axes"]}
+    cols: dict[str, list[Any]] = {a: [axis_value(r["point"].get(a)) for r in runs] for a in spec["axes"]}
     out = {"run_id": pl.Series("run_id", [r["id"] for r in runs], pl.Utf8)}
     for a, vals in cols.items():
         types = {type(v) for v in vals if v is not None}
@@ -93,7 +94,7 @@ def _axis_columns(spec: dict) -> dict[str, pl.Series]:
     return out
 
 
-def load_runs(path: str | os.PathLike, table: str = "summary") -> pl.DataFrame:
+def load_runs(path: str | os.PathLike[str], table: str = "summary") -> pl.DataFrame:
     """One table of every finished run of a sweep, stacked, with the run's axis values,
     ``point_id``, ``label``, ``seed`` and ``run_id`` in front. Also accepts the folder
     of a single run (``aqmlab run --out``)."""
@@ -151,7 +152,7 @@ def aggregate(runs: pl.DataFrame, table: str, axes: list[str], level: float = 0.
     return out.select(order)
 
 
-def load(path: str | os.PathLike, tables: tuple[str, ...] = CORE_TABLES, level: float = 0.95) -> pl.DataFrame:
+def load(path: str | os.PathLike[str], tables: tuple[str, ...] = CORE_TABLES, level: float = 0.95) -> pl.DataFrame:
     """The aggregated tidy table of a sweep folder (see the module docs)."""
     spec = read_spec(path)
     axes = spec["axes"]
@@ -195,17 +196,18 @@ def select(agg: pl.DataFrame, metric: str, table: str | None = None, entity: str
     return q
 
 
-def bottleneck_link(path: str | os.PathLike) -> str | None:
+def bottleneck_link(path: str | os.PathLike[str]) -> str | None:
     """The link that carried the most traffic (highest mean utilisation) in a run or a
     sweep: the bottleneck of a dumbbell."""
     q = load_runs(path, "queues")
     if q.height == 0 or "utilization" not in q.columns:
         return None
     by = q.group_by("link").agg(pl.col("utilization").fill_nan(None).mean().alias("u")).sort(["u", "link"], descending=[True, False], nulls_last=True)
-    return by["link"][0]
+    link: str | None = by["link"][0]
+    return link
 
 
-def failures(path: str | os.PathLike) -> list[dict]:
+def failures(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     d = Path(path) / "failed"
     if not d.exists():
         return []

@@ -45,8 +45,8 @@ DROPTAIL = {"kind": "pfifo", "limit": "1BDP"}
 BUFFER = "1BDP"
 
 
-def base(duration: str, flows: list[dict], rate: str = "1Mbit", delay: str = "48ms", access: str = "10Mbit",
-         groups: list[dict] | None = None, reverse_aqm: bool = False) -> dict:
+def base(duration: str, flows: list[dict[str, Any]], rate: str = "1Mbit", delay: str = "48ms", access: str = "10Mbit",
+         groups: list[dict[str, Any]] | None = None, reverse_aqm: bool = False) -> dict[str, Any]:
     """The ns-3 suite's dumbbell (``eval-topology.cc``: PointToPointDumbbellHelper)."""
     hosts = groups or [{"name": "a", "count": 1}]
     doc = {
@@ -66,7 +66,7 @@ def base(duration: str, flows: list[dict], rate: str = "1Mbit", delay: str = "48
     return doc
 
 
-def tcp(name: str, hosts: str = "a", count: int = 1, **kw) -> dict:
+def tcp(name: str, hosts: str = "a", count: int = 1, **kw) -> dict[str, Any]:
     """A long-lived NewReno flow as ``EvaluationTopology::CreateFlow`` makes it."""
     return {"kind": "tcp-bulk", "name": name, "hosts": hosts, "count": count, "cc": "newreno", "iw": 3, **kw}
 
@@ -78,13 +78,13 @@ class Experiment:
     title: str
     source: str
     #: (quick) -> base scenario
-    make: Callable[[bool], dict]
+    make: Callable[[bool], dict[str, Any]]
     #: quick -> extra axes, zipped together (each the same length), crossed with the qdiscs
-    axes: Callable[[bool], dict] | None = None
+    axes: Callable[[bool], dict[str, Any]] | None = None
     #: qdisc paths the discipline under test goes to (all get the same spec)
     qdisc_paths: tuple[str, ...] = ("topology.bottleneck.qdisc",)
     #: (spec) -> spec actually placed, or raise NotApplicable
-    adapt: Callable[[dict, dict], dict] | None = None
+    adapt: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     notes: str = ""
 
 
@@ -92,7 +92,7 @@ class NotApplicable(Exception):
     """A section that cannot apply to the discipline under test."""
 
 
-def staggered(n: int) -> list[dict]:
+def staggered(n: int) -> list[dict[str, Any]]:
     """n NewReno flows, flow i starting at i seconds, as mild-/medium-/heavy-congestion.cc
     start them (``ac.Start (Seconds ((i * nflow) / nflow))``)."""
     return [tcp(f"tcp-{i}", start=f"{i}s") for i in range(n)]
@@ -107,7 +107,7 @@ def _scale(quick: bool) -> float:
     return 0.2 if quick else 1.0
 
 
-def _varying_congestion(quick: bool) -> dict:
+def _varying_congestion(quick: bool) -> dict[str, Any]:
     # vary-congestion-level.cc: 10 flows from 0 to 300 s; flows 4-7 pause 40-60, 100-120,
     # 160-180, 220-240 s and from 280 s; flows 8-9 pause 20-60, 80-120, 140-180,
     # 200-240 and from 260 s. Pause/restart of one connection becomes one connection
@@ -122,7 +122,7 @@ def _varying_congestion(quick: bool) -> dict:
     return base(f"{int(300 * s)}s", flows)
 
 
-def _varying_capacity(quick: bool, period_s: float, hi: str, lo: str) -> dict:
+def _varying_capacity(quick: bool, period_s: float, hi: str, lo: str) -> dict[str, Any]:
     # vary-available-capacity-uno.cc: two flows, the bottleneck alternates 100 and
     # 10 Mbit/s every 20 s (long time scale).
     s = _scale(quick)
@@ -138,7 +138,7 @@ def _varying_capacity(quick: bool, period_s: float, hi: str, lo: str) -> dict:
     return d
 
 
-def _parking_lot(quick: bool) -> dict:
+def _parking_lot(quick: bool) -> dict[str, Any]:
     # §10: two AQM bottlenecks in series. *assumed*: the ns-3 suite has no multi-AQM
     # scenario; the RFC's figure puts routers in a chain with cross traffic per hop.
     link = {"rate": "1Mbit", "delay": "24ms", "qdisc": dict(DROPTAIL), "duplex": False}
@@ -162,7 +162,7 @@ def _parking_lot(quick: bool) -> dict:
     }
 
 
-def _set_buffers(doc: dict, buffer: str) -> None:
+def _set_buffers(doc: dict[str, Any], buffer: str) -> None:
     """Every DropTail queue of an experiment's base takes ``buffer`` too."""
     t = doc["topology"]
     links = [t.get("bottleneck"), t.get("reverse")] + list(t.get("links", []))
@@ -171,14 +171,14 @@ def _set_buffers(doc: dict, buffer: str) -> None:
             link["qdisc"]["limit"] = buffer
 
 
-def _with_ecn(spec: dict, doc: dict) -> dict:
+def _with_ecn(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     params = {p["name"] for q in qdisc_docs() if q["kind"] == spec["kind"] for p in q["params"]}
     if "ecn" not in params:
         raise NotApplicable(f"§4.5 cannot apply: queue discipline `{spec['kind']}` has no `ecn` parameter (it cannot mark)")
     return spec
 
 
-def _in_scheduler(spec: dict, doc: dict) -> dict:
+def _in_scheduler(spec: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
     # §4.6: the discipline as the per-class queue of a two-band round robin.
     return {"kind": "wrr", "bands": 2, "weights": [1, 1], "children": [copy.deepcopy(spec), copy.deepcopy(spec)]}
 
@@ -242,7 +242,7 @@ def _rtt_delays(quick: bool) -> list[str]:
     return [f"{(r - 4) / 4}ms" for r in rtts]
 
 
-def _rtt_fairness(quick: bool) -> dict:
+def _rtt_fairness(quick: bool) -> dict[str, Any]:
     return base(_dur(quick, "600s"), [tcp("rtt-100ms", hosts="ref"), tcp("rtt-varied", hosts="var", start="0.5s")], delay="2ms",
                 groups=[{"name": "ref", "count": 1, "left": {"rate": "10Mbit", "delay": "24ms"}, "right": {"rate": "10Mbit", "delay": "24ms"}},
                         {"name": "var", "count": 1}])
@@ -265,7 +265,7 @@ class Characterization:
     buffer: str = BUFFER
 
 
-def _spec(aqm: str, sets: dict[str, Any], buffer: str = BUFFER) -> dict:
+def _spec(aqm: str, sets: dict[str, Any], buffer: str = BUFFER) -> dict[str, Any]:
     kinds = [q["kind"] for q in qdisc_docs()]
     if aqm not in kinds:
         raise ScenarioError("aqm", f"{aqm!r}: unknown queue discipline; expected one of: {', '.join(kinds)}")
@@ -385,7 +385,7 @@ def sync_index(drops: pl.DataFrame, tcp_flows: list[int], gap_s: float) -> float
     rows = sorted((t, f) for t, f in zip(drops["time_ns"].to_list(), drops["flow"].to_list()) if f in ids)
     if not rows:
         return math.nan
-    events: list[set] = []
+    events: list[set[Any]] = []
     last = None
     for t, f in rows:
         if last is None or t - last > gap_s * 1e9:
@@ -413,13 +413,13 @@ def loss_intervals(drops: pl.DataFrame, flows: list[int]) -> tuple[float, float]
     return avg(means), avg(cvs)
 
 
-def _label(placed: list[tuple[str, dict]]) -> dict[str, str]:
+def _label(placed: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
     from .aggregate import axis_value
 
     return {str(axis_value(s)): n for n, s in placed}
 
 
-def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict]]) -> pl.DataFrame:
+def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict[str, Any]]]) -> pl.DataFrame:
     """Per run: the RFC 7928 §2 metrics of the experiment's bottleneck(s)."""
     from .aggregate import load_runs
 

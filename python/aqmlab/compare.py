@@ -54,7 +54,7 @@ def _sweeps_in(path: Path) -> list[Path]:
     return sorted(p.parent for p in path.glob("*/sweep.json"))
 
 
-def results(path: str | os.PathLike) -> pl.DataFrame:
+def results(path: str | os.PathLike[str]) -> pl.DataFrame:
     """One source as ``point, table, entity, app, metric, n, mean, std, ci_low, ci_high,
     ci_method`` (see the module docs)."""
     path = Path(path)

@@ -35,8 +35,12 @@ import gzip
 import json
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from .results import Results
 
 #: flent's default STEP_SIZE and DELAY (``flent/settings.py``: ``-s`` 0.2, ``--delay`` 5).
 STEP_S = 0.2
@@ -51,12 +55,12 @@ PRESETS = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown")
 _KEYS = {"kind", "hosts", "src", "dst", "delay", "cc", "ping_interval", "streams", "name"}
 
 
-def _tcp(name: str, direction: str, marking: str, where: dict, start: str, stop: str, cc: str) -> dict:
+def _tcp(name: str, direction: str, marking: str, where: dict[str, Any], start: str, stop: str, cc: str) -> dict[str, Any]:
     return {"kind": "tcp-bulk", "name": name, "direction": direction, "class": DSCP[marking],
             "cc": cc, "start": start, "stop": stop, **where}
 
 
-def _ping(name: str, marking: str, where: dict, interval: str) -> dict:
+def _ping(name: str, marking: str, where: dict[str, Any], interval: str) -> dict[str, Any]:
     return {"kind": "ping", "name": name, "class": DSCP[marking], "interval": interval, **where}
 
 
@@ -79,7 +83,7 @@ def _preset_flows(kind: str, streams: int) -> tuple[list[tuple[str, str, str]], 
     return tcp, pings
 
 
-def expand_presets(doc: dict) -> tuple[dict, dict | None]:
+def expand_presets(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The scenario with every preset entry replaced by its flows (see the module doc),
     and the first preset's test (``{"test", "streams", "delay"}``, None without one).
     Returns ``doc`` itself when it has none."""
@@ -89,7 +93,7 @@ def expand_presets(doc: dict) -> tuple[dict, dict | None]:
     meta = None
     out = copy.deepcopy(doc)
     duration = out.get("duration")
-    expanded: list = []
+    expanded: list[Any] = []
     for i, t in enumerate(traffic):
         if not (isinstance(t, Mapping) and t.get("kind") in PRESETS):
             expanded.append(t)
@@ -100,7 +104,7 @@ def expand_presets(doc: dict) -> tuple[dict, dict | None]:
             if k not in _KEYS or (k == "streams" and kind not in ("tcp_nup", "tcp_ndown")):
                 allowed = sorted(_KEYS - {"name"} - ({"streams"} if kind in ("rrul", "rrul_be") else set()))
                 raise ScenarioError(f"{path}.{k}", f"unknown key of the `{kind}` preset; expected one of: {', '.join(allowed)}")
-        streams = 0
+        streams: Any = 0
         if kind in ("tcp_nup", "tcp_ndown"):
             streams = t.get("streams")
             if isinstance(streams, bool) or not isinstance(streams, int) or not 1 <= streams <= 1000:
@@ -134,7 +138,7 @@ def _minus(duration: str, delay: str, path: str) -> str:
     return f"{round((d - x) * 1e9)}ns"
 
 
-def prepare(doc: dict) -> tuple[dict, dict | None, list[str]]:
+def prepare(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, list[str]]:
     """A scenario ready for a flent export: presets expanded, the per-flow delivery
     series on at STEP_SIZE, and latency probes added when it has none (every flent
     test pings alongside its flows). Returns it, the preset's test (`expand_presets`)
@@ -157,12 +161,12 @@ def prepare(doc: dict) -> tuple[dict, dict | None, list[str]]:
     return doc, meta, notes
 
 
-def _entry_names(doc: dict) -> list[tuple[str, dict]]:
+def _entry_names(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(name, entry) of every traffic entry, with the core's default names (KIND-INDEX)."""
     return [(t.get("name") or f"{t.get('kind')}-{i}", t) for i, t in enumerate(doc.get("traffic") or [])]
 
 
-def _series_of_flows(res, doc: dict, meta: dict | None) -> tuple[str, dict[str, list[int]], dict]:
+def _series_of_flows(res: Results, doc: dict[str, Any], meta: dict[str, Any] | None) -> tuple[str, dict[str, list[int]], dict[str, Any]]:
     """flent test name, {series: [flow ids]}, test parameters."""
     import polars as pl
 
@@ -178,7 +182,8 @@ def _series_of_flows(res, doc: dict, meta: dict | None) -> tuple[str, dict[str, 
         elif meta["test"] == "tcp_ndown":
             params = {"download_streams": str(meta["streams"])}
         return meta["test"], series, params
-    up, down = [], []
+    up: list[int] = []
+    down: list[int] = []
     for f, app in flows.select("flow", "app").iter_rows():
         direction = names.get(app, {}).get("direction", "forward")
         (down if direction == "reverse" else up).append(f)
@@ -210,7 +215,7 @@ def _combine(cols: list[list[float | None]], how: str) -> list[float | None]:
     return out
 
 
-def to_flent(res, doc: dict, meta: dict | None = None, title: str | None = None) -> dict:
+def to_flent(res: Results, doc: dict[str, Any], meta: dict[str, Any] | None = None, title: str | None = None) -> dict[str, Any]:
     """The flent result object (format version 4) of a run of ``doc`` with preset test
     ``meta`` (both from `prepare`)."""
     import polars as pl
@@ -222,9 +227,9 @@ def to_flent(res, doc: dict, meta: dict | None = None, title: str | None = None)
     step_ns = round(STEP_S * 1e9)
     total_s = float(res.summary["sim_time_s"][0])
     xs = [round(k * STEP_S, 6) for k in range(1, int(total_s / STEP_S + 1e-9) + 1)]
-    results: dict[str, list] = {}
-    raw: dict[str, list] = {}
-    smeta: dict[str, dict] = {}
+    results: dict[str, list[Any]] = {}
+    raw: dict[str, list[Any]] = {}
+    smeta: dict[str, dict[str, Any]] = {}
     for name, ids in series.items():
         d = fs.filter(pl.col("flow").is_in(ids)).group_by("time_ns").agg(pl.col("bytes_delivered").sum()).sort("time_ns")
         t = d["time_ns"].to_list()
@@ -300,7 +305,7 @@ def to_flent(res, doc: dict, meta: dict | None = None, title: str | None = None)
     return {"metadata": metadata, "version": 4, "x_values": xs, "results": results, "raw_values": raw}
 
 
-def write(res, doc: dict, path: str | os.PathLike, meta: dict | None = None, title: str | None = None) -> None:
+def write(res: Results, doc: dict[str, Any], path: str | os.PathLike[str], meta: dict[str, Any] | None = None, title: str | None = None) -> None:
     """Write a run as a flent result file (gzip-compressed JSON when ``path`` ends in
     ``.gz``, as flent's ``ResultSet.dump_file``)."""
     obj = to_flent(res, doc, meta, title)
@@ -316,7 +321,7 @@ def write(res, doc: dict, path: str | os.PathLike, meta: dict | None = None, tit
             fp.write(text)
 
 
-def write_sweep(out: str | os.PathLike, meta: dict | None = None) -> int:
+def write_sweep(out: str | os.PathLike[str], meta: dict[str, Any] | None = None) -> int:
     """Write ``run.flent.gz`` into every finished run folder of the sweep at ``out``
     (run with a base from `prepare`); returns how many were written."""
     from pathlib import Path

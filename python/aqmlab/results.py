@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +24,14 @@ if TYPE_CHECKING:
 CORE_TABLES = ("summary", "queues", "flows", "apps")
 
 
-def frame(columns: list[tuple[str, str, list]]) -> pl.DataFrame:
+def frame(columns: list[tuple[str, str, list[Any]]]) -> pl.DataFrame:
     import polars as pl
 
     dtypes = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
     return pl.DataFrame({name: pl.Series(name, values, dtype=dtypes[ty]) for name, ty, values in columns})
 
 
-def rows(columns: list[tuple[str, str, list]]) -> list[dict[str, Any]]:
+def rows(columns: list[tuple[str, str, list[Any]]]) -> list[dict[str, Any]]:
     """The rows of a core table as ``Results.to_dict`` gives them, without polars: the
     values a polars frame of these columns would yield (f64 as float, NaN/inf as None)."""
     names = [name for name, _, _ in columns]
@@ -42,7 +43,7 @@ def rows(columns: list[tuple[str, str, list]]) -> list[dict[str, Any]]:
 APPENDED_FILES = ("log.jsonl",)
 
 
-def check_folder(out: str | os.PathLike) -> None:
+def check_folder(out: str | os.PathLike[str]) -> None:
     """``out`` is a folder or can become one: not a file, not under a file."""
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -60,7 +61,7 @@ def check_folder(out: str | os.PathLike) -> None:
 
 
 
-def check_run_out(out: str | os.PathLike) -> None:
+def check_run_out(out: str | os.PathLike[str]) -> None:
     """``out`` can take one run's tables: a folder (or nothing yet), not a sweep's."""
     out = Path(out)
     check_folder(out)
@@ -75,7 +76,7 @@ class Results:
     #: An emulated run's raw report (late departures, loop counters); set by `aqmlab.emulate`.
     emulator_report: dict[str, Any]
 
-    def __init__(self, tables: dict[str, pl.DataFrame] | None, scenario: dict | None = None, pcap_files: list[str] | None = None, raw: list | None = None):
+    def __init__(self, tables: dict[str, pl.DataFrame] | None, scenario: dict[str, Any] | None = None, pcap_files: list[str] | None = None, raw: list[Any] | None = None):
         self._tables = tables
         #: The core's columns, ``[(table, [(column, type, values)])]``, until ``tables`` is built.
         self._raw = raw
@@ -83,19 +84,19 @@ class Results:
         self.pcap_files = pcap_files or []
 
     @classmethod
-    def from_core(cls, raw: list, scenario: dict | None = None, pcap_files: list[str] | None = None) -> Results:
+    def from_core(cls, raw: list[Any], scenario: dict[str, Any] | None = None, pcap_files: list[str] | None = None) -> Results:
         return cls(None, scenario, pcap_files, raw=raw)
 
     @property
     def tables(self) -> dict[str, pl.DataFrame]:
         if self._tables is None:
-            self._tables = {name: frame(cols) for name, cols in self._raw}
+            self._tables = {name: frame(cols) for name, cols in self._raw or []}
             self._raw = None
         return self._tables
 
     def _names(self) -> list[str]:
         if self.__dict__.get("_tables") is None and self.__dict__.get("_raw") is not None:
-            return [name for name, _ in self._raw]
+            return [name for name, _ in self._raw or []]
         return list(self.__dict__.get("_tables") or {})
 
     def __getitem__(self, name: str) -> pl.DataFrame:
@@ -122,8 +123,10 @@ class Results:
         """The JSON document of ``aqmlab run --json`` (docs/output.md): summary as an object,
         other tables as lists of rows; ``names`` keeps only those tables."""
         out: dict[str, Any] = {}
+        # (name, row builder, its input): the core's columns, or the built frames
+        tables: list[tuple[str, Callable[[Any], list[dict[str, Any]]], Any]]
         if self._tables is None:
-            tables = [(name, rows, cols) for name, cols in self._raw]
+            tables = [(name, rows, cols) for name, cols in self._raw or []]
         else:
             tables = [(name, _frame_rows, df) for name, df in self._tables.items()]
         for name, to_rows, table in tables:
@@ -138,7 +141,7 @@ class Results:
             d = {k: d[k] for k in CORE_TABLES if k in d}
         return json.dumps(d, allow_nan=False)
 
-    def write_parquet(self, out: str | os.PathLike) -> list[Path]:
+    def write_parquet(self, out: str | os.PathLike[str]) -> list[Path]:
         """Write every table as ``OUT/NAME.parquet`` (atomically: temp file, then rename).
 
         Tables of an earlier run in ``OUT`` that this run does not have (an opt-in
@@ -161,7 +164,7 @@ class Results:
         return written
 
     @classmethod
-    def read_parquet(cls, path: str | os.PathLike) -> Results:
+    def read_parquet(cls, path: str | os.PathLike[str]) -> Results:
         import polars as pl
 
         path = Path(path)

@@ -151,7 +151,7 @@ def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def _worker_spec(plan: Plan, tb: Testbed, hosts: set[str], doc: dict) -> dict:
+def _worker_spec(plan: Plan, tb: Testbed, hosts: set[str], doc: dict[str, Any]) -> dict[str, Any]:
     out = doc.get("output", {}) if isinstance(doc.get("output"), dict) else {}
     from .plan import seconds
 

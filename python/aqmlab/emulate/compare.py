@@ -10,12 +10,15 @@ import copy
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from ..runner import run as simulate
 from ..scenario import ScenarioLike, load_scenario
+
+if TYPE_CHECKING:
+    from ..results import Results
 
 #: The compared metrics: (name, what it is). All at the bottleneck `L->R` or summed
 #: over the forward flows, after the warm-up; every one means the same on both sides.
@@ -47,7 +50,7 @@ SYSCTLS = [
 ]
 
 
-def linux_profile(doc: dict) -> dict:
+def linux_profile(doc: dict[str, Any]) -> dict[str, Any]:
     """`doc` with ``profile = "linux"`` on every TCP entry that does not name one."""
     doc = copy.deepcopy(doc)
     for t in doc.get("traffic", []):
@@ -56,7 +59,7 @@ def linux_profile(doc: dict) -> dict:
     return doc
 
 
-def with_tcp_series(doc: dict) -> dict:
+def with_tcp_series(doc: dict[str, Any]) -> dict[str, Any]:
     """`doc` recording the TCP time series (srtt, in flight) at `TCP_SERIES`."""
     doc = copy.deepcopy(doc)
     doc.setdefault("output", {})["tcp_timeseries"] = TCP_SERIES
@@ -80,7 +83,7 @@ def ratio_text(num: float, den: float) -> str:
     return f"{num / den:.3f}"
 
 
-def _series_mean(res, col: str, scale: float, warmup_ns: int) -> float:
+def _series_mean(res: Results, col: str, scale: float, warmup_ns: int) -> float:
     t = getattr(res, "tcp", None)
     if t is None or t.height == 0:
         return math.nan
@@ -88,13 +91,13 @@ def _series_mean(res, col: str, scale: float, warmup_ns: int) -> float:
     return float(v.mean()) * scale if v.len() else math.nan
 
 
-def metrics(res, warmup_ns: int = 0) -> dict[str, float]:
+def metrics(res: Results, warmup_ns: int = 0) -> dict[str, float]:
     q = res.queues.filter(pl.col("link") == res.queues["link"][0]).row(0, named=True)
     tcp = res.flows.filter(pl.col("kind") == "tcp")
     g = tcp["goodput_window_bps"].to_list()
     jain = (sum(g) ** 2 / (len(g) * sum(x * x for x in g))) if g and any(g) else math.nan
     return {
-        "goodput_mbps": res.flows["goodput_window_bps"].sum() / 1e6,
+        "goodput_mbps": float(res.flows["goodput_window_bps"].sum()) / 1e6,
         "utilization": q["utilization"],
         "sojourn_ms_mean": q["sojourn_ms_mean"],
         "sojourn_ms_p95": q["sojourn_ms_p95"],
@@ -115,7 +118,7 @@ TRUST_P99_US = 1000.0
 TRUST_LATE_FRACTION = 0.001
 
 
-def emulator_health(res) -> dict:
+def emulator_health(res: Results) -> dict[str, Any]:
     """The emulator's timing in one run: p99 and p99.9 scheduling error (µs), datagrams
     later than 1 ms, datagrams, and whether it kept up (`trustworthy`)."""
     e = res.emulation.row(0, named=True)
@@ -123,7 +126,7 @@ def emulator_health(res) -> dict:
             "late_over_1ms": e["late_over_1ms"], "datagrams": e["datagrams"], "trusted": trustworthy(res)}
 
 
-def trustworthy(res) -> bool:
+def trustworthy(res: Results) -> bool:
     """Did the emulator keep up in this emulated run (p99 scheduling error ≤ 1 ms and
     at most 0.1 % of datagrams more than 1 ms late)?"""
     e = res.emulation.row(0, named=True)
@@ -143,14 +146,14 @@ def spread(xs: Sequence[float]) -> tuple[float, float, float, float]:
 
 
 def cell_summary(cell: str, emu: list[dict[str, float]], sims: dict[str, list[dict[str, float]]],
-                 trusted: list[bool]) -> dict:
+                 trusted: list[bool]) -> dict[str, Any]:
     """Per metric: the emulated runs' mean/sd/min/max (trusted runs only) and each
     simulated variant's, plus whether the simulated and emulated ranges overlap."""
     kept = [m for m, ok in zip(emu, trusted) if ok]
-    out: dict = {"cell": cell, "emulated_runs": len(emu), "trusted_runs": len(kept), "metrics": {}}
+    out: dict[str, Any] = {"cell": cell, "emulated_runs": len(emu), "trusted_runs": len(kept), "metrics": {}}
     for name, _ in METRICS:
         e = spread([m[name] for m in kept])
-        row = {"emulated": e}
+        row: dict[str, Any] = {"emulated": e}
         for label, runs in sims.items():
             s = spread([m[name] for m in runs])
             row[label] = s
@@ -177,14 +180,14 @@ def table(sims: list[dict[str, float]], emus: list[dict[str, float]], trusted: l
     return pl.DataFrame(rows, schema_overrides={"ranges_overlap": pl.Boolean})
 
 
-def kernel_info(sysctls: Mapping[str, Mapping[str, str]] | None = None) -> dict:
+def kernel_info(sysctls: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
     """The kernel release, `CONFIG_HZ` where the config is readable, and `SYSCTLS` as a
     fresh network namespace has them (`unshare -n sysctl`), overlaid with the
     scenario's per-namespace settings (`sysctls`: side → key → value)."""
     import os
     import subprocess
 
-    info: dict = {"kernel": os.uname().release, "hz": None, "sysctls": {}}
+    info: dict[str, Any] = {"kernel": os.uname().release, "hz": None, "sysctls": {}}
     for path in ("/proc/config.gz", f"/boot/config-{os.uname().release}"):
         try:
             if path.endswith(".gz"):
@@ -217,7 +220,7 @@ def kernel_info(sysctls: Mapping[str, Mapping[str, str]] | None = None) -> dict:
 
 
 def compare_real(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] | Mapping[str, Any] | None = None,
-                 out: str | Path | None = None, seeds: int = 1, **emulate_opts) -> tuple[pl.DataFrame, list, list, dict]:
+                 out: str | Path | None = None, seeds: int = 1, **emulate_opts: Any) -> tuple[pl.DataFrame, list[Any], list[Any], dict[str, Any]]:
     """Run ``scenario`` simulated and emulated for ``seeds`` seeds (``seed``,
     ``seed + 1``, …); return (table, simulated runs, emulated runs, info) where ``info``
     has the kernel (`kernel_info`) and each emulated run's timing (`emulator_health`).
@@ -276,7 +279,7 @@ def figure(t: pl.DataFrame, title: str, path: Path) -> None:
     plt.close(fig)
 
 
-def compare_many(cases: list[tuple[str, dict]], out: str | Path, seed: int | None = None) -> pl.DataFrame:
+def compare_many(cases: list[tuple[str, dict[str, Any]]], out: str | Path, seed: int | None = None) -> pl.DataFrame:
     """`compare_real` for each (scenario, overrides) case; writes every case to
     ``out/CASE/``, the long table ``out/all.csv`` (case, metric, simulated, emulated,
     plus the emulator's scheduling error) and ``out/all.png``. This is how the tables

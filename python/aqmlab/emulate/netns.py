@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import SimulationError
 
@@ -98,7 +99,7 @@ def _stop(proc: subprocess.Popen | None, grace: float = 3.0) -> None:
 class Testbed:
     """Two namespaces joined by the emulator. Use as a context manager."""
 
-    def __init__(self, scenario: dict, left_hosts: list[str], right_hosts: list[str], *, seed: int | None = None,
+    def __init__(self, scenario: dict[str, Any], left_hosts: list[str], right_hosts: list[str], *, seed: int | None = None,
                  realtime: bool = True, busy_poll_us: float = 50.0, max_duration_s: float = 600.0,
                  measure_s: float | None = None,
                  sysctls: dict[str, dict[str, str]] | None = None, gso_max_segs: int | None = None,
@@ -212,7 +213,7 @@ class Testbed:
         self.pump.stdin.write(b"g\n")
         self.pump.stdin.flush()
 
-    def finish(self) -> dict:
+    def finish(self) -> dict[str, Any]:
         """Stop the emulator and return its report."""
         try:
             self.pump.stdin.write(b"q\n")

@@ -29,6 +29,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Any
 
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
@@ -36,7 +37,7 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 PROBE = struct.Struct("!QQ")  # sequence number, send time (CLOCK_REALTIME ns)
 
 
-def tcp_info(sock: socket.socket) -> dict:
+def tcp_info(sock: socket.socket) -> dict[str, Any]:
     b = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 256)
     u32 = lambda off: struct.unpack_from("I", b, off)[0] if len(b) >= off + 4 else 0
     u64 = lambda off: struct.unpack_from("Q", b, off)[0] if len(b) >= off + 8 else 0
@@ -57,7 +58,7 @@ def tcp_info(sock: socket.socket) -> dict:
     }
 
 
-def in_flight(i: dict) -> int:
+def in_flight(i: dict[str, Any]) -> int:
     """Bytes in flight as the kernel counts them (`tcp_packets_in_flight`: packets_out
     − sacked_out − lost_out + retrans_out) × MSS: the RFC 6675 pipe the simulator's
     `bytes_in_flight` reports."""
@@ -230,7 +231,7 @@ def main() -> None:
     spec = json.load(open(sys.argv[1]))
     clk = Clock()
     results = {str(f["id"]): {} for f in spec["receivers"] + spec["senders"]}
-    series: list = []
+    series: list[Any] = []
     listeners = {}
     for r in spec["receivers"]:
         if r["proto"] == "tcp":

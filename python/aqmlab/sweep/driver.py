@@ -42,8 +42,8 @@ class SweepOutcome:
     ran: int = 0
     skipped: int = 0
     ok: int = 0
-    failed: list[dict] = field(default_factory=list)
-    broken: list[dict] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+    broken: list[dict[str, Any]] = field(default_factory=list)
     wall_s: float = 0.0
     workers: int = 1
     interrupted: bool = False
@@ -52,7 +52,7 @@ class SweepOutcome:
     def n_failed(self) -> int:
         return len(self.failed)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "out": str(self.out), "total": self.total, "ran": self.ran, "skipped": self.skipped,
             "ok": self.ok, "failed": self.n_failed, "wall_s": self.wall_s, "workers": self.workers,
@@ -60,7 +60,7 @@ class SweepOutcome:
             "failures": [{k: f[k] for k in ("id", "point", "seed")} | {"error": error_text(f["error"])} for f in self.failed],
         }
 
-    def load(self, **kw) -> pl.DataFrame:
+    def load(self, **kw: Any) -> pl.DataFrame:
         from ..aggregate import load
 
         return load(self.out, **kw)
@@ -84,24 +84,27 @@ class SweepFailed(SimulationError):
         self.outcome = outcome
 
 
-def error_text(err: dict) -> str:
+def error_text(err: dict[str, Any]) -> str:
     where = f"{err['path']}: " if err.get("path") else ""
     return f"{err['type']}: {where}{err['message']}"
 
 
-def _point(point: dict) -> str:
+def _point(point: dict[str, Any]) -> str:
     from ..aggregate import point_label
 
     return point_label(point)
 
 
-ProgressFn = Callable[[dict], None]
+ProgressFn = Callable[[dict[str, Any]], None]
 
 
-def _prepare(out: Path, tasks: list, resume: bool, allow_mixed: bool, build: str) -> tuple[list, int, list[dict]]:
+def _prepare(out: Path, tasks: list[Any], resume: bool, allow_mixed: bool, build: str) -> tuple[list[Any], int, list[dict[str, Any]]]:
     """Which tasks to run: ``(todo, skipped, broken)``; refuses a mixed-build resume."""
     runs_dir = out / "runs"
-    todo, skipped, broken, foreign = [], 0, [], {}
+    todo: list[Any] = []
+    skipped = 0
+    broken: list[dict[str, Any]] = []
+    foreign: dict[str, int] = {}
     done = []
     for t in tasks:
         d = runs_dir / t.id
@@ -138,11 +141,11 @@ def _prepare(out: Path, tasks: list, resume: bool, allow_mixed: bool, build: str
 
 def sweep(
     base: ScenarioLike,
-    grid: Mapping[str, Sequence] | None = None,
-    zip: Mapping[str, Sequence] | Sequence[Mapping[str, Sequence]] | None = None,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    zip: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]] | None = None,
     seeds: int | Sequence[int] = 1,
     executor: str | Executor | None = "local",
-    out: str | os.PathLike = "out/sweep",
+    out: str | os.PathLike[str] = "out/sweep",
     resume: bool = True,
     set: Sequence[str] | Mapping[str, Any] | None = None,
     workers: int | None = None,
@@ -229,7 +232,7 @@ def sweep(
     return result
 
 
-def _axes(points: list[dict]) -> list[str]:
+def _axes(points: list[dict[str, Any]]) -> list[str]:
     seen: dict[str, None] = {}
     for p in points:
         for k in p:

@@ -31,7 +31,7 @@ import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ def execute(task: Task) -> dict[str, Any]:
     return out
 
 
-def execute_marked(target: Callable[[Task], dict], marks: str, task: Task) -> dict[str, Any]:
+def execute_marked(target: Callable[[Task], dict[str, Any]], marks: str, task: Task) -> dict[str, Any]:
     """``target(task)`` with a mark file ``MARKS/ID`` present while it runs: a run whose
     mark is left behind was in progress when its worker died."""
     mark = Path(marks) / task.id
@@ -76,7 +76,7 @@ def execute_marked(target: Callable[[Task], dict], marks: str, task: Task) -> di
         mark.unlink(missing_ok=True)
 
 
-def died(task: Task) -> dict:
+def died(task: Task) -> dict[str, Any]:
     return {
         "id": task.id,
         "status": "error",
@@ -99,7 +99,7 @@ class Executor(abc.ABC):
     kind: str = "custom"
 
     @abc.abstractmethod
-    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict[str, Any]]]:
         """Run ``tasks``; yield each with its outcome as it finishes."""
 
     def close(self) -> None:  # noqa: B027 - an optional hook: executors that hold nothing keep it
@@ -147,7 +147,7 @@ def _worker_init(driver: int) -> None:
     threading.Thread(target=watch, name="aqmlab-driver-watch", daemon=True).start()
 
 
-def _mp_context(name: str | None):
+def _mp_context(name: str | None) -> multiprocessing.context.BaseContext:
     name = name or ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
     if name == "fork":
         raise ValueError("the fork start method is unsafe here (the engine may have started threads): use forkserver or spawn")
@@ -155,7 +155,7 @@ def _mp_context(name: str | None):
 
 
 @contextlib.contextmanager
-def hidden_main():
+def hidden_main() -> Iterator[None]:
     """Start processes without them re-running the user's script.
 
     ``spawn`` and ``forkserver`` children import the parent's ``__main__`` file again
@@ -169,7 +169,7 @@ def hidden_main():
         yield
         return
     # `python script.py` is re-run from __file__, `python -m module` by __spec__.name
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    saved: dict[str, Any] = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
     main.__dict__.pop("__file__", None)
     main.__spec__ = None
     try:
@@ -207,7 +207,7 @@ def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
 WAKE_S = 0.2
 
 
-def _as_completed(futures) -> Iterator[cf.Future]:
+def _as_completed(futures: Iterable[cf.Future[dict[str, Any]]]) -> Iterator[cf.Future[dict[str, Any]]]:
     """`concurrent.futures.as_completed` that wakes every `WAKE_S`. SIGINT may be
     delivered to one of the pool's threads; a main thread blocked without a timeout
     would then never see the KeyboardInterrupt."""
@@ -223,7 +223,7 @@ class LocalExecutor(Executor):
 
     kind = "local"
 
-    def __init__(self, workers: int | None = None, context: str | None = None, target: Callable[[Task], dict] = execute):
+    def __init__(self, workers: int | None = None, context: str | None = None, target: Callable[[Task], dict[str, Any]] = execute):
         self.workers = workers or os.cpu_count() or 1
         self.context = _mp_context(context)
         self.target = target
@@ -236,11 +236,11 @@ class LocalExecutor(Executor):
         self.pools.append(pool)
         return pool
 
-    def _round(self, tasks: list[Task], workers: int, marks: Path) -> Iterator[tuple[Task, dict | None]]:
+    def _round(self, tasks: list[Task], workers: int, marks: Path) -> Iterator[tuple[Task, dict[str, Any] | None]]:
         """Run ``tasks`` on one pool. Yields ``(task, outcome)`` for finished runs and
         ``(task, None)`` for runs lost when the pool broke, with ``task.started`` set."""
         pool = self._pool(workers)
-        futures: dict = {}
+        futures: dict[cf.Future[dict[str, Any]], Task] = {}
         unsubmitted: list[Task] = []
         with hidden_main():  # 3.11 starts worker processes on submit
             for i, t in enumerate(tasks):
@@ -272,9 +272,10 @@ class LocalExecutor(Executor):
             pool.shutdown(wait=True)
         self.pools.remove(pool)
 
-    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict[str, Any]]]:
         marks = Path(tempfile.mkdtemp(prefix="aqmlab-marks-"))
-        normal, suspects = list(tasks), []
+        normal: list[Task] = list(tasks)
+        suspects: list[Task] = []
         try:
             while normal or suspects:
                 # Suspects run alone, one at a time: a death there names its run.
@@ -323,7 +324,7 @@ class DaskExecutor(Executor):
     #: Seconds to wait for the scheduler at ``address``.
     CONNECT_TIMEOUT = 10
 
-    def __init__(self, address: str | None = None, client=None, workers: int | None = None):
+    def __init__(self, address: str | None = None, client: Any = None, workers: int | None = None):
         try:
             from distributed import Client, LocalCluster
         except ImportError as e:  # pragma: no cover - dask is a declared dependency
@@ -334,29 +335,29 @@ class DaskExecutor(Executor):
             self.client = client
         elif address:
             try:
-                self.client = Client(address, timeout=self.CONNECT_TIMEOUT)
+                self.client = Client(address, timeout=self.CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]  # distributed is untyped
             except (OSError, TimeoutError, ValueError, TypeError) as e:
                 raise ScenarioError("address", f"{address!r}: cannot reach a Dask scheduler there ({type(e).__name__}: {e})") from None
         else:
             n = workers or os.cpu_count() or 1
             with hidden_main():
-                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
-            self.client = Client(self.cluster)
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)  # type: ignore[no-untyped-call]
+            self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
 
-    def _submit(self, task: Task):
+    def _submit(self, task: Task) -> Any:
         # pure=False and a unique key: a run is never merged with another by Dask's
         # hashing; retries let the scheduler re-run a task whose worker died.
         return self.client.submit(execute, task, key=f"aqmlab-run-{task.id}-{uuid.uuid4().hex[:8]}", pure=False, retries=MAX_WORKER_DEATHS)
 
-    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict]]:
+    def run(self, tasks: list[Task]) -> Iterator[tuple[Task, dict[str, Any]]]:
         from distributed import as_completed
 
         futures = {}
         for t in tasks:
             f = self._submit(t)
             futures[f.key] = (f, t)
-        ac = as_completed([f for f, _ in futures.values()])
+        ac = as_completed([f for f, _ in futures.values()])  # type: ignore[no-untyped-call]
         try:
             for fut in ac:
                 task = futures.pop(fut.key)[1]
@@ -371,7 +372,7 @@ class DaskExecutor(Executor):
                     if task.deaths < MAX_WORKER_DEATHS:
                         f = self._submit(task)
                         futures[f.key] = (f, task)
-                        ac.add(f)
+                        ac.add(f)  # type: ignore[no-untyped-call]
                         continue
                     outcome = {
                         "id": task.id, "status": "error", "pid": None, "host": None, "started": None, "wall_s": None,

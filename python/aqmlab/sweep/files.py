@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import ScenarioError
 from ..scenario import check_finite, parse_overrides, read_toml
@@ -20,19 +21,19 @@ SWEEP_KEYS = {"base", "grid", "zip", "seeds", "set", "executor", "address", "wor
 class SweepFile:
     path: Path
     base: Path
-    grid: dict
-    zip: list
+    grid: dict[str, Any]
+    zip: list[Any]
     seeds: int | list[int]
-    set: dict
+    set: dict[str, Any]
     executor: str
     address: str | None
     workers: int | None
     out: Path | None
     name: str
-    quick: dict
+    quick: dict[str, Any]
 
 
-def read_sweep_file(path: str | os.PathLike) -> SweepFile:
+def read_sweep_file(path: str | os.PathLike[str]) -> SweepFile:
     """Read and check a sweep file. Errors are `ScenarioError` naming the key."""
     p = Path(path)
     doc = read_toml(p, "sweep")
@@ -91,7 +92,7 @@ def read_sweep_file(path: str | os.PathLike) -> SweepFile:
     )
 
 
-def run_sweep_file(sf: SweepFile, quick: bool = False, **kw) -> SweepOutcome:
+def run_sweep_file(sf: SweepFile, quick: bool = False, **kw: Any) -> SweepOutcome:
     """Run a sweep file; keyword arguments override its values (``out``, ``executor``,
     ``workers``, ``address``, ``seeds``, ``progress``, ``resume``, ``set``)."""
     seeds = sf.quick.get("seeds", sf.seeds) if quick else sf.seeds
@@ -101,7 +102,7 @@ def run_sweep_file(sf: SweepFile, quick: bool = False, **kw) -> SweepOutcome:
         fixed.update(sf.quick.get("set", {}))
         grid = {**sf.grid, **sf.quick.get("grid", {})}
     fixed.update(parse_overrides(kw.pop("set", None)))
-    args = dict(
+    args: dict[str, Any] = dict(
         base=sf.base, grid=grid, zip=sf.zip, seeds=seeds, set=fixed, executor=sf.executor,
         address=sf.address, workers=sf.workers, out=sf.out or Path("out") / sf.name, name=sf.name,
         quick=quick,
