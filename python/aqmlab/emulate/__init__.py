@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ScenarioError, SimulationError
 from ..results import Results
 from ..scenario import ScenarioLike, check_seed, load_scenario, validate
-from .netns import Testbed
+from .netns import Testbed, pipes
 from .plan import Plan, make_plan
 
 #: Highest bottleneck rate accepted without ``force`` (bit/s): the emulator kept its
@@ -51,7 +52,7 @@ def available() -> str | None:
 
 def emulate(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] | Mapping[str, Any] | None = None,
             *, force: bool = False, realtime: bool = True, busy_poll_us: float | None = None,
-            gso_max_segs: int | None = None, quickack: bool = False, log=None) -> Results:
+            gso_max_segs: int | None = None, quickack: bool = False, log: Callable[[str], None] | None = None) -> Results:
     """Run ``scenario`` in emulation and return its tables (see the module doc).
     ``busy_poll_us`` None: `busy_poll_for` the bottleneck rate. ``gso_max_segs``,
     ``quickack``: kernel-side experiments (`netns.Testbed`)."""
@@ -71,8 +72,8 @@ def emulate(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] 
                             "measured to keep on this machine (docs/emulation.md); pass force to try anyway")
     if not plan.flows:
         raise ScenarioError("traffic", "no traffic to emulate")
-    for w in plan.ignored:
-        (log or _stderr)(f"warning: ignored in emulation: {w}")
+    for ignored in plan.ignored:
+        (log or _stderr)(f"warning: ignored in emulation: {ignored}")
     if busy_poll_us is None:
         busy_poll_us = busy_poll_for(plan.bottleneck_bps)
     doc_seeded = {**doc, "seed": plan.seed}
@@ -80,22 +81,23 @@ def emulate(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] 
     with Testbed(doc_seeded, plan.left, plan.right, seed=plan.seed, realtime=realtime, busy_poll_us=busy_poll_us,
                  max_duration_s=plan.duration_s + 60, measure_s=plan.duration_s, sysctls=plan.sysctls,
                  gso_max_segs=gso_max_segs, quickack=quickack) as tb:
-        workers = {}
+        workers: dict[str, subprocess.Popen[bytes]] = {}
         for side, hosts in (("l", plan.left), ("r", plan.right)):
             spec = _worker_spec(plan, tb, {h for h in hosts}, doc)
             path = Path(tb.tmp.name) / f"worker-{side}.json"
             path.write_text(json.dumps(spec))
             workers[side] = tb.spawn(side, [sys.executable, str(WORKER), str(path)])
         for side, w in workers.items():
-            line = w.stdout.readline()
+            line = pipes(w)[1].readline()
             if line.strip() != b"ready":
                 w.wait(timeout=5)
-                raise SimulationError(f"traffic worker ({side}) did not start: {w.stderr.read().decode(errors='replace').strip()}")
+                raise SimulationError(f"traffic worker ({side}) did not start: {pipes(w)[2].read().decode(errors='replace').strip()}")
         tb.go()
         for w in workers.values():
-            w.stdin.write(b"g\n")
-            w.stdin.flush()
-        outs = {}
+            stdin = pipes(w)[0]
+            stdin.write(b"g\n")
+            stdin.flush()
+        outs: dict[str, Any] = {}
         deadline = time.monotonic() + plan.duration_s + 15
         for side, w in workers.items():
             # Not communicate(): closing a worker's stdin tells it to stop early.
@@ -103,7 +105,7 @@ def emulate(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] 
             if out is None:
                 raise SimulationError(f"traffic worker ({side}) did not finish")
             if w.returncode != 0 or not out.strip():
-                raise SimulationError(f"traffic worker ({side}) failed: {w.stderr.read().decode(errors='replace').strip()}")
+                raise SimulationError(f"traffic worker ({side}) failed: {pipes(w)[2].read().decode(errors='replace').strip()}")
             outs[side] = json.loads(out.decode().strip().splitlines()[-1])
         report = tb.finish()
         addr = dict(tb.addr)
@@ -128,12 +130,12 @@ def busy_poll_for(rate_bps: float, mtu: int = 1500) -> float:
     return min(MAX_BUSY_POLL_US, mtu * 8 / rate_bps * 1e6 / 4)
 
 
-def _read_until_exit(proc, deadline: float) -> bytes | None:
+def _read_until_exit(proc: subprocess.Popen[bytes], deadline: float) -> bytes | None:
     """Everything `proc` writes to stdout until it exits, or None at `deadline`."""
     import select
 
-    chunks = []
-    fd = proc.stdout.fileno()
+    chunks: list[bytes] = []
+    fd = pipes(proc)[1].fileno()
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -155,7 +157,7 @@ def _worker_spec(plan: Plan, tb: Testbed, hosts: set[str], doc: dict[str, Any]) 
     out = doc.get("output", {}) if isinstance(doc.get("output"), dict) else {}
     from .plan import seconds
 
-    spec = {"receivers": [], "senders": [], "duration_s": plan.duration_s, "warmup_s": plan.warmup_s, "grace_s": 0.3,
+    spec: dict[str, Any] = {"receivers": [], "senders": [], "duration_s": plan.duration_s, "warmup_s": plan.warmup_s, "grace_s": 0.3,
             "tcp_timeseries_s": seconds(out["tcp_timeseries"]) if "tcp_timeseries" in out else 0}
     for f in plan.flows:
         if f.dst in hosts:

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NoReturn
 
 from ..errors import SimulationError
 
@@ -38,7 +38,7 @@ TUN = "aqmtun"
 _counter = itertools.count()
 
 
-def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(["ip", *args], capture_output=True, text=True)
     if check and r.returncode != 0:
         raise SimulationError(f"ip {' '.join(args)}: {r.stderr.strip()}")
@@ -75,7 +75,14 @@ def host_ip(side: str, k: int) -> str:
     return f"10.77.{1 if side == 'l' else 2}.{k + 1}"
 
 
-def _stop(proc: subprocess.Popen | None, grace: float = 3.0) -> None:
+def pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes], IO[bytes]]:
+    """stdin, stdout and stderr of a process started with all three as pipes."""
+    if proc.stdin is None or proc.stdout is None or proc.stderr is None:
+        raise SimulationError(f"{proc.args!r}: started without pipes")
+    return proc.stdin, proc.stdout, proc.stderr
+
+
+def _stop(proc: subprocess.Popen[bytes] | None, grace: float = 3.0) -> None:
     if proc is None or proc.poll() is not None:
         return
     try:
@@ -115,10 +122,10 @@ class Testbed:
         self.measure_s = measure_s
         self.sysctls = sysctls or {}
         self.gso_max_segs, self.quickack = gso_max_segs, quickack
-        self.pump: subprocess.Popen | None = None
-        self.children: list[subprocess.Popen] = []
+        self.pump: subprocess.Popen[bytes] | None = None
+        self.children: list[subprocess.Popen[bytes]] = []
         self.tmp = tempfile.TemporaryDirectory(prefix="aqmlab-emu-")
-        self._old_term = None
+        self._old_term: Any = None
         self.created: list[str] = []
 
     # -- lifecycle -------------------------------------------------------------------
@@ -133,7 +140,7 @@ class Testbed:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def _open(self) -> None:
@@ -162,11 +169,12 @@ class Testbed:
             [sys.executable, "-m", "aqmlab.emulate.pump", str(path)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
-        line = self.pump.stdout.readline()
+        pump, _, out, errs = self._pipes()
+        line = out.readline()
         if line.strip() != b"ready":
-            err = self.pump.stderr.read().decode(errors="replace").strip() if self.pump.poll() is not None or not line else ""
-            self.pump.wait(timeout=5)
-            err = err or self.pump.stderr.read().decode(errors="replace").strip()
+            err = errs.read().decode(errors="replace").strip() if pump.poll() is not None or not line else ""
+            pump.wait(timeout=5)
+            err = err or errs.read().decode(errors="replace").strip()
             if err.startswith("scenario error: "):
                 from ..errors import ScenarioError
 
@@ -202,32 +210,43 @@ class Testbed:
         if r.returncode != 0:
             raise SimulationError(f"{' '.join(cmd)} in {ns}: {r.stderr.strip()}")
 
-    def spawn(self, side: str, cmd: list[str]) -> subprocess.Popen:
+    def spawn(self, side: str, cmd: list[str]) -> subprocess.Popen[bytes]:
         """Start `cmd` inside a side's namespace (stdin/stdout pipes); stopped on close."""
         p = subprocess.Popen(["ip", "netns", "exec", self.ns[side], *cmd],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.children.append(p)
         return p
 
+    def _pipes(self) -> tuple[subprocess.Popen[bytes], IO[bytes], IO[bytes], IO[bytes]]:
+        """The running emulator and its stdin/stdout/stderr (pipes, opened in `_open`)."""
+        if self.pump is None:
+            raise SimulationError("the emulator is not running")
+        return (self.pump, *pipes(self.pump))
+
+    def _tell(self, command: bytes) -> None:
+        stdin = self._pipes()[1]
+        stdin.write(command)
+        stdin.flush()
+
     def go(self) -> None:
-        self.pump.stdin.write(b"g\n")
-        self.pump.stdin.flush()
+        self._tell(b"g\n")
 
     def finish(self) -> dict[str, Any]:
         """Stop the emulator and return its report."""
+        pump = self._pipes()[0]
         try:
-            self.pump.stdin.write(b"q\n")
-            self.pump.stdin.flush()
+            self._tell(b"q\n")
         except OSError:
             pass
         try:
-            out, err = self.pump.communicate(timeout=10)
+            out, err = pump.communicate(timeout=10)
         except subprocess.TimeoutExpired:
-            self.pump.kill()
-            out, err = self.pump.communicate()
-        if self.pump.returncode != 0:
+            pump.kill()
+            out, err = pump.communicate()
+        if pump.returncode != 0:
             raise SimulationError(f"the emulator failed: {err.decode(errors='replace').strip()}")
-        return json.loads(out.decode().strip().splitlines()[-1])
+        report: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+        return report
 
     def close(self) -> None:
         """Stop every process and delete both namespaces (idempotent, never raises)."""
@@ -250,5 +269,5 @@ class Testbed:
             self._old_term = None
 
 
-def _raise_exit(signum, frame):
+def _raise_exit(signum: int, frame: object) -> NoReturn:
     raise SystemExit(128 + signum)

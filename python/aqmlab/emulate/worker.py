@@ -39,9 +39,23 @@ PROBE = struct.Struct("!QQ")  # sequence number, send time (CLOCK_REALTIME ns)
 
 def tcp_info(sock: socket.socket) -> dict[str, Any]:
     b = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 256)
-    u32 = lambda off: struct.unpack_from("I", b, off)[0] if len(b) >= off + 4 else 0
-    u64 = lambda off: struct.unpack_from("Q", b, off)[0] if len(b) >= off + 8 else 0
-    u16 = lambda off: struct.unpack_from("H", b, off)[0] if len(b) >= off + 2 else 0
+
+    def field(fmt: str, off: int) -> int:
+        """An unsigned field of `struct tcp_info` at byte ``off``; 0 past the kernel's struct."""
+        if len(b) < off + struct.calcsize(fmt):
+            return 0
+        value: int = struct.unpack_from(fmt, b, off)[0]
+        return value
+
+    def u32(off: int) -> int:
+        return field("I", off)
+
+    def u64(off: int) -> int:
+        return field("Q", off)
+
+    def u16(off: int) -> int:
+        return field("H", off)
+
     return {
         "mss": u32(16),
         "unacked": u32(24),
@@ -62,12 +76,14 @@ def in_flight(i: dict[str, Any]) -> int:
     """Bytes in flight as the kernel counts them (`tcp_packets_in_flight`: packets_out
     − sacked_out − lost_out + retrans_out) × MSS: the RFC 6675 pipe the simulator's
     `bytes_in_flight` reports."""
-    return max(0, i["unacked"] - i["sacked"] - i["lost"] + i["retrans"]) * i["mss"]
+    pipe: int = max(0, i["unacked"] - i["sacked"] - i["lost"] + i["retrans"]) * i["mss"]
+    return pipe
 
 
 class Clock:
-    def __init__(self):
-        self.t0 = None
+    def __init__(self) -> None:
+        #: Monotonic time of the start signal (set by `main`).
+        self.t0 = 0.0
         self.go = threading.Event()
         self.stop = threading.Event()
 
@@ -84,7 +100,7 @@ class Clock:
                 return False
 
 
-def tcp_receiver(spec, lsock, clk, out, warm, end):
+def tcp_receiver(spec: dict[str, Any], lsock: socket.socket, clk: Clock, out: dict[str, Any], warm: float, end: float) -> None:
     lsock.settimeout(0.2)
     conn = None
     while conn is None and not clk.stop.is_set():
@@ -117,7 +133,7 @@ def tcp_receiver(spec, lsock, clk, out, warm, end):
     conn.close()
 
 
-def tcp_sender(spec, clk, out, series, warm, end, every):
+def tcp_sender(spec: dict[str, Any], clk: Clock, out: dict[str, Any], series: list[Any], warm: float, end: float, every: float) -> None:
     if not clk.sleep_until(clk.at(spec["start_s"])):
         return
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -160,7 +176,10 @@ def tcp_sender(spec, clk, out, series, warm, end, every):
                 break
     last = tcp_info(s)
     first = first or dict.fromkeys(last, 0)
-    d = lambda k: (last[k] or 0) - (first[k] or 0)
+
+    def d(k: str) -> int:
+        return (last[k] or 0) - (first[k] or 0)
+
     out.update(
         retransmits=d("total_retrans"),
         timeouts=d("total_rto") if last["total_rto"] is not None else None,
@@ -173,7 +192,7 @@ def tcp_sender(spec, clk, out, series, warm, end, every):
     s.close()
 
 
-def udp_sender(spec, clk, out, warm, end):
+def udp_sender(spec: dict[str, Any], clk: Clock, out: dict[str, Any], warm: float, end: float) -> None:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((spec["src_ip"], spec["sport"]))
     dst = (spec["dst_ip"], spec["dport"])
@@ -201,7 +220,7 @@ def udp_sender(spec, clk, out, warm, end):
     s.close()
 
 
-def udp_receiver(spec, sock, clk, out, warm_rt_ns, end):
+def udp_receiver(spec: dict[str, Any], sock: socket.socket, clk: Clock, out: dict[str, Any], warm_rt_ns: int, end: float) -> None:
     sock.settimeout(0.1)
     owd = []
     got = got_bytes = 0
@@ -230,9 +249,9 @@ def udp_receiver(spec, sock, clk, out, warm_rt_ns, end):
 def main() -> None:
     spec = json.load(open(sys.argv[1]))
     clk = Clock()
-    results = {str(f["id"]): {} for f in spec["receivers"] + spec["senders"]}
+    results: dict[str, dict[str, Any]] = {str(f["id"]): {} for f in spec["receivers"] + spec["senders"]}
     series: list[Any] = []
-    listeners = {}
+    listeners: dict[Any, socket.socket] = {}
     for r in spec["receivers"]:
         if r["proto"] == "tcp":
             l = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -278,7 +297,7 @@ def main() -> None:
         th.daemon = True
         th.start()
 
-    def watch_stdin():
+    def watch_stdin() -> None:
         line = sys.stdin.readline()
         if not line or "q" in line:
             clk.stop.set()
@@ -287,8 +306,7 @@ def main() -> None:
     for th in threads:
         th.join(timeout=max(0.1, grace_end + 2 - time.monotonic()))
     clk.stop.set()
-    out = {"results": results, "tcp_series": series}
-    print(json.dumps(out, allow_nan=True), flush=True)
+    print(json.dumps({"results": results, "tcp_series": series}, allow_nan=True), flush=True)
 
 
 if __name__ == "__main__":
