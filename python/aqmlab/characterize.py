@@ -49,7 +49,7 @@ def base(duration: str, flows: list[dict[str, Any]], rate: str = "1Mbit", delay:
          groups: list[dict[str, Any]] | None = None, reverse_aqm: bool = False) -> dict[str, Any]:
     """The ns-3 suite's dumbbell (``eval-topology.cc``: PointToPointDumbbellHelper)."""
     hosts = groups or [{"name": "a", "count": 1}]
-    doc = {
+    doc: dict[str, Any] = {
         "name": "rfc7928",
         "duration": duration,
         "seed": 1,
@@ -66,7 +66,7 @@ def base(duration: str, flows: list[dict[str, Any]], rate: str = "1Mbit", delay:
     return doc
 
 
-def tcp(name: str, hosts: str = "a", count: int = 1, **kw) -> dict[str, Any]:
+def tcp(name: str, hosts: str = "a", count: int = 1, **kw: Any) -> dict[str, Any]:
     """A long-lived NewReno flow as ``EvaluationTopology::CreateFlow`` makes it."""
     return {"kind": "tcp-bulk", "name": name, "hosts": hosts, "count": count, "cc": "newreno", "iw": 3, **kw}
 
@@ -371,6 +371,15 @@ def characterize(aqm: str, against: list[str] | None = None, set: Any = None, qu
 # Metrics (RFC 7928 §2)
 
 
+def _num(x: Any) -> float:
+    """A polars aggregate as a float; an empty column's (None) as NaN."""
+    return math.nan if x is None else float(x)
+
+
+def _avg(v: list[float]) -> float:
+    return sum(v) / len(v) if v else math.nan
+
+
 def sync_index(drops: pl.DataFrame, tcp_flows: list[int], gap_s: float) -> float:
     """Loss-synchronisation index (RFC 7928 §2.4): the mean, over congestion events, of
     the fraction of the TCP flows that lose at least one packet in the event — the
@@ -409,8 +418,7 @@ def loss_intervals(drops: pl.DataFrame, flows: list[int]) -> tuple[float, float]
         sd = math.sqrt(sum((g - m) ** 2 for g in gaps) / (len(gaps) - 1))
         means.append(m)
         cvs.append(sd / m if m > 0 else math.nan)
-    avg = lambda v: sum(v) / len(v) if v else math.nan
-    return avg(means), avg(cvs)
+    return _avg(means), _avg(cvs)
 
 
 def _label(placed: list[tuple[str, dict[str, Any]]]) -> dict[str, str]:
@@ -446,18 +454,18 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict[str, Any]]]
             "experiment": e.id, "discipline": disc, "run_id": rid,
             "point": "" if e.id != "6-rtt-fairness" else str(q["topology.hosts[1].left.delay"][0]),
             "seed": int(q["seed"][0]),
-            "queue_delay_ms_mean": float(bn["sojourn_ms_mean"].mean()),
-            "queue_delay_ms_p95": float(bn["sojourn_ms_p95"].max()),
-            "drop_rate": float(bn["drop_rate"].mean()),
+            "queue_delay_ms_mean": _num(bn["sojourn_ms_mean"].mean()),
+            "queue_delay_ms_p95": _num(bn["sojourn_ms_p95"].max()),
+            "drop_rate": _num(bn["drop_rate"].mean()),
             "marks": int(bn["marks"].sum()),
-            "utilization": float(bn["utilization"].mean()),
+            "utilization": _num(bn["utilization"].mean()),
             "goodput_mbps": float(sum(gp)) / 1e6,
             "jain_index": jain,
             "sync_index": sync_index(dr, tcpf["flow"].to_list(), 0.1),
             # §2.3: loss intervals of the TCP flows.
             **dict(zip(("loss_interval_s_mean", "loss_interval_cv"), loss_intervals(dr, tcpf["flow"].to_list()))),
             # §2.6: every flow's mean |IPDV| (flows table), averaged over the flows.
-            "ipdv_ms_mean": float(f["ipdv_ms_mean"].fill_nan(None).mean()) if "ipdv_ms_mean" in f.columns and f.height else math.nan,
+            "ipdv_ms_mean": _num(f["ipdv_ms_mean"].fill_nan(None).mean()) if "ipdv_ms_mean" in f.columns and f.height else math.nan,
             "wall_us_per_hop": _per_hop(summary.filter(pl.col("run_id") == rid)),
         }
         if e.id == "6-rtt-fairness":
@@ -466,11 +474,11 @@ def _metrics(e: Experiment, path: Path, placed: list[tuple[str, dict[str, Any]]]
             row["goodput_ratio"] = var / ref if ref else math.nan
         if e.id == "5.1.2-tcp-friendly-iw":
             c = f.filter(pl.col("app") == "iw10")["completion_s"]
-            row["completion_s_iw10"] = float(c[0]) if c.len() and c[0] is not None else math.nan
+            row["completion_s_iw10"] = _num(c[0]) if c.len() and c[0] is not None else math.nan
         if transfers.height and "completion_s" in transfers.columns:
             tr = transfers.filter((pl.col("run_id") == rid) & pl.col("app").is_in(["iw10-bursts", "web"]))
             if tr.height:
-                row["transfer_s_median"] = float(tr["completion_s"].median())
+                row["transfer_s_median"] = _num(tr["completion_s"].median())
         a = apps.filter(pl.col("run_id") == rid) if apps.height else apps
         for app, col, key in (("video", "frame_loss_rate", "video_frame_loss"), ("voip", "mos", "voip_mos"),
                               ("udp", "loss_rate", "udp_loss_rate"), ("cbr", "loss_rate", "cbr_loss_rate"),

@@ -25,13 +25,18 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from .aggregate import aggregate, is_run, is_sweep, load, load_runs
 from .results import CORE_TABLES
 from .stats import MIN_N_FOR_CI, t_ppf
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 KEY = ["point", "table", "entity", "app", "metric"]
 
@@ -61,7 +66,7 @@ def results(path: str | os.PathLike[str]) -> pl.DataFrame:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such folder")
     if is_sweep(path):
-        frames = [(None, load(path))]
+        frames: list[tuple[str | None, pl.DataFrame]] = [(None, load(path))]
     elif is_run(path):
         frames = [(None, _run_table(path))]
     else:
@@ -106,14 +111,14 @@ def welch(m1: float, s1: float | None, n1: int, m2: float, s2: float | None, n2:
     return (d - half, d + half)
 
 
-def table(paths, metrics: list[str] | None = None, tables: list[str] | None = None) -> pl.DataFrame:
+def table(paths: Sequence[str | os.PathLike[str]], metrics: list[str] | None = None, tables: list[str] | None = None) -> pl.DataFrame:
     """The side-by-side table (see the module docs). ``metrics``/``tables`` keep only those."""
-    paths = [Path(p) for p in paths]
-    if len(paths) < 2:
+    folders = [Path(p) for p in paths]
+    if len(folders) < 2:
         raise ValueError("compare needs at least two runs, sweeps or study folders")
-    names = _names(paths)
+    names = _names(folders)
     frames = []
-    for name, p in zip(names, paths):
+    for name, p in zip(names, folders):
         df = results(p)
         if metrics:
             unknown = [m for m in metrics if m not in set(df["metric"].to_list())]
@@ -129,10 +134,14 @@ def table(paths, metrics: list[str] | None = None, tables: list[str] | None = No
     base = names[0]
     for name in names[1:]:
         rows = out.select(f"mean_{base}", f"std_{base}", f"n_{base}", f"mean_{name}", f"std_{name}", f"n_{name}").rows()
-        lo, hi, diff, pct = [], [], [], []
+        lo: list[float | None] = []
+        hi: list[float | None] = []
+        diff: list[float | None] = []
+        pct: list[float | None] = []
         for m1, s1, n1, m2, s2, n2 in rows:
             if m1 is None or m2 is None:
-                lo.append(None), hi.append(None), diff.append(None), pct.append(None)
+                for column in (lo, hi, diff, pct):
+                    column.append(None)
                 continue
             diff.append(m2 - m1)
             pct.append(100.0 * (m2 - m1) / abs(m1) if m1 else None)
@@ -149,13 +158,15 @@ def table(paths, metrics: list[str] | None = None, tables: list[str] | None = No
     return out.sort(["table", "point", "entity", "metric"], nulls_last=True)
 
 
-def figure(paths, metric: str, table_name: str | None = None, entity: str | None = None, app: str | None = None):
+def figure(paths: Sequence[str | os.PathLike[str]], metric: str, table_name: str | None = None, entity: str | None = None, app: str | None = None) -> Figure:
     """Bars of ``metric`` per point, one colour per source, with their intervals."""
+    import matplotlib.pyplot as plt
+
     from . import plots
 
-    paths = [Path(p) for p in paths]
-    names = _names(paths)
-    df = table(paths, metrics=[metric], tables=[table_name] if table_name else None)
+    folders = [Path(p) for p in paths]
+    names = _names(folders)
+    df = table(folders, metrics=[metric], tables=[table_name] if table_name else None)
     if entity is not None:
         df = df.filter(pl.col("entity") == entity)
     if app is not None:
@@ -167,7 +178,7 @@ def figure(paths, metric: str, table_name: str | None = None, entity: str | None
     cats = [" · ".join(str(v) for v in (r["point"], r["entity"] or r["app"]) if v not in (None, "", "base")) or metric for r in keys.iter_rows(named=True)]
     width = 0.8 / len(names)
     with plots._style():
-        fig, ax = plots.plt.subplots(figsize=(plots.PRINT_WIDTH_IN, 4.0))
+        fig, ax = plt.subplots(figsize=(plots.PRINT_WIDTH_IN, 4.0))
         for i, name in enumerate(names):
             mean = [(v or 0.0) * scale for v in df[f"mean_{name}"].to_list()]
             lo, hi = df[f"ci_low_{name}"].to_list(), df[f"ci_high_{name}"].to_list()

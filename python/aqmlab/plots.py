@@ -20,6 +20,7 @@ import os
 import re
 import textwrap
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import matplotlib
@@ -121,7 +122,7 @@ def n_note(q: pl.DataFrame) -> str:
     return f"mean and {how}, {n} seeds"
 
 
-def _style():
+def _style() -> AbstractContextManager[None]:
     return plt.rc_context(STYLE)
 
 

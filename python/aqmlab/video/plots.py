@@ -8,9 +8,13 @@ traffic); the third a sweep folder (mean and 95 % CI over seeds, through
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
+from matplotlib.figure import Figure
 
 from .. import plots as _plots
 
@@ -28,7 +32,7 @@ def sample_flows(frames: pl.DataFrame, n: int = 3, app: str | None = None) -> li
     return [flows[i] for i in idx]
 
 
-def strip(frames: pl.DataFrame, flows: list[int] | None = None, app: str | None = None, title: str | None = None):
+def strip(frames: pl.DataFrame, flows: list[int] | None = None, app: str | None = None, title: str | None = None) -> Figure:
     """One row per sampled stream; a tick at each successfully decoded frame (coloured
     by type) over its send time; gaps are frames lost, undecodable or skipped."""
     flows = sample_flows(frames, 3, app) if flows is None else flows
@@ -39,7 +43,7 @@ def strip(frames: pl.DataFrame, flows: list[int] | None = None, app: str | None 
             for ty, colour in TYPE_COLOURS.items():
                 t = d.filter(pl.col("type") == ty)["sent_at_ns"].to_numpy() / 1e9
                 if len(t):
-                    ax.vlines(t, row - 0.35, row + 0.35, color=colour, linewidth=0.6, label=ty if row == 0 else None)
+                    ax.vlines(t, row - 0.35, row + 0.35, color=colour, linewidth=0.6, label=ty if row == 0 else "_nolegend_")
         ax.set_yticks(range(len(flows)), [f"flow {f}" for f in flows])
         ax.set_xlabel("frame send time (s)")
         ax.set_ylim(-0.6, len(flows) - 0.4)
@@ -50,7 +54,7 @@ def strip(frames: pl.DataFrame, flows: list[int] | None = None, app: str | None 
     return fig
 
 
-def psnr_over_time(frames: pl.DataFrame, flows: list[int] | None = None, app: str | None = None, title: str | None = None):
+def psnr_over_time(frames: pl.DataFrame, flows: list[int] | None = None, app: str | None = None, title: str | None = None) -> Figure:
     """Per-frame PSNR (model or decoded, the ``psnr_db`` column) against send time for
     sampled streams, with Evalvid's MOS thresholds as guides."""
     flows = sample_flows(frames, 3, app) if flows is None else flows
@@ -70,7 +74,8 @@ def psnr_over_time(frames: pl.DataFrame, flows: list[int] | None = None, app: st
     return fig
 
 
-def decodable_bars(path, app: str, metric: str = "decodable_frame_loss_rate", group: str | None = None, **kw):
+def decodable_bars(path: str | os.PathLike[str], app: str, metric: str = "decodable_frame_loss_rate", group: str | None = None, **kw: Any) -> Figure:
     """``metric`` of video entry ``app`` per sweep point (e.g. per discipline), mean and
     95 % CI over seeds."""
-    return _plots.bars(path, metric=metric, table="apps", app=app, group=group, **kw)
+    fig: Figure = _plots.bars(path, metric=metric, table="apps", app=app, group=group, **kw)
+    return fig
