@@ -19,13 +19,20 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from .quality import PSNR_CAP_DB, psnr
+
+if TYPE_CHECKING:
+    from av.packet import Packet
+    from av.video.codeccontext import VideoCodecContext
 
 CIF = (352, 288)
 
@@ -86,7 +93,7 @@ class Clip:
         ctx.width, ctx.height = w, h
         ctx.pix_fmt = "yuv420p"
         ctx.time_base = Fraction(1, fps)
-        ctx.framerate = fps
+        ctx.framerate = Fraction(fps)
         ctx.gop_size = gop
         ctx.max_b_frames = 0
         ctx.bit_rate = bit_rate
@@ -191,10 +198,10 @@ class Clip:
         import av
 
         h, w = self.original_y.shape[1:]
-        ctx = av.CodecContext.create(self.codec, "r")
+        ctx = cast("VideoCodecContext", av.CodecContext.create(self.codec, "r"))
         ctx.width, ctx.height = w, h
         ctx.thread_count = 1
-        out = []
+        out: list[np.ndarray] = []
         for k in frames:
             out.extend(f.to_ndarray()[:h].copy() for f in ctx.decode(_padded_packet(av, self.packets[k])))
         out.extend(f.to_ndarray()[:h].copy() for f in ctx.decode(None))
@@ -202,7 +209,7 @@ class Clip:
             raise RuntimeError(f"decoder gave {len(out)} pictures for {len(frames)} coded frames")
         return np.stack(out) if out else np.empty((0, h, w), np.uint8)
 
-    def decode_psnr(self, decodable) -> np.ndarray:
+    def decode_psnr(self, decodable: Sequence[bool] | np.ndarray) -> np.ndarray:
         """Real decoding: stream frame n (clip frame n mod len) is fed to the decoder iff
         ``decodable[n]``; missing frames freeze the last decoded picture (mid-grey before
         the first). Per-frame PSNR against the originals."""
@@ -220,7 +227,7 @@ class Clip:
             out[k] = psnr(self.original_y[k % n], shown)
         return out
 
-    def model_psnr(self, decodable, table: np.ndarray | None = None) -> np.ndarray:
+    def model_psnr(self, decodable: Sequence[bool] | np.ndarray, table: np.ndarray | None = None) -> np.ndarray:
         """The fast model: PSNR from the (frame, gap) table, no decoding. Gaps beyond the
         table's last column use that column (as the simulator does)."""
         t = self.model_table() if table is None else table
@@ -235,17 +242,17 @@ class Clip:
         return out
 
 
-def _padded_packet(av, data: bytes):
+def _padded_packet(av: ModuleType, data: bytes) -> Packet[Any]:
     """A packet owning a copy of ``data`` in FFmpeg's own allocation, which has the zeroed
     input padding decoders may read past the end (``av.Packet(bytes)`` wraps the Python
     buffer without it, and the MPEG-4 decoder then reads whatever follows: garbage
     pictures, differently from run to run)."""
-    pkt = av.Packet(len(data))
+    pkt: Packet[Any] = av.Packet(len(data))
     memoryview(pkt)[:] = data
     return pkt
 
 
-def _stats_psnr(packet, w: int, h: int) -> float:
+def _stats_psnr(packet: Packet[Any], w: int, h: int) -> float:
     """Luma PSNR from a packet's encoder quality statistics (AV_PKT_DATA_QUALITY_STATS:
     u32 quality, u8 picture type, u8 error count, 2 reserved bytes, then u64 squared
     errors per plane)."""
