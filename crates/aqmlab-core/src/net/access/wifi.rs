@@ -3,25 +3,28 @@
 //! in A-MPDU bursts.
 //!
 //! The link's queue discipline is the station's transmit queue (the feed). The medium
-//! alternates between contention and frame exchanges (IEEE 802.11-2020 §10.23.2):
+//! alternates between contention and frame exchanges (EDCA, IEEE 802.11-2020 §10.23.2;
+//! §10.22.2 in 802.11-2016):
 //! 1. contention: after each TXOP the station draws a backoff of `b` slots, uniform in
-//!    [0, CWmin] (§10.23.2.2), and may start its next TXOP `AIFS + b·slot` after the
-//!    medium went idle, AIFS = SIFS + AIFSN·slot (§10.3.2.3.6). The countdown runs even
-//!    with an empty queue (post-backoff), so a packet reaching an empty station whose
-//!    backoff has run out is sent at the next slot boundary (§10.23.2.4: EDCA acts at slot
-//!    boundaries; ns-3 `ChannelAccessManager::RequestAccess` aligns the same way);
+//!    [0, CWmin], and may start its next TXOP `AIFS + b·slot` after the medium went
+//!    idle, AIFS = SIFS + AIFSN·slot. The countdown runs even with an empty queue
+//!    (post-backoff), so a packet reaching an empty station whose backoff has run out is
+//!    sent at the next slot boundary (EDCA acts at slot boundaries, 802.11-2016
+//!    §10.22.2.4, as ns-3 `ChannelAccessManager::RequestAccess`,
+//!    channel-access-manager.cc:585-598);
 //! 2. a frame exchange: at the TXOP's start the station takes packets from the feed into
 //!    one A-MPDU while it stays within every limit: `max_mpdus` (the Block Ack window),
 //!    `max_ampdu_size` bytes, `max_ppdu_duration` (aPPDUMaxTime) and, when `txop_limit`
 //!    is not 0, the TXOP: the PPDU, a SIFS and the Block Ack must end inside it. The PPDU
 //!    lasts `preamble` + the data field, whole OFDM symbols of `symbol` carrying
 //!    SERVICE (16 bits) + PSDU + tail (6 bits) at the PHY rate, which is the link's `rate`
-//!    (802.11-2020 Eq. 21-107 for VHT). Each MPDU adds `mpdu_overhead` bytes (delimiter,
-//!    MAC header, LLC/SNAP, FCS) and is padded to 4 bytes except the last (§9.7). The
-//!    receiver answers after SIFS with a Block Ack (`block_ack`).
+//!    (the TXTIME of a VHT PPDU, 802.11-2020 Eq. 21-107). Each MPDU adds `mpdu_overhead`
+//!    bytes (A-MPDU delimiter, QoS MAC header, LLC/SNAP, FCS) and is padded to 4 bytes
+//!    except the last (the A-MPDU format, §9.7). The receiver answers after SIFS with a
+//!    Block Ack (`block_ack`);
 //! 3. with a TXOP limit, the station sends a further A-MPDU SIFS after the Block Ack if
-//!    it has packets and one MPDU's exchange still fits (TXOP continuation, §10.23.2.9);
-//!    with `txop_limit = 0` (AC_BE's default) a TXOP holds one A-MPDU.
+//!    it has packets and one MPDU's exchange still fits (a multi-frame TXOP); with
+//!    `txop_limit = 0` (AC_BE's default) a TXOP holds one A-MPDU.
 //!
 //! Every MPDU of an A-MPDU departs when the PPDU ends: the receiver's PHY hands the
 //! PSDU up once it is received and its reorder buffer releases the in-order MPDUs
