@@ -68,6 +68,49 @@ fn a_lone_packet_waits_for_the_slot_boundary_and_its_own_ppdu() {
     );
 }
 
+/// The measuring window's edges cut PPDUs: the link counts a packet's 123 077 ns when
+/// the A-MPDU is handed over, and `busy_beyond` moves the part past an edge out of the
+/// window. The CBR packets leave at exactly k * 20 ms (the first at 0 finds the grid at
+/// 0; each exchange ends 220 us later, AIFS 43 us on, and 20 000 - 263 is 2193 slots),
+/// their bytes counted from the data field's start, k * 20 ms + 40 us. Window
+/// [2.0001 s, 10.00005 s]: packet 100 (data 2.00004 s + 123 077 ns) is in it for
+/// 63 077 ns, packets 101-499 whole, packet 500 for 10 000 ns: 399 * 123 077 + 73 077
+/// = 49 180 800 ns of 7.99995 s. (Counting whole packets at hand-over would give 400.)
+#[test]
+fn window_edges_cut_the_counted_busy_time_of_an_ampdu() {
+    let text = scenario(r#"{ kind = "wifi" }"#)
+        .replace(r#"warmup = "2s""#, r#"warmup = "2.0001s""#)
+        .replace(r#"duration = "10s""#, r#"duration = "10.00005s""#);
+    let r = run(&text, 1);
+    let util = cell(&r, "queues", "link", "down", "utilization");
+    let want = 49_180_800e-9 / 7.99995;
+    assert!((util - want).abs() < 1e-12, "{util} vs {want}");
+}
+
+/// docs/output.md documents every column of the `wifi` table.
+#[test]
+fn the_wifi_table_is_documented() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/output.md"),
+    )
+    .unwrap();
+    let r = run(&scenario(r#"{ kind = "wifi" }"#), 1);
+    let t = r.table("wifi");
+    let section = doc
+        .split("## wifi")
+        .nth(1)
+        .expect("a wifi section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    for (name, _) in &t.columns {
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "`{name}` not in docs/output.md"
+        );
+    }
+}
+
 fn err(text: &str) -> aqmlab_core::ScenarioError {
     ScenarioSpec::from_toml_str(text)
         .and_then(|s| Simulation::new(&s, None, &RunOptions::default()).map(|_| ()))
