@@ -116,7 +116,9 @@ pub type TablesFn = fn(&[(&str, &AnyAccess)], per_s: &dyn Fn(f64) -> f64) -> Vec
 /// `KINDS`.
 macro_rules! registry {
     ($( $variant:ident($ty:ty) => [$($kind:expr),+ $(,)?] ),* $(,)?) => {
-        /// One access model of any type.
+        /// One access model of any type. The engine boxes it (one per link with a
+        /// model), so variants of different sizes waste no space on the packet path.
+        #[allow(clippy::large_enum_variant)]
         pub enum AnyAccess { $( $variant($ty) ),* }
 
         $( impl From<$ty> for AnyAccess {

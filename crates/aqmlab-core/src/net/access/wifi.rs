@@ -372,7 +372,9 @@ impl Wifi {
             let (size, enqueued) = (ctx.packets[p].size as u64, ctx.packets[p].enqueued);
             let len = cfg.psdu_with(padded, size);
             let bytes_ok = len <= cfg.max_ampdu_size;
-            if !(bytes_ok && cfg.ppdu_time(len, rate_bps) <= budget) && !(first && n == 0) {
+            let fits = bytes_ok && cfg.ppdu_time(len, rate_bps) <= budget;
+            let lone = first && n == 0;
+            if !(fits || lone) {
                 self.slot = Some(p);
                 break if bytes_ok { Close::Time } else { Close::Bytes };
             }
@@ -459,7 +461,8 @@ impl Access for Wifi {
         match self.timer.take() {
             Some((_, Wait::Access)) => self.pull(feed, ctx, stats, channel_bps),
             Some((at, Wait::Gap { txop_end })) => {
-                if !self.send_ampdu(false, Some(txop_end), feed, ctx, stats, channel_bps) {
+                let sent = self.send_ampdu(false, Some(txop_end), feed, ctx, stats, channel_bps);
+                if !sent {
                     self.end_txop(at - self.config.sifs, feed);
                 }
             }
