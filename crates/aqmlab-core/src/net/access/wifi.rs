@@ -18,9 +18,9 @@
 //!    is not 0, the TXOP: the PPDU, a SIFS and the Block Ack must end inside it. The PPDU
 //!    lasts `preamble` + the data field, whole OFDM symbols of `symbol` carrying
 //!    SERVICE (16 bits) + PSDU + tail (6 bits) at the PHY rate, which is the link's `rate`
-//!    (the TXTIME of a VHT PPDU, 802.11-2020 Eq. 21-107). Each MPDU adds `mpdu_overhead`
+//!    (the TXTIME of a VHT PPDU, clause 21). Each MPDU adds `mpdu_overhead`
 //!    bytes (A-MPDU delimiter, QoS MAC header, LLC/SNAP, FCS) and is padded to 4 bytes
-//!    except the last (the A-MPDU format, §9.7). The receiver answers after SIFS with a
+//!    except the last (the A-MPDU format, 802.11-2016 §9.7). The receiver answers after SIFS with a
 //!    Block Ack (`block_ack`);
 //! 3. with a TXOP limit, the station sends a further A-MPDU SIFS after the Block Ack if
 //!    it has packets and one MPDU's exchange still fits (a multi-frame TXOP); with
@@ -39,11 +39,11 @@
 //!
 //! Defaults: EDCA per access category from 802.11-2020 Table 9-155 (aCWmin 15, aCWmax
 //! 1023, as ns-3 `src/wifi/model/wifi-mac.cc:832-868`); slot 9 µs and SIFS 16 µs of the
-//! 5 GHz OFDM PHY (Table 17-21; ns-3 `wifi-standard-constants.h:34,38`); a VHT SU
+//! 5 GHz OFDM PHY (802.11-2016 Table 17-21, as ns-3 `wifi-phy.cc:876` cites it; `wifi-standard-constants.h:34,38`); a VHT SU
 //! preamble with one spatial stream, 40 µs; the 64-MPDU Block Ack window of HT/VHT
 //! (ns-3 `WifiMac::GetMaxBaBufferSize`); ns-3's `BE_MaxAmpduSize` of 65 535 bytes
-//! (`wifi-mac.cc:204-210`); aPPDUMaxTime 5.484 ms (Table 21-29; ns-3
-//! `wifi-phy-common.cc:167`).
+//! (`wifi-mac.cc:204-210`); aPPDUMaxTime 5.484 ms (ns-3
+//! `wifi-phy-common.cc:152-170`).
 //!
 //! The link's busy time counts, as on every link, each packet's bytes at the PHY rate;
 //! the medium's whole airtime (preambles, headers, SIFS, Block Acks) is the `wifi`
@@ -64,7 +64,7 @@ pub const KIND: Kind = Kind {
     doc: KindDoc {
         kind: "wifi",
         summary: "IEEE 802.11 EDCA station alone on its channel: backoff, then the queue in A-MPDU bursts bounded by the TXOP, A-MPDU and Block Ack limits",
-        source: "IEEE 802.11-2020 §10.23.2, Table 9-155, Eq. 21-107; ns-3 src/wifi (wifi-mac.cc); docs/access/wifi.md",
+        source: "IEEE 802.11-2020 §10.23.2 (EDCA), Table 9-155, clause 21 (VHT PPDU TXTIME); ns-3 src/wifi (wifi-mac.cc); docs/access/wifi.md",
         params: PARAMS,
     },
     build,
