@@ -16,6 +16,7 @@
 //! `AnyAccess` dispatches with a `match`, never through a vtable.
 
 pub mod docsis;
+pub mod wifi;
 
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
@@ -115,7 +116,9 @@ pub type TablesFn = fn(&[(&str, &AnyAccess)], per_s: &dyn Fn(f64) -> f64) -> Vec
 /// `KINDS`.
 macro_rules! registry {
     ($( $variant:ident($ty:ty) => [$($kind:expr),+ $(,)?] ),* $(,)?) => {
-        /// One access model of any type.
+        /// One access model of any type. The engine boxes it (one per link with a
+        /// model), so variants of different sizes waste no space on the packet path.
+        #[allow(clippy::large_enum_variant)]
         pub enum AnyAccess { $( $variant($ty) ),* }
 
         $( impl From<$ty> for AnyAccess {
@@ -176,6 +179,7 @@ macro_rules! registry {
 
 registry! {
     Docsis(docsis::Docsis) => [docsis::KIND],
+    Wifi(wifi::Wifi) => [wifi::KIND],
 }
 
 impl AnyAccess {
