@@ -238,41 +238,51 @@ impl Simulation {
     }
 
     /// Apply the drops and marks the qdisc reported, update queue-length averages and
-    /// the qdisc timer.
+    /// the qdisc timer. Runs after every qdisc call: the rare drops and marks are out of
+    /// line so that this stays small enough to inline into its callers.
+    #[inline]
     pub(super) fn after_qdisc(&mut self, l: usize) {
-        let now = self.now();
         if !self.qevents.is_empty() {
-            let mut evs = std::mem::take(&mut self.qevents);
-            for e in evs.drain(..) {
-                match e.verdict {
-                    Verdict::Drop(r) => {
-                        // Marked here, then dropped: counted once, as the drop.
-                        if e.retracts_mark(&self.packets) && self.in_window(l, e.packet) {
-                            self.links[l].stats.marks -= 1;
-                        }
-                        self.discard(e.packet, Cause::Qdisc(r), Some(l), e.at)
-                    }
-                    Verdict::Mark => {
-                        if self.in_window(l, e.packet) {
-                            self.links[l].stats.marks += 1;
-                        }
-                        self.log_drop(l as u32, e.packet, Cause::Mark, e.at);
-                    }
-                }
-            }
-            self.qevents = evs;
+            self.apply_qdisc_events(l);
         }
+        let now = self.now();
         let link = &mut self.links[l];
-        let (pkts, bytes) = link.qdisc.lengths();
-        link.stats.set_qlen(now, pkts as u64, bytes);
-        self.arm_qdisc_timer(l);
+        let state = link.qdisc.queue_state();
+        link.stats.set_qlen(now, state.packets as u64, state.bytes);
+        self.arm_qdisc_timer(l, state.timer);
     }
 
-    /// Inlined into `after_qdisc`, its hot caller (once per qdisc call).
+    /// The drops and marks the qdisc just reported on link `l` (`after_qdisc`).
+    #[cold]
+    #[inline(never)]
+    fn apply_qdisc_events(&mut self, l: usize) {
+        let mut evs = std::mem::take(&mut self.qevents);
+        for e in evs.drain(..) {
+            match e.verdict {
+                Verdict::Drop(r) => {
+                    // Marked here, then dropped: counted once, as the drop.
+                    if e.retracts_mark(&self.packets) && self.in_window(l, e.packet) {
+                        self.links[l].stats.marks -= 1;
+                    }
+                    self.discard(e.packet, Cause::Qdisc(r), Some(l), e.at)
+                }
+                Verdict::Mark => {
+                    if self.in_window(l, e.packet) {
+                        self.links[l].stats.marks += 1;
+                    }
+                    self.log_drop(l as u32, e.packet, Cause::Mark, e.at);
+                }
+            }
+        }
+        self.qevents = evs;
+    }
+
+    /// Schedule link `l`'s qdisc timer for `next` (its `next_timer`), unless it is
+    /// already set for then.
     #[inline(always)]
-    pub(super) fn arm_qdisc_timer(&mut self, l: usize) {
+    pub(super) fn arm_qdisc_timer(&mut self, l: usize, next: Option<Nanos>) {
         let link = &mut self.links[l];
-        if let Some(t) = link.qdisc.next_timer() {
+        if let Some(t) = next {
             if link.timer_at != Some(t) {
                 link.timer_at = Some(t);
                 self.events.schedule(
