@@ -157,16 +157,22 @@ impl Simulation {
     /// transmission-complete event would have been handled before the event with key
     /// `before` (`EventQueue::key`): the counters `on_tx_done` keeps, and the idle time.
     /// The dequeue that event would have made finds the FIFO empty and changes nothing.
-    #[inline]
+    /// Runs at every arrival at a link and at its far end, so the test is inlined.
+    #[inline(always)]
     pub(super) fn settle_tx(&mut self, l: usize, before: (Nanos, u64)) {
-        let link = &mut self.links[l];
-        let Some(seq) = link.tx_lazy else {
-            return;
-        };
-        let end = link.tx_end;
-        if (end, seq) >= before {
-            return;
+        let link = &self.links[l];
+        if let Some(seq) = link.tx_lazy {
+            if (link.tx_end, seq) < before {
+                self.complete_lazy_tx(l);
+            }
         }
+    }
+
+    /// The counters of link `l`'s event-less transmission, at its end (`settle_tx`).
+    #[inline(never)]
+    fn complete_lazy_tx(&mut self, l: usize) {
+        let link = &mut self.links[l];
+        let end = link.tx_end;
         let (p, started) = link.tx.take().expect("an event-less transmission");
         link.tx_lazy = None;
         link.stats.busy_ns += end - started.max(link.stats.window_start);
