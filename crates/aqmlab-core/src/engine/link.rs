@@ -134,14 +134,14 @@ impl Simulation {
         if self.with_qdisc(l, |q, ctx| q.enqueue(p, ctx)) {
             self.links[l].stats.enqueued += 1;
         }
-        self.after_qdisc(l);
+        let queued = self.after_qdisc(l).packets;
         let link = &mut self.links[l];
         if link.access.is_some() {
             self.access_step(l, false);
         } else if link.tx.is_none() {
             self.start_tx(l);
         } else if let Some(seq) = link.tx_lazy {
-            if link.qdisc.len_packets() > 0 {
+            if queued > 0 {
                 // Something waits now: the transmission ends with its event after all.
                 link.tx_lazy = None;
                 self.events.schedule_reserved(
@@ -244,10 +244,11 @@ impl Simulation {
     }
 
     /// Apply the drops and marks the qdisc reported, update queue-length averages and
-    /// the qdisc timer. Runs after every qdisc call: the rare drops and marks are out of
-    /// line so that this stays small enough to inline into its callers.
+    /// the qdisc timer; returns the queue's state (so callers need not ask again). Runs
+    /// after every qdisc call: the rare drops and marks are out of line so that this
+    /// stays small enough to inline into its callers.
     #[inline]
-    pub(super) fn after_qdisc(&mut self, l: usize) {
+    pub(super) fn after_qdisc(&mut self, l: usize) -> QueueState {
         if !self.qevents.is_empty() {
             self.apply_qdisc_events(l);
         }
@@ -256,6 +257,7 @@ impl Simulation {
         let state = link.qdisc.queue_state();
         link.stats.set_qlen(now, state.packets as u64, state.bytes);
         self.arm_qdisc_timer(l, state.timer);
+        state
     }
 
     /// The drops and marks the qdisc just reported on link `l` (`after_qdisc`).
@@ -319,7 +321,7 @@ impl Simulation {
         let now = self.now();
         debug_assert!(self.links[l].tx.is_none());
         let next = self.with_qdisc(l, |q, ctx| q.dequeue(ctx));
-        self.after_qdisc(l);
+        let queued = self.after_qdisc(l).packets;
         let Some(p) = next else {
             let link = &mut self.links[l];
             link.idle_since.get_or_insert(now);
@@ -344,7 +346,7 @@ impl Simulation {
         // before it (`link_enqueue`).
         link.tx_in_flight =
             !link.watched && matches!(link.qdisc.inner, crate::qdisc::AnyQdisc::Fifo(_));
-        if link.tx_in_flight && link.qdisc.len_packets() == 0 {
+        if link.tx_in_flight && queued == 0 {
             link.tx_lazy = Some(self.events.reserve());
         } else {
             self.events
