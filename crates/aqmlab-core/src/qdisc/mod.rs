@@ -351,6 +351,13 @@ impl Qdisc {
         }
     }
 
+    /// Whether this is a FIFO that is empty and would accept a packet of `size` bytes
+    /// (`fifo::Fifo::passes`): the engine then sends it on without queuing it.
+    #[inline]
+    pub fn fifo_passes(&self, size: u32) -> bool {
+        matches!(&self.inner, AnyQdisc::Fifo(f) if f.passes(size))
+    }
+
     /// The kind name for the `queues` table.
     pub fn kind_name(&self) -> &'static str {
         self.kind
