@@ -53,7 +53,10 @@ fn an_idle_fifo_counts_the_packet_as_queued_and_sent_at_once() {
     assert_eq!(counts(&sim), (7, 7, 7, 0, 7, 0));
     assert_eq!(sim.links[0].stats.qlen_pkts.mean(100 * MS), 0.0);
     assert_eq!(sim.links[0].stats.qlen_bytes.mean(100 * MS), 0.0);
-    assert_eq!(sim.links[0].stats.tx_packets, 6, "the one sent at 96 ms ends at 104");
+    assert_eq!(
+        sim.links[0].stats.tx_packets, 6,
+        "the one sent at 96 ms ends at 104"
+    );
 }
 
 #[test]
