@@ -192,7 +192,8 @@ impl Simulation {
                 sim.events
                     .schedule(t, Event::LinkRateChange { link: l as u32 });
             }
-            sim.arm_qdisc_timer(l);
+            let timer = sim.links[l].qdisc.next_timer();
+            sim.arm_qdisc_timer(l, timer);
         }
         if sim.series.is_some() {
             sim.events.schedule(0, Event::Sample);

@@ -39,7 +39,7 @@ use crate::net::link::Link;
 use crate::net::packet::{Ecn, PacketArena, PacketId, PacketKind};
 use crate::net::topology::{self, Node, NO_ROUTE};
 use crate::output::pcap::PcapWriter;
-use crate::qdisc::{Discipline, Qdisc, QdiscCtx, QdiscEvent, Stage, Verdict};
+use crate::qdisc::{Discipline, Qdisc, QdiscCtx, QdiscEvent, QueueState, Stage, Verdict};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::spec::ScenarioSpec;
 use crate::sim::events::{Event, EventQueue};

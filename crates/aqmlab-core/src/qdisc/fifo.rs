@@ -147,6 +147,15 @@ impl Fifo {
     }
 }
 
+impl Fifo {
+    /// Whether the queue is empty and would accept a packet of `size` bytes: enqueued,
+    /// it would be the next dequeued, with no drop (limits below one packet refuse it).
+    #[inline]
+    pub fn passes(&self, size: u32) -> bool {
+        self.queue.is_empty() && self.fits(size)
+    }
+}
+
 impl Discipline for Fifo {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let size = ctx.packets[p].size;

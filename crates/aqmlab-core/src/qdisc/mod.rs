@@ -188,6 +188,14 @@ pub struct LinkInfo {
     pub base_rtt: crate::scenario::bdp::BaseRtt,
 }
 
+/// A discipline's lengths and next timer (`Discipline::queue_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueState {
+    pub packets: usize,
+    pub bytes: u64,
+    pub timer: Option<Nanos>,
+}
+
 /// A queue discipline: the four core methods, and optional ones with defaults so a
 /// simple discipline writes only the core.
 pub trait Discipline {
@@ -198,11 +206,17 @@ pub trait Discipline {
     fn dequeue(&mut self, ctx: &mut QdiscCtx) -> Option<PacketId>;
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> u64;
-    /// Both lengths: the engine reads them after every enqueue and dequeue, so
-    /// `AnyQdisc` answers with one dispatch instead of two.
+    /// Both lengths and the next timer: the engine reads them after every enqueue and
+    /// dequeue, so `AnyQdisc` answers with one dispatch instead of three (each arm
+    /// inlines its type's methods; for a discipline without timers the `None` is a
+    /// constant).
     #[inline]
-    fn lengths(&self) -> (usize, u64) {
-        (self.len_packets(), self.len_bytes())
+    fn queue_state(&self) -> QueueState {
+        QueueState {
+            packets: self.len_packets(),
+            bytes: self.len_bytes(),
+            timer: self.next_timer(),
+        }
     }
     /// The current drop/mark probability, for disciplines that have one.
     fn drop_prob(&self) -> Option<f64> {
@@ -265,8 +279,8 @@ macro_rules! registry {
                 match self { $( AnyQdisc::$variant(q) => q.len_bytes() ),* }
             }
             #[inline]
-            fn lengths(&self) -> (usize, u64) {
-                match self { $( AnyQdisc::$variant(q) => (q.len_packets(), q.len_bytes()) ),* }
+            fn queue_state(&self) -> QueueState {
+                match self { $( AnyQdisc::$variant(q) => q.queue_state() ),* }
             }
             fn drop_prob(&self) -> Option<f64> {
                 match self { $( AnyQdisc::$variant(q) => q.drop_prob() ),* }
@@ -337,6 +351,13 @@ impl Qdisc {
         }
     }
 
+    /// Whether this is a FIFO that is empty and would accept a packet of `size` bytes
+    /// (`fifo::Fifo::passes`): the engine then sends it on without queuing it.
+    #[inline]
+    pub fn fifo_passes(&self, size: u32) -> bool {
+        matches!(&self.inner, AnyQdisc::Fifo(f) if f.passes(size))
+    }
+
     /// The kind name for the `queues` table.
     pub fn kind_name(&self) -> &'static str {
         self.kind
@@ -361,8 +382,8 @@ impl Discipline for Qdisc {
         self.inner.len_bytes()
     }
     #[inline]
-    fn lengths(&self) -> (usize, u64) {
-        self.inner.lengths()
+    fn queue_state(&self) -> QueueState {
+        self.inner.queue_state()
     }
     fn drop_prob(&self) -> Option<f64> {
         self.inner.drop_prob()
