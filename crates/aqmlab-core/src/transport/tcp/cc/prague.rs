@@ -94,6 +94,7 @@ impl Registered for Prague {
             ecn: EcnMode::L4s,
             pacing: Pacing::Default,
             pacing_ca_percent: 100,
+            needs_accecn: true,
             ..Caps::WINDOW
         }
     }
