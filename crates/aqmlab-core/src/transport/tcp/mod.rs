@@ -38,7 +38,8 @@
 //! - ECN (RFC 3168): data segments carry ECT(0) (retransmissions are not ECT, §6.1.5),
 //!   the receiver echoes CE as ECE until it sees CWR, the sender reduces at most once per
 //!   window of data and sets CWR on the next new segment. DCTCP uses exact per-packet
-//!   echo (RFC 8257 §3.2).
+//!   echo (RFC 8257 §3.2). AccECN (RFC 9768, `accecn.rs`): negotiated on the SYN and
+//!   SYN-ACK, falling back to RFC 3168 or none; the ACE field counts CE packets.
 //! - Receive buffer and advertised window; `TcpReceiver::set_window_limit` lets an
 //!   outside controller (a PEP) clamp the advertised window. A zero window is probed
 //!   at each RTO with an empty segment carrying PSH, which the receiver answers.
@@ -54,6 +55,7 @@
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
 //!   "ns2" replaces both endpoints with ns-2.35's one-way agents (`ns2/`).
 
+pub mod accecn;
 pub mod cc;
 pub mod ns2;
 pub mod rack;
@@ -66,6 +68,7 @@ mod tests;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+pub use accecn::EcnSupport;
 use cc::CcSpec;
 use rtt::RtoStyle;
 
@@ -118,6 +121,10 @@ pub struct TcpConfig {
     pub iw: u32,
     pub sack: bool,
     pub ecn: bool,
+    /// The sender offers AccECN (RFC 9768; `accecn.rs`) rather than RFC 3168 (with `ecn`).
+    pub accecn: bool,
+    /// What the receiver accepts in the ECN negotiation; None: what the sender offers.
+    pub receiver_ecn: Option<EcnSupport>,
     /// Send data as ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
     pub l4s: bool,
     pub min_rto: Nanos,
@@ -271,6 +278,8 @@ impl TcpProfile {
             iw: 10,
             sack: true,
             ecn: false,
+            accecn: false,
+            receiver_ecn: None,
             l4s: false,
             min_rto: 200 * NS_PER_MS,
             initial_rto: NS_PER_S,
@@ -399,6 +408,20 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// What the sender offers in its SYN.
+    pub fn sender_ecn(&self) -> EcnSupport {
+        match (self.ecn, self.accecn) {
+            (false, _) => EcnSupport::Off,
+            (true, false) => EcnSupport::Classic,
+            (true, true) => EcnSupport::AccEcn,
+        }
+    }
+
+    /// What the receiver accepts.
+    pub fn receiver_support(&self) -> EcnSupport {
+        self.receiver_ecn.unwrap_or(self.sender_ecn())
+    }
+
     /// Header bytes of a segment with the given flags and SACK block count.
     #[inline]
     pub fn hdr_bytes(&self, flags: u8, sack_len: u8) -> u16 {

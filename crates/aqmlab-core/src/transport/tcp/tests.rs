@@ -1,6 +1,7 @@
 //! Packet-level tests of the connection: segments fed at given times, exact replies
 //! asserted (the smoltcp `send!`/`recv!` style).
 
+use super::accecn::{answer_syn, syn_flags};
 use super::cc::CcSpec;
 use super::receiver::TcpReceiver;
 use super::sender::{ts, TcpSender};
@@ -69,7 +70,10 @@ fn established(c: TcpConfig) -> (TcpSender, FlowStats, Vec<Segment>) {
     assert_eq!(out.len(), 1);
     assert!(out[0].has(F::SYN));
     let mut synack = ack(0, out[0].tcp.ts_val);
-    synack.tcp.flags = F::SYN | F::ACK;
+    // The receiver's answer to the SYN's ECN offer (`accecn::answer_syn`).
+    let (_, flags, ae) = answer_syn(out[0].tcp.flags, out[0].tcp.ae, c.receiver_support());
+    synack.tcp.flags = F::SYN | F::ACK | flags;
+    synack.tcp.ae = ae;
     out.clear();
     s.on_segment(100 * MS, &synack, &mut out, &mut st);
     (s, st, out)
@@ -424,7 +428,9 @@ fn quick_receiver(c: TcpConfig) -> (TcpReceiver, FlowStats, Vec<Segment>) {
     let mut r = TcpReceiver::new(c, false);
     let (mut st, mut out) = (FlowStats::default(), Vec::new());
     let mut syn = Segment::default();
-    syn.tcp.flags = F::SYN;
+    let (flags, ae) = syn_flags(c.sender_ecn());
+    syn.tcp.flags = F::SYN | flags;
+    syn.tcp.ae = ae;
     r.on_segment(0, &syn, &mut out, &mut st);
     let mut third = Segment::default();
     third.tcp.flags = F::ACK;
@@ -1553,4 +1559,114 @@ fn linux_tso_sends_two_segment_skbs_paced_by_their_payload() {
     s.on_timer(115 * MS, &mut out, &mut st);
     assert_eq!(seqs(&out), vec![12_000, 13_000]);
     assert_eq!(s.next_deadline(), Some(117_500_000));
+}
+
+/// Prague's pacing (`prague_update_pacing_rate`): cwnd in packets × (MSS + header) /
+/// SRTT, × 2 in slow start: 10 × 1052 B / 100 ms × 2 = 210 400 B/s after the
+/// handshake. With a classic receiver Prague negotiates no ECN (it refuses RFC 3168),
+/// sends not-ECT and does not pace (`prague_release`).
+#[test]
+fn prague_paces_by_mtu_and_falls_back_unpaced_without_accecn() {
+    let c = TcpConfig {
+        cc: CcSpec::named("prague").unwrap(),
+        iw: 10,
+        ecn: true,
+        accecn: true,
+        l4s: true,
+        pacing: true,
+        ..cfg()
+    };
+    let (s, _, out) = established(c);
+    assert_eq!(s.feedback, super::accecn::Feedback::AccEcn);
+    assert_eq!(s.pacing_rate, 210_400);
+    assert!(out.iter().all(|x| x.ecn == Ecn::Ect1));
+    let (s, _, out) = established(TcpConfig {
+        receiver_ecn: Some(super::EcnSupport::Classic),
+        ..c
+    });
+    assert_eq!(s.feedback, super::accecn::Feedback::None);
+    assert_eq!(s.pacing_rate, 0);
+    assert_eq!(out.len(), 10, "the whole initial window at once");
+    assert!(out.iter().all(|x| x.ecn == Ecn::NotEct));
+}
+
+/// AccECN receiver (RFC 9768 §3.2.2; Linux `tcp_ecn_received_counters`): the SYN-ACK
+/// answers 0,1,0; every ACK carries r.cep mod 8 (from 5: AE and ECE); a change of the
+/// IP-ECN field is ACKed at once, else every second segment.
+#[test]
+fn accecn_receiver_counts_ce_in_ace_and_acks_ecn_changes() {
+    let c = TcpConfig {
+        ecn: true,
+        accecn: true,
+        ..cfg()
+    };
+    let mut r = TcpReceiver::new(c, false);
+    let (mut st, mut out) = (FlowStats::default(), Vec::new());
+    let mut syn = Segment::default();
+    syn.tcp.flags = F::SYN | F::ECE | F::CWR;
+    syn.tcp.ae = true;
+    r.on_segment(0, &syn, &mut out, &mut st);
+    assert_eq!(
+        (out[0].tcp.flags & (F::ECE | F::CWR), out[0].tcp.ae),
+        (F::CWR, false)
+    );
+    out.clear();
+    let seg = |i: u64, e: Ecn| {
+        let mut s = data(i * MSS, 1000, 0);
+        s.ecn = e;
+        s
+    };
+    let ace = |s: &Segment| super::accecn::read_ace(s.tcp.flags, s.tcp.ae);
+    let marks = [
+        Ecn::Ect0,
+        Ecn::Ect0,
+        Ecn::Ect0,
+        Ecn::Ce,
+        Ecn::Ce,
+        Ecn::Ce,
+        Ecn::Ect0,
+    ];
+    let mut acks = Vec::new();
+    for (i, e) in marks.iter().enumerate() {
+        let n = out.len();
+        r.on_segment(i as Nanos, &seg(i as u64, *e), &mut out, &mut st);
+        if out.len() > n {
+            acks.push((i, ace(out.last().unwrap())));
+        }
+    }
+    // 0: not-ECT → ECT(0), at once, ACE 5; 2: second segment; 3: → CE, at once, 6;
+    // 5: second segment, 8 mod 8 = 0; 6: CE → ECT(0), at once.
+    assert_eq!(acks, vec![(0, 5), (2, 5), (3, 6), (5, 0), (6, 0)]);
+    assert_eq!(r.r_cep, 8);
+}
+
+/// Prague grows inside the round after a CE reduction by the unmarked part of each ACK
+/// (`Caps::grows_in_cwr`, Linux `prague_update_cwnd` under `cong_control`); DCTCP does
+/// not grow on ACKs reporting CE there. IW 7 × 1000 B, AccECN: the first ACK (1 packet,
+/// ACE 6: one mark) cuts 7000 → 3500 (α = 1); two ACKs of 3 packets with one mark each
+/// (ACE 7, 0) add 2 × 2000 B of credit ≥ 3500: Prague's cwnd 4500, DCTCP's 3500.
+#[test]
+fn prague_grows_on_unmarked_packets_inside_the_cwr_round() {
+    for (cc, want) in [("prague", 4500), ("dctcp", 3500)] {
+        let c = TcpConfig {
+            cc: CcSpec::named(cc).unwrap(),
+            iw: 7,
+            ecn: true,
+            accecn: true,
+            l4s: true,
+            ..cfg()
+        };
+        let (mut s, mut st, mut out) = established(c);
+        let t = out[0].tcp.ts_val;
+        for (ack_no, ace) in [(1000, 6), (4000, 7), (7000, 0)] {
+            let mut a = ack(ack_no, t);
+            let (f, ae) = super::accecn::ace_flags(ace);
+            a.tcp.flags |= f;
+            a.tcp.ae = ae;
+            out.clear();
+            s.on_segment(200 * MS, &a, &mut out, &mut st);
+        }
+        assert_eq!(s.s_cep, 8, "{cc}");
+        assert_eq!(s.w.cwnd, want, "{cc}");
+    }
 }

@@ -92,8 +92,14 @@ pub struct AckSample {
     pub min_rtt: Nanos,
     /// One-way delay estimate `TSval(ack) − TSecr(ack)` (LEDBAT; as ns-3 `TcpLedbat`).
     pub owd: Option<Nanos>,
-    /// The ACK carried ECE.
+    /// The ACK carried ECE (RFC 3168), or its AccECN ACE field reported new CE marks.
     pub ece: bool,
+    /// AccECN: CE-marked packets reported since the previous ACK of new data (Linux
+    /// `delivered_ce` growth); 0 with RFC 3168 feedback.
+    pub ce: u64,
+    /// Of `acked`, the bytes counted as CE-marked: all of them on an RFC 3168 ECE, `ce`
+    /// MSS (at most `acked`) with AccECN.
+    pub ce_bytes: u64,
     /// Sequence state after the ACK (for per-window bookkeeping).
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -153,6 +159,8 @@ pub struct Established {
     pub now: Nanos,
     /// The handshake's RTT sample, if any.
     pub srtt: Option<Nanos>,
+    /// The negotiated ECN feedback.
+    pub feedback: super::accecn::Feedback,
 }
 
 /// How a controller uses ECN.
@@ -187,6 +195,9 @@ pub struct Caps {
     /// `tcp_update_pacing_rate`'s ratio in congestion avoidance, percent
     /// (`sysctl_tcp_pacing_ca_ratio` = 120; Prague's own update uses 100).
     pub pacing_ca_percent: u64,
+    /// The pacing rate counts cwnd in packets of MSS + header bytes and not the bytes
+    /// outstanding (Prague's `prague_update_pacing_rate`: `mtu · frac_cwnd / srtt`).
+    pub pacing_mtu: bool,
     /// Keep delivery-rate samples (`rate.rs`) and call `on_rate_sample` on every ACK.
     pub rate_samples: bool,
     /// The controller sets cwnd on every ACK itself, in and out of recovery (Linux
@@ -196,6 +207,13 @@ pub struct Caps {
     /// Without SACK, plain Reno fast recovery (RFC 5681 §3.2: the first new ACK ends it)
     /// instead of NewReno's (RFC 6582).
     pub reno_recovery: bool,
+    /// Grows on every ACK outside loss recovery, also on ACKs reporting CE inside the
+    /// round after an ECN reduction (Prague's `cong_control`: `prague_update_cwnd`
+    /// counts the unmarked packets of every ACK); otherwise such ACKs do not grow.
+    pub grows_in_cwr: bool,
+    /// Offers AccECN and refuses RFC 3168 feedback (Linux `TCP_CONG_NEEDS_ACCECN |
+    /// TCP_CONG_NO_FALLBACK_RFC3168`, Prague): a classic answer means no ECN.
+    pub needs_accecn: bool,
 }
 
 impl Caps {
@@ -204,9 +222,12 @@ impl Caps {
         ecn: EcnMode::Classic,
         pacing: Pacing::Optional,
         pacing_ca_percent: 120,
+        pacing_mtu: false,
         rate_samples: false,
         controls_cwnd: false,
         reno_recovery: false,
+        grows_in_cwr: false,
+        needs_accecn: false,
     };
 
     /// True if the receiver must echo CE per packet rather than latch ECE until CWR.
@@ -270,6 +291,13 @@ pub trait Controller {
     /// `min_tso_segs`; default `sysctl_tcp_min_tso_segs` = 2; `linux_tso`).
     fn min_tso_segs(&self, _pacing_rate: u64) -> u64 {
         2
+    }
+
+    /// Segments per paced skb at `pacing_rate` bytes/s with packets of `mtu` bytes, if the
+    /// controller sets them instead of TSO autosizing (Linux `tcp_congestion_ops.tso_segs`,
+    /// Prague's `prague_tso_segs`; `linux_tso`).
+    fn tso_segs(&self, _pacing_rate: u64, _mtu: u64) -> Option<u64> {
+        None
     }
 
     /// The window the connection may use (cwnd, plus Compound's delay window).
@@ -347,6 +375,9 @@ impl<C: Controller> Controller for Box<C> {
     }
     fn min_tso_segs(&self, pacing_rate: u64) -> u64 {
         C::min_tso_segs(self, pacing_rate)
+    }
+    fn tso_segs(&self, pacing_rate: u64, mtu: u64) -> Option<u64> {
+        C::tso_segs(self, pacing_rate, mtu)
     }
     #[inline]
     fn send_window(&self, w: &Window) -> u64 {
@@ -471,6 +502,12 @@ macro_rules! registry {
                 match self {
                     $( AnyCc::$variant(c) => <$ty as Controller>::min_tso_segs(c, pacing_rate), )*
                     $( AnyCc::$bvariant(c) => <$bty as Controller>::min_tso_segs(c, pacing_rate), )*
+                }
+            }
+            pub fn tso_segs(&self, pacing_rate: u64, mtu: u64) -> Option<u64> {
+                match self {
+                    $( AnyCc::$variant(c) => <$ty as Controller>::tso_segs(c, pacing_rate, mtu), )*
+                    $( AnyCc::$bvariant(c) => <$bty as Controller>::tso_segs(c, pacing_rate, mtu), )*
                 }
             }
             #[inline]
