@@ -244,3 +244,46 @@ fn bad_lld_input_names_the_field() {
         assert!(e.message.contains(needle), "`{needle}` not in: {e}");
     }
 }
+
+/// docs/output.md documents every column of the `lld` table, and docs/access/lld.md
+/// has a row for every parameter the model reads.
+#[test]
+fn the_lld_table_and_parameters_are_documented() {
+    let read = |p: &str| {
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap()
+    };
+    let doc = read("../../docs/output.md");
+    let start = doc.find("\n## lld ").expect("an lld section");
+    let body = &doc[start + 1..];
+    let section = &body[..body[1..].find("\n## ").map_or(body.len(), |i| i + 1)];
+    let traffic = udp("1Mbit", "500B", "ect1", "");
+    let r = run(
+        &toml(
+            "1s",
+            "0s",
+            "30Mbit",
+            r#"sustained_rate = "5Mbit""#,
+            &traffic,
+        ),
+        1,
+    );
+    for name in r.table("lld").names() {
+        assert!(
+            section.contains(&format!("`{name}`")),
+            "`{name}` undocumented"
+        );
+    }
+    let page = read("../../docs/access/lld.md");
+    let kinds = aqmlab_core::net::access::kinds();
+    let lld = kinds
+        .iter()
+        .find(|k| k.kind == "lld")
+        .expect("lld registered");
+    for p in lld.params {
+        assert!(
+            page.contains(&format!("| `{}` |", p.name)),
+            "`{}` not in docs/access/lld.md",
+            p.name
+        );
+    }
+}
