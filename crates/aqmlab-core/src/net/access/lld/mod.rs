@@ -33,6 +33,7 @@ pub mod allocate;
 pub mod classify;
 pub mod config;
 pub mod pgs;
+pub mod queue_protection;
 pub mod sf_queue;
 mod tables;
 pub mod token_bucket;
