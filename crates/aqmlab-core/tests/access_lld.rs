@@ -253,9 +253,6 @@ fn the_lld_table_and_parameters_are_documented() {
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(p)).unwrap()
     };
     let doc = read("../../docs/output.md");
-    let start = doc.find("\n## lld ").expect("an lld section");
-    let body = &doc[start + 1..];
-    let section = &body[..body[1..].find("\n## ").map_or(body.len(), |i| i + 1)];
     let traffic = udp("1Mbit", "500B", "ect1", "");
     let r = run(
         &toml(
@@ -267,11 +264,18 @@ fn the_lld_table_and_parameters_are_documented() {
         ),
         1,
     );
-    for name in r.table("lld").names() {
-        assert!(
-            section.contains(&format!("`{name}`")),
-            "`{name}` undocumented"
-        );
+    for table in ["lld", "lld_flows"] {
+        let start = doc
+            .find(&format!("\n## {table} "))
+            .unwrap_or_else(|| panic!("no {table} section"));
+        let body = &doc[start + 1..];
+        let section = &body[..body[1..].find("\n## ").map_or(body.len(), |i| i + 1)];
+        for name in r.table(table).names() {
+            assert!(
+                section.contains(&format!("`{name}`")),
+                "{table}: `{name}` undocumented"
+            );
+        }
     }
     let page = read("../../docs/access/lld.md");
     let kinds = aqmlab_core::net::access::kinds();

@@ -79,6 +79,15 @@ pub struct SfGrants {
     pub unused_bytes: u64,
 }
 
+/// One flow's packets classified to the LL SF, and those Queue Protection sanctioned
+/// (sent to the Classic SF instead).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowQp {
+    pub ll_packets: u64,
+    pub sanctioned_packets: u64,
+    pub sanctioned_bytes: u64,
+}
+
 /// The MAC's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LldStats {
@@ -88,6 +97,8 @@ pub struct LldStats {
     pub token_limited: u64,
     pub classic: SfGrants,
     pub ll: SfGrants,
+    /// Per flow id: LL classification and sanctions.
+    pub flows: Vec<FlowQp>,
 }
 
 pub struct Lld {
@@ -163,10 +174,13 @@ impl Lld {
     /// A packet from the feed enters its service flow's queue, or is dropped there.
     fn admit(&mut self, ctx: &mut QdiscCtx, p: PacketId) {
         let now = ctx.now;
-        let (sf, size) = {
+        let (sf, size, flow) = {
             let pk = &ctx.packets[p];
-            (classify(pk), pk.size)
+            (classify(pk), pk.size, pk.flow as usize)
         };
+        if sf == Sf::LowLatency && now >= self.ll.stats.window_start {
+            self.flow_qp(flow).ll_packets += 1;
+        }
         let fits = match sf {
             Sf::LowLatency => self.ll.unsent < self.config.ll_buffer - MAX_FRAME_SIZE,
             Sf::Classic => self.classic.unsent + size as u64 <= self.config.classic_buffer,
@@ -260,6 +274,15 @@ impl Lld {
         self.next_map = busy.then_some(now + map);
     }
 
+    /// The counters of flow `flow` (grown on first use).
+    fn flow_qp(&mut self, flow: usize) -> &mut FlowQp {
+        let flows = &mut self.stats.flows;
+        if flows.len() <= flow {
+            flows.resize(flow + 1, FlowQp::default());
+        }
+        &mut flows[flow]
+    }
+
     fn sf_grants(&mut self, sf: Sf) -> &mut SfGrants {
         match sf {
             Sf::Classic => &mut self.stats.classic,
@@ -341,7 +364,12 @@ impl Access for Lld {
         self.ll.fragmented = 0;
         self.cmac.stats = Default::default();
         self.lmac.stats = Default::default();
-        self.stats = Default::default();
+        let mut flows = std::mem::take(&mut self.stats.flows);
+        flows.iter_mut().for_each(|f| *f = FlowQp::default());
+        self.stats = LldStats {
+            flows,
+            ..Default::default()
+        };
     }
 
     /// The MAP boundary, then the grants due.

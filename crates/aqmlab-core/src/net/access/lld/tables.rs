@@ -1,8 +1,9 @@
-//! The LLD model's own result table, `lld`: per LLD link and service flow, the grants
-//! it received (from requests and proactive), their use, and the bytes it sent
-//! (docs/output.md, "lld").
+//! The LLD model's own result tables (docs/output.md): `lld`, per LLD link and service
+//! flow, the grants it received (from requests and proactive), their use and the bytes
+//! it sent; `lld_flows`, per LLD link and flow with packets classified to the LL SF,
+//! Queue Protection's sanctions.
 
-use super::{Lld, SfGrants};
+use super::{FlowQp, Lld, SfGrants};
 use crate::measure::link_stats::LinkStats;
 use crate::net::access::AnyAccess;
 use crate::output::table::{col, Table};
@@ -18,14 +19,25 @@ type Row<'a> = (
     u64,
 );
 
-/// The `lld` table, present when a link is an LLD modem.
+/// (link, flow id, its counters).
+type FlowRow<'a> = (&'a str, usize, &'a FlowQp);
+
+/// The `lld` and `lld_flows` tables, present when a link is an LLD modem.
 pub(super) fn tables(links: &[(&str, &AnyAccess)], per_s: &dyn Fn(f64) -> f64) -> Vec<Table> {
     let mut rows: Vec<Row> = Vec::new();
+    let mut flows: Vec<FlowRow> = Vec::new();
     for &(name, m) in links {
         let Ok(d) = <&Lld>::try_from(m) else {
             continue;
         };
         let s = &d.stats;
+        flows.extend(
+            s.flows
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.ll_packets > 0)
+                .map(|(i, f)| (name, i, f)),
+        );
         rows.push((
             name,
             "classic",
@@ -67,5 +79,19 @@ pub(super) fn tables(links: &[(&str, &AnyAccess)], per_s: &dyn Fn(f64) -> f64) -
         ],
         &rows,
     );
-    vec![table]
+    let flows = Table::from_rows(
+        "lld_flows",
+        &[
+            col("link", |r: &&FlowRow| r.0.to_string()),
+            col("flow", |r: &&FlowRow| r.1 as u64),
+            col("ll_packets", |r: &&FlowRow| r.2.ll_packets),
+            col("sanctioned_packets", |r: &&FlowRow| r.2.sanctioned_packets),
+            col("sanctioned_bytes", |r: &&FlowRow| r.2.sanctioned_bytes),
+            col("sanctioned_share", |r: &&FlowRow| {
+                crate::results::ratio(r.2.sanctioned_packets, r.2.ll_packets)
+            }),
+        ],
+        &flows,
+    );
+    vec![table, flows]
 }
