@@ -32,6 +32,7 @@
 pub mod allocate;
 pub mod classify;
 pub mod config;
+pub mod dual_queue_aqm;
 pub mod pgs;
 pub mod queue_protection;
 pub mod sf_queue;
