@@ -3,3 +3,4 @@
 
 pub mod dual_queue_aqm;
 pub mod queue_protection;
+pub mod virtual_queue;
