@@ -38,6 +38,7 @@ pub mod queue_protection;
 pub mod sf_queue;
 mod tables;
 pub mod token_bucket;
+pub mod virtual_queue;
 
 use super::docsis::config::channel_bytes;
 use super::docsis::mac::Mac;
@@ -204,7 +205,10 @@ impl Lld {
         };
         let in_window = now >= self.ll.stats.window_start;
         if sf == Sf::LowLatency {
-            let a = self.aqm.on_l_arrival(self.ll.unsent + size as u64);
+            // docsis-ns3's default estimate, qdelayCoupledL of the L bytes with the packet.
+            let a = self
+                .aqm
+                .on_l_arrival(self.aqm.qdelay_l(self.ll.unsent + size as u64));
             if a.mark {
                 // A Not-ECT packet (DSCP EF) is neither marked nor dropped, as in
                 // docsis-ns3.
