@@ -11,11 +11,17 @@
 //!    the feed is a pass-through (`qdisc = { kind = "pfifo" }` with a large limit); the modem's own queues
 //!    are where packets wait;
 //! 2. the classifier (`classify`): ECT(1), CE or DSCP EF → LL SF, else Classic SF;
-//! 3. its SF queue (`sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
+//! 3. the dual-queue coupled AQM (`dual_queue_aqm`) and Queue Protection
+//!    (`queue_protection`), in docsis-ns3 `DualQueueCoupledAqm::DoEnqueue`'s order: an
+//!    LL packet's L delay estimate (`qdelayCoupledL`) → IAQM CE mark → Queue
+//!    Protection, whose sanction sends the packet to the Classic SF; a Classic (or
+//!    sanctioned) packet → DOCSIS-PIE early drop, PIE updated every `tupdate` on
+//!    `qdelayCoupledC`;
+//! 4. its SF queue (`sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
 //!    capacities of docsis-ns3's `DualQueueCoupledAqm` (Classic 100 ms at the AMSR, LL
 //!    max(10 ms at the AMSR, 20 × MAX_FRAME_SIZE), an LL packet accepted while the LL
 //!    queue holds less than its capacity minus MAX_FRAME_SIZE);
-//! 4. the MAC: at each MAP boundary the CMTS refills the ASF's token buckets
+//! 5. the MAC: at each MAP boundary the CMTS refills the ASF's token buckets
 //!    (`token_bucket`), lays out the LL SF's PGS grants that fall in the interval
 //!    (`pgs`), splits what the buckets and the channel allow between the two SFs'
 //!    due requests by the scheduling weight (`allocate`), and the modem requests, per
