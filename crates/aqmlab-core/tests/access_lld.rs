@@ -355,3 +355,24 @@ fn queue_protection_sanctions_an_unresponsive_ll_flow_into_the_classic_queue() {
         vec![0.0, 0.0]
     );
 }
+
+/// The L delay estimate under request/grant: one ECT(1) UDP flow at 7 Mbit/s of
+/// 1000-B packets, below the 10 Mbit/s AMSR. The IAQM ramp at 10 Mbit/s starts at
+/// FLOOR = 3.2 ms. With `coupled_l` (LL bytes / AMSR) the bytes that wait for the
+/// request–grant loop (about 4–6 ms of arrivals, 3500–5250 B = 2.8–4.2 ms at the AMSR)
+/// cross it: packets are marked though the flow is below the rate. With `coupled_v` the
+/// virtual queue drains at the AMSR, faster than the flow, so it holds at most one
+/// packet (0.8 ms); its alignment raises it only when the average LL backlog exceeds
+/// what the loop explains, (2 + 1) MAPs × 10 Mbit/s = 7500 B, which this backlog never
+/// does: no marks.
+#[test]
+fn the_virtual_queue_estimate_does_not_mark_the_request_grant_wait() {
+    let traffic = udp("7Mbit", "1000B", "ect1", "");
+    let marks = |est: &str| {
+        let model = format!("sustained_rate = \"10Mbit\", ll_delay_estimate = \"{est}\"");
+        let r = run(&toml("5s", "1s", "100Mbit", &model, &traffic), 1);
+        cell(&r, "queues", "link", "up", "marks")
+    };
+    assert!(marks("coupled_l") > 100.0, "{}", marks("coupled_l"));
+    assert_eq!(marks("coupled_v"), 0.0);
+}
