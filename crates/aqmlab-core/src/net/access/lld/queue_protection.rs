@@ -69,7 +69,8 @@ pub enum Verdict {
     Sanction,
 }
 
-/// A packet's verdict and the state behind it (docsis-ns3's Success/Sanction traces).
+/// A packet's verdict and the state behind it (docsis-ns3's Success/Sanction traces);
+/// with QP disabled, `LowLatency` in bucket `NBUCKETS` with score 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub verdict: Verdict,
