@@ -209,16 +209,20 @@ impl QueueProtection {
     }
 
     /// `qprotect` for `pkt`, arriving at `now` at an L queue whose delay with it is
-    /// `qdelay`, with native probability `prob_native`.
+    /// `qdelay`, with native probability `prob_native`; `bytes` is its size as the
+    /// modem counts it (docsis-ns3 counts the frame: `max(IP size, 46)` + 18 B of
+    /// Ethernet header and FCS + the DOCSIS MAC header, `docsis-queue-disc-item.cc`
+    /// lines 116–123).
     pub fn on_arrival(
         &mut self,
         now: Nanos,
         pkt: &Packet,
+        bytes: u32,
         qdelay: Nanos,
         prob_native: f64,
     ) -> Outcome {
         let (uflow, h32) = self.microflow(pkt);
-        self.qprotect(now, uflow, h32, pkt.size, qdelay, prob_native)
+        self.qprotect(now, uflow, h32, bytes, qdelay, prob_native)
     }
 
     /// `qprotect` for a packet of `bytes` of microflow `uflow` with hash `h32`.
@@ -487,6 +491,34 @@ mod tests {
         // At 1 ms, 4 has expired; E finds its own 9: 1 048 000 + 2 048 000.
         let e = q.qprotect(1000 * US, 0xE, h(4, 9), 1000, 0, 1.0);
         assert_eq!((e.bucket, e.score), (9, 3_096_000));
+    }
+
+    #[test]
+    fn a_packet_s_microflow_is_its_flow_and_direction() {
+        let mut q = qp();
+        let fwd = Packet {
+            flow: 7,
+            hash: 0xDEAD_BEEF,
+            size: 1500,
+            ..Packet::default()
+        };
+        let rev = Packet {
+            reverse: true,
+            ..fwd.clone()
+        };
+        let (id_f, h_f) = q.microflow(&fwd);
+        let (id_r, h_r) = q.microflow(&rev);
+        assert_eq!((id_f, id_r), (14, 15));
+        assert_ne!(h_f, h_r);
+        // Same packet, same microflow: the second arrival finds the first's bucket
+        // (1000 B counted at p 1: 2 048 000 ns each, 100 µs apart).
+        let a = q.on_arrival(0, &fwd, 1000, 0, 1.0);
+        let b = q.on_arrival(100 * US, &fwd, 1000, 0, 1.0);
+        assert_eq!((a.bucket, b.score), (b.bucket, 3_996_000));
+        // A salt changes the hash, not the id.
+        q.set_salt(1);
+        assert_eq!(q.microflow(&fwd).0, 14);
+        assert_ne!(q.microflow(&fwd).1, h_f);
     }
 
     #[test]
