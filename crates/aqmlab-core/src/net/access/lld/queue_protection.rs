@@ -209,20 +209,19 @@ impl QueueProtection {
     }
 
     /// `qprotect` for `pkt`, arriving at `now` at an L queue whose delay with it is
-    /// `qdelay`, with native probability `prob_native`; `bytes` is its size as the
-    /// modem counts it (docsis-ns3 counts the frame: `max(IP size, 46)` + 18 B of
-    /// Ethernet header and FCS + the DOCSIS MAC header, `docsis-queue-disc-item.cc`
-    /// lines 116–123).
+    /// `qdelay`, with native probability `prob_native`. Its size is the IP datagram's
+    /// (docsis-ns3 counts the frame: `max(IP size, 46)` + 18 B of Ethernet header and
+    /// FCS + the DOCSIS MAC header, `docsis-queue-disc-item.cc` lines 116–123; use
+    /// `qprotect` to count other bytes).
     pub fn on_arrival(
         &mut self,
         now: Nanos,
         pkt: &Packet,
-        bytes: u32,
         qdelay: Nanos,
         prob_native: f64,
     ) -> Outcome {
         let (uflow, h32) = self.microflow(pkt);
-        self.qprotect(now, uflow, h32, bytes, qdelay, prob_native)
+        self.qprotect(now, uflow, h32, pkt.size, qdelay, prob_native)
     }
 
     /// `qprotect` for a packet of `bytes` of microflow `uflow` with hash `h32`.
@@ -511,10 +510,10 @@ mod tests {
         assert_eq!((id_f, id_r), (14, 15));
         assert_ne!(h_f, h_r);
         // Same packet, same microflow: the second arrival finds the first's bucket
-        // (1000 B counted at p 1: 2 048 000 ns each, 100 µs apart).
-        let a = q.on_arrival(0, &fwd, 1000, 0, 1.0);
-        let b = q.on_arrival(100 * US, &fwd, 1000, 0, 1.0);
-        assert_eq!((a.bucket, b.score), (b.bucket, 3_996_000));
+        // (1500 B at p 1/2: 1 536 000 ns each, 100 µs apart: 3 072 000 − 100 000).
+        let a = q.on_arrival(0, &fwd, 0, 0.5);
+        let b = q.on_arrival(100 * US, &fwd, 0, 0.5);
+        assert_eq!((a.bucket, b.score), (b.bucket, 2_972_000));
         // A salt changes the hash, not the id.
         q.set_salt(1);
         assert_eq!(q.microflow(&fwd).0, 14);
