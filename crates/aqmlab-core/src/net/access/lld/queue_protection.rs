@@ -5,7 +5,7 @@
 //! `pick_bucket`, `GetCongestionScore`/`FillBucket` lines 314–354 = `fill_bucket`,
 //! `QueueProtect` lines 356–418 = `qprotect`) and explained by Briscoe & White, "The
 //! DOCSIS Queue Protection Algorithm to Preserve Low Latency" (RFC 9957, formerly
-//! draft-briscoe-docsis-q-protection; arXiv 2204.08374).
+//! draft-briscoe-docsis-q-protection).
 //!
 //! Sans-IO: the modem calls [`QueueProtection::on_arrival`] for every packet classified
 //! to the low-latency (L) queue, *before* enqueuing it, with the L queue's delay
