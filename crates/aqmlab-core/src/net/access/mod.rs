@@ -17,6 +17,7 @@
 
 pub mod docsis;
 pub mod wifi;
+pub mod lld;
 
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
@@ -180,6 +181,7 @@ macro_rules! registry {
 registry! {
     Docsis(docsis::Docsis) => [docsis::KIND],
     Wifi(wifi::Wifi) => [wifi::KIND],
+    Lld(lld::Lld) => [lld::KIND],
 }
 
 impl AnyAccess {
