@@ -54,6 +54,11 @@ def test_a_tiny_coexistence_run_has_l_and_c_rows_and_the_latency_split(tmp_path)
     child = load_runs(d, "child_queues").sort("queue")
     assert child["queue"].to_list() == [0, 1] and child["qdisc"].to_list() == ["dualpi2", "dualpi2"]
     assert child["dequeued"].to_list() == [l, c]
+    # Arrivals and verdicts add up to the link's row (the warm-up cuts both the same way).
+    q = load_runs(d, "queues").filter(pl.col("link") == "L->R").row(0, named=True)
+    for col in ("enqueued", "drops", "marks"):
+        assert child[col].sum() == q[col], col
+    assert child["marks"][0] > 0  # the step and the coupled marking act on Prague
     fig = figures_module()
     qd = fig.queue_delays(d, by="description").row(0, named=True)
     # DualPI2's split: L near its 1 ms step, C near the 15 ms PI2 target.

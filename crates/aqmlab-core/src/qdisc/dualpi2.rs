@@ -39,7 +39,9 @@
 //!   `child_queues` table gets queue 0 = L and queue 1 = C (packets, drops, marks,
 //!   bytes, mean and maximum sojourn), and with `output.sojourn_hist` the
 //!   `sojourn_hist` table gets each queue's distribution as rows `LINK.L` and `LINK.C`.
-//!   Linux's `tc -s` reports only per-queue packet counts and the L queue's delay.
+//!   (Linux's `tc -s` statistics, `dualpi2_dump_stats`, give each queue's packet count
+//!   and current delay, not distributions.) Like every `child_queues` row, the L and C
+//!   rows count each packet dequeued after the warm-up, also one that arrived before it.
 
 use super::child_stats::{self, ChildStatsTable};
 use super::dualpi2_rfc::DualPi2Rfc;
