@@ -7,7 +7,6 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
-
 from aqmlab import load_runs
 from aqmlab.plots import LINESTYLES, MARKERS, OKABE_ITO, _legend_below, _style
 from aqmlab.report import Figure
@@ -97,16 +96,6 @@ def rate_balance(sweep_dir: Path, a: str, b: str, by: str = "label") -> pl.DataF
         rows.append({by: key, "seed": seed, "a_mbps": ra.mean() / 1e6, "b_mbps": rb.mean() / 1e6,
                      "ratio": ra.mean() / rb.mean(), "jain": jain(g["goodput_window_bps"].to_numpy())})
     return pl.DataFrame(rows).group_by(by, maintain_order=True).agg(pl.all().exclude("seed").mean(), pl.len().alias("n"))
-
-
-def sanctions(sweep_dir: Path) -> pl.DataFrame:
-    """Queue Protection sanctions per point from the LLD model's table, if the runs
-    have one."""
-    for table in ("qprot", "queue_protection", "lld_qprot"):
-        t = load_runs(sweep_dir, table)
-        if t.height:
-            return t
-    return pl.DataFrame()
 
 
 def delay_cdf_figure(sweep_dir: Path, by: str, title: str) -> object:
@@ -219,7 +208,7 @@ def capacity_step_figures(d: Path) -> list[Figure]:
                          markevery=20, markersize=3, linewidth=0.8, label=str(app[0]))
             ax2.set_ylabel("goodput (Mbit/s)")
             ax2.set_xlabel("time (s)")
-            _legend_below(ax2)
+            ax2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
             fig.tight_layout()
         figs.append(Figure(f"capacity-step-{len(figs)}", f"Capacity step {desc}", fig,
                            "First seed; 100 ms samples. The goodput is the difference of the delivered-bytes counters (restarted at the warm-up)."))
