@@ -237,3 +237,59 @@ fn cake_diffserv_mode_must_be_one_of_linuxs() {
         &["\"diffserv5\"", "diffserv3", "besteffort"],
     );
 }
+
+/// `ecn` takes a bool or a name, `receiver_ecn` a name; Prague needs AccECN, and its own
+/// parameters are checked in its `cc` table.
+#[test]
+fn tcp_ecn_settings_and_prague_parameters() {
+    let tcp = |extra: &str| {
+        BASE.replace(
+            "kind = \"udp-cbr\"\nhosts = \"a\"\nrate = \"1Mbit\"",
+            &format!("kind = \"tcp-bulk\"\nhosts = \"a\"\n{extra}"),
+        )
+    };
+    expect(
+        &tcp("ecn = \"acc\""),
+        "traffic[0].ecn",
+        &["\"acc\"", "expected true, false or one of off, classic, accecn"],
+    );
+    expect(
+        &tcp("ecn = 1"),
+        "traffic[0].ecn",
+        &["1", "expected true, false or one of off, classic, accecn"],
+    );
+    expect(
+        &tcp("receiver_ecn = true\necn = \"accecn\"\nreceiver_ecn_x = 1"),
+        "traffic[0].receiver_ecn_x",
+        &["unknown parameter"],
+    );
+    expect(
+        &tcp("receiver_ecn = \"l4s\""),
+        "traffic[0].receiver_ecn",
+        &["\"l4s\"", "off, classic, accecn"],
+    );
+    expect(
+        &tcp("cc = \"prague\"\necn = \"classic\""),
+        "traffic[0].ecn",
+        &["prague needs AccECN"],
+    );
+    expect(
+        &tcp("cc = { kind = \"prague\", rtt_scaling = \"scalable\" }"),
+        "traffic[0].cc.rtt_scaling",
+        &["\"scalable\"", "rate, none"],
+    );
+    expect(
+        &tcp("cc = { kind = \"prague\", ecn_fallback = 3 }"),
+        "traffic[0].cc.ecn_fallback",
+        &["3", "[0, 2]"],
+    );
+    for ok in [
+        "ecn = \"accecn\"\nreceiver_ecn = \"classic\"",
+        "ecn = true\nreceiver_ecn = \"off\"",
+        "cc = { kind = \"prague\", rtt_scaling = \"none\", rtt_target = \"15ms\" }",
+        "cc = \"dctcp\"\necn = \"accecn\"",
+    ] {
+        let s = ScenarioSpec::from_toml_str(&tcp(ok)).unwrap();
+        Simulation::new(&s, None, &RunOptions::default()).unwrap();
+    }
+}

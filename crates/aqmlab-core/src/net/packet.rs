@@ -66,6 +66,9 @@ pub struct TcpHeader {
     pub seq: u64,
     pub ack: u64,
     pub flags: u8,
+    /// The AE flag (RFC 9768 §3.1: the bit after the reserved ones, formerly NS), the
+    /// top bit of the AccECN ACE field with CWR and ECE.
+    pub ae: bool,
     /// Payload bytes.
     pub payload: u32,
     /// Advertised receive window in bytes.

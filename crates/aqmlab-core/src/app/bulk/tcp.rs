@@ -19,7 +19,7 @@
 use crate::app::{AppIo, Application, EntryBuild, FlowKind, TrafficKind};
 use crate::output::table::Val;
 use crate::scenario::error::{Result, ScenarioError};
-use crate::scenario::params::{KindDoc, ParamDoc, Params};
+use crate::scenario::params::{show_value, KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_S};
 use crate::transport::tcp::cc::cubic::CubicParams;
@@ -29,7 +29,7 @@ use crate::transport::tcp::ns2::{
 };
 use crate::transport::tcp::rtt::RtoStyle;
 use crate::transport::tcp::{
-    IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
+    EcnSupport, IdleRestart, TcpConfig, TcpProfile, IDLE_RESTART_NAMES, PROFILE_NAMES,
 };
 use serde_json::Value;
 
@@ -141,9 +141,15 @@ macro_rules! tcp_params {
             ),
             p(
                 "ecn",
-                "bool",
+                "bool or string",
                 "false",
-                "ECN (RFC 3168): ECT(0) data, ECE/CWR",
+                "ECN the sender offers: false or \"off\"; true or \"classic\" (RFC 3168: ECT(0) data, ECE/CWR); \"accecn\" (RFC 9768 ACE counter, RFC 3168 with a classic receiver). dctcp: at least classic; prague: accecn (only)",
+            ),
+            p(
+                "receiver_ecn",
+                "string",
+                "as ecn",
+                "what the receiver accepts: off, classic, accecn (the SYN/SYN-ACK negotiation of RFC 9768 §3.1.1)",
             ),
             p(
                 "l4s",
@@ -596,6 +602,19 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         return Err(p.error("mss", format!("{mss}B: expected 64B to 65495B")));
     }
     let l4s = p.bool_or("l4s", d.l4s)? || caps.ecn == EcnMode::L4s;
+    let offer = read_ecn(p, "ecn")?;
+    if caps.needs_accecn && offer.is_some_and(|o| o != EcnSupport::AccEcn) {
+        return Err(p.error(
+            "ecn",
+            "congestion control prague needs AccECN (Linux TCP_CONG_NEEDS_ACCECN): leave ecn unset or set \"accecn\"",
+        ));
+    }
+    let accecn = offer == Some(EcnSupport::AccEcn) || caps.needs_accecn;
+    let ecn = offer.is_some_and(|o| o != EcnSupport::Off)
+        || caps.ecn != EcnMode::Classic
+        || l4s
+        || accecn;
+    let receiver_ecn = read_ecn(p, "receiver_ecn")?;
     let linux_pacing = p.bool_or("linux_pacing", d.linux_pacing)?;
     // TSO bursts are paced by Linux's rules: off with them unless asked for, an error then.
     let linux_tso = p.bool_or("linux_tso", d.linux_tso && linux_pacing)?;
@@ -610,7 +629,9 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
         mss: mss as u32,
         iw: p.u64_or("iw", d.iw as u64, 1, 1000)? as u32,
         sack: p.bool_or("sack", d.sack)?,
-        ecn: p.bool_or("ecn", d.ecn)? || caps.ecn != EcnMode::Classic || l4s,
+        ecn,
+        accecn,
+        receiver_ecn,
         l4s,
         min_rto: p.positive_duration_or("min_rto", d.min_rto)?,
         initial_rto: p.positive_duration_or("initial_rto", d.initial_rto)?,
@@ -676,12 +697,37 @@ pub fn config(p: &mut Params) -> Result<TcpConfig> {
     Ok(cfg)
 }
 
+/// An ECN setting, `name = true | false | "off" | "classic" | "accecn"`; None if unset.
+fn read_ecn(p: &mut Params, name: &'static str) -> Result<Option<EcnSupport>> {
+    let v = match p.raw(name) {
+        None => return Ok(None),
+        Some(v) => v,
+    };
+    let s = match v {
+        Value::Bool(true) => return Ok(Some(EcnSupport::Classic)),
+        Value::Bool(false) => return Ok(Some(EcnSupport::Off)),
+        Value::String(s) => EcnSupport::from_name(s),
+        _ => None,
+    };
+    s.map(Some).ok_or_else(|| {
+        p.error(
+            name,
+            format!(
+                "{}: expected true, false or one of {}",
+                show_value(v),
+                EcnSupport::NAMES.join(", ")
+            ),
+        )
+    })
+}
+
 /// Parameters that only the ns2 profile reads.
 const NS2_ONLY: &[&str] = &["agent", "sink", "window", "tcp_tick", "maxburst"];
 
 /// Parameters of the linux/ns3/rfc sender that ns-2's agents do not have.
 const NOT_NS2: &[&str] = &[
     "ecn",
+    "receiver_ecn",
     "l4s",
     "rto_style",
     "rto_rearm",

@@ -54,6 +54,7 @@
 //!   behaviours at once; every setting stays individually overridable (docs/tcp.md).
 //!   "ns2" replaces both endpoints with ns-2.35's one-way agents (`ns2/`).
 
+pub mod accecn;
 pub mod cc;
 pub mod ns2;
 pub mod rack;
@@ -66,6 +67,7 @@ mod tests;
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+pub use accecn::EcnSupport;
 use cc::CcSpec;
 use rtt::RtoStyle;
 
@@ -118,6 +120,10 @@ pub struct TcpConfig {
     pub iw: u32,
     pub sack: bool,
     pub ecn: bool,
+    /// The sender offers AccECN (RFC 9768; `accecn.rs`) rather than RFC 3168 (with `ecn`).
+    pub accecn: bool,
+    /// What the receiver accepts in the ECN negotiation; None: what the sender offers.
+    pub receiver_ecn: Option<EcnSupport>,
     /// Send data as ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
     pub l4s: bool,
     pub min_rto: Nanos,
@@ -271,6 +277,8 @@ impl TcpProfile {
             iw: 10,
             sack: true,
             ecn: false,
+            accecn: false,
+            receiver_ecn: None,
             l4s: false,
             min_rto: 200 * NS_PER_MS,
             initial_rto: NS_PER_S,
@@ -399,6 +407,20 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// What the sender offers in its SYN.
+    pub fn sender_ecn(&self) -> EcnSupport {
+        match (self.ecn, self.accecn) {
+            (false, _) => EcnSupport::Off,
+            (true, false) => EcnSupport::Classic,
+            (true, true) => EcnSupport::AccEcn,
+        }
+    }
+
+    /// What the receiver accepts.
+    pub fn receiver_support(&self) -> EcnSupport {
+        self.receiver_ecn.unwrap_or(self.sender_ecn())
+    }
+
     /// Header bytes of a segment with the given flags and SACK block count.
     #[inline]
     pub fn hdr_bytes(&self, flags: u8, sack_len: u8) -> u16 {

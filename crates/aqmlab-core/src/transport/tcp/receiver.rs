@@ -11,9 +11,12 @@
 //! - Advertised window: `min(rwnd, limit)`; in-order data is consumed by the
 //!   application at once, and out-of-order data is held inside the advertised window. `set_window_limit` sets `limit` from outside
 //!   (a PEP's buffer flow control) and sends a window update when the window grows.
-//! - ECN: classic RFC 3168 latches ECE from a CE arrival until a CWR arrives; with
-//!   `accurate` (DCTCP, RFC 8257 §3.2) ECE mirrors the CE bit of the data and a change of
-//!   CE state first ACKs what is pending under the old state.
+//! - ECN: the SYN's offer and the receiver's `receiver_support` decide the feedback
+//!   (`accecn.rs`). Classic RFC 3168 latches ECE from a CE arrival until a CWR arrives;
+//!   with `accurate` (DCTCP, RFC 8257 §3.2) ECE mirrors the CE bit of the data and a
+//!   change of CE state first ACKs what is pending under the old state. With AccECN
+//!   (RFC 9768 §3.2.2) every ACK carries the CE packet counter `r.cep` mod 8 in
+//!   AE/CWR/ECE, and 6 pending CE marks force an immediate ACK.
 //! - Quick-ACK mode (`quickack`, linux profile), as Linux 6.17 `net/ipv4/tcp_input.c`
 //!   runs it for a receiver that sends no data (so never in `pingpong` mode): a
 //!   counter `quick` of ACKs to send at once. While it is positive every data segment
@@ -34,6 +37,7 @@
 //!   window is fixed), SACK compression of out-of-order ACKs (`tcp_sack_compress_*`),
 //!   and the adaptive delayed-ACK timeout (`icsk_ack.ato`).
 
+use super::accecn::{self, Feedback};
 use super::sender::ts;
 use super::{Segment, TcpConfig};
 use crate::measure::flow_stats::FlowStats;
@@ -91,6 +95,12 @@ pub struct TcpReceiver {
     rto: Nanos,
     /// An ECT or CE segment was seen (Linux `TCP_ECN_SEEN`).
     ecn_seen: bool,
+    /// The negotiated feedback (set by the SYN).
+    pub feedback: Feedback,
+    /// AccECN: CE-marked packets received (`r.cep`, from `accecn::CEP_INIT`), and how
+    /// many since the last ACK.
+    pub r_cep: u32,
+    ce_pending: u32,
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -123,6 +133,9 @@ impl TcpReceiver {
             synack_at: None,
             rto: cfg.initial_rto,
             ecn_seen: false,
+            feedback: Feedback::None,
+            r_cep: accecn::CEP_INIT,
+            ce_pending: 0,
         }
     }
 
@@ -197,7 +210,12 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         let mut s = Segment::default();
         s.tcp.flags = F::ACK;
-        if self.ece {
+        if self.feedback == Feedback::AccEcn {
+            let (f, ae) = accecn::ace_flags(self.r_cep);
+            s.tcp.flags |= f;
+            s.tcp.ae = ae;
+            self.ce_pending = 0;
+        } else if self.ece {
             s.tcp.flags |= F::ECE;
         }
         s.tcp.ack = self.rcv_nxt;
@@ -259,7 +277,10 @@ impl TcpReceiver {
             // (Re)send the SYN-ACK.
             self.state = ReceiverState::Established;
             let mut s = Segment::default();
-            s.tcp.flags = F::SYN | F::ACK | if self.cfg.ecn { F::ECE } else { 0 };
+            let (fb, flags, ae) = accecn::answer_syn(h.flags, h.ae, self.cfg.receiver_support());
+            self.feedback = fb;
+            s.tcp.flags = F::SYN | F::ACK | flags;
+            s.tcp.ae = ae;
             s.tcp.window = self.window().min(u32::MAX as u64) as u32;
             s.tcp.ts_val = ts(now);
             s.tcp.ts_ecr = h.ts_val;
@@ -290,7 +311,7 @@ impl TcpReceiver {
                     }
                     self.last_data_at = Some(now);
                 }
-                if self.cfg.ecn && !self.accurate {
+                if self.feedback == Feedback::Classic && !self.accurate {
                     ack_now = h.flags & F::CWR != 0;
                     self.ecn_check(seg.ecn, ack_now);
                 }
@@ -299,7 +320,12 @@ impl TcpReceiver {
         }
         // ECN echo.
         let ce = seg.ecn == Ecn::Ce;
-        if self.accurate {
+        if self.feedback == Feedback::AccEcn {
+            if ce {
+                self.r_cep = self.r_cep.wrapping_add(1);
+                self.ce_pending += 1;
+            }
+        } else if self.accurate {
             if ce != self.ece {
                 if self.unacked_segs > 0 {
                     // Not an ACK of this segment: quick-ACK credit stays (Linux
@@ -370,7 +396,11 @@ impl TcpReceiver {
             self.insert_ooo(start, end);
             immediate = true;
         }
-        if ack_now || self.fin_at.is_some_and(|f| self.rcv_nxt >= f) || self.cfg.delack == 0 {
+        if ack_now
+            || self.fin_at.is_some_and(|f| self.rcv_nxt >= f)
+            || self.cfg.delack == 0
+            || self.ce_pending >= accecn::ACE_MAX_DELTA
+        {
             immediate = true;
         }
         if immediate {

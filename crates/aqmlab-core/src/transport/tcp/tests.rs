@@ -1,6 +1,7 @@
 //! Packet-level tests of the connection: segments fed at given times, exact replies
 //! asserted (the smoltcp `send!`/`recv!` style).
 
+use super::accecn::{answer_syn, syn_flags};
 use super::cc::CcSpec;
 use super::receiver::TcpReceiver;
 use super::sender::{ts, TcpSender};
@@ -69,7 +70,10 @@ fn established(c: TcpConfig) -> (TcpSender, FlowStats, Vec<Segment>) {
     assert_eq!(out.len(), 1);
     assert!(out[0].has(F::SYN));
     let mut synack = ack(0, out[0].tcp.ts_val);
-    synack.tcp.flags = F::SYN | F::ACK;
+    // The receiver's answer to the SYN's ECN offer (`accecn::answer_syn`).
+    let (_, flags, ae) = answer_syn(out[0].tcp.flags, out[0].tcp.ae, c.receiver_support());
+    synack.tcp.flags = F::SYN | F::ACK | flags;
+    synack.tcp.ae = ae;
     out.clear();
     s.on_segment(100 * MS, &synack, &mut out, &mut st);
     (s, st, out)
@@ -424,7 +428,9 @@ fn quick_receiver(c: TcpConfig) -> (TcpReceiver, FlowStats, Vec<Segment>) {
     let mut r = TcpReceiver::new(c, false);
     let (mut st, mut out) = (FlowStats::default(), Vec::new());
     let mut syn = Segment::default();
-    syn.tcp.flags = F::SYN;
+    let (flags, ae) = syn_flags(c.sender_ecn());
+    syn.tcp.flags = F::SYN | flags;
+    syn.tcp.ae = ae;
     r.on_segment(0, &syn, &mut out, &mut st);
     let mut third = Segment::default();
     third.tcp.flags = F::ACK;

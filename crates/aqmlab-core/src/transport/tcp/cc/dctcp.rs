@@ -8,7 +8,9 @@
 //!   `cwnd = ssthresh = cwnd·(1 − α/2)`, at least 2 segments (RFC 8257 §3.3).
 //! - On loss: halve like Reno (RFC 8257 §3.4; Linux `dctcp_react_to_loss`).
 //! - The receiver echoes each packet's CE state exactly, sending an immediate ACK when
-//!   the CE state changes (RFC 8257 §3.2; see `receiver.rs`).
+//!   the CE state changes (RFC 8257 §3.2; see `receiver.rs`); with `ecn = "accecn"`
+//!   negotiated, the AccECN ACE counter reports the marks instead (RFC 9768; Linux
+//!   DCTCP then reads `delivered_ce`), `ce` MSS of the ACK's bytes counting as marked.
 //! - Window growth is Reno's.
 
 use super::{alpha_ssthresh, reno_growth, AckSample, Window};
@@ -94,9 +96,7 @@ impl Controller for Dctcp {
     #[inline]
     fn observe(&mut self, a: &AckSample) {
         self.acked_bytes += a.acked;
-        if a.ece {
-            self.marked_bytes += a.acked;
-        }
+        self.marked_bytes += a.ce_bytes;
         if a.snd_una >= self.window_end {
             if self.acked_bytes > 0 {
                 let f = self.marked_bytes as f64 / self.acked_bytes as f64;
@@ -138,6 +138,7 @@ mod tests {
                 d.observe(&AckSample {
                     acked: 1000,
                     ece: i < marked,
+                    ce_bytes: if i < marked { 1000 } else { 0 },
                     snd_una: *una,
                     snd_nxt: end + 10_000,
                     ..Default::default()

@@ -92,8 +92,14 @@ pub struct AckSample {
     pub min_rtt: Nanos,
     /// One-way delay estimate `TSval(ack) − TSecr(ack)` (LEDBAT; as ns-3 `TcpLedbat`).
     pub owd: Option<Nanos>,
-    /// The ACK carried ECE.
+    /// The ACK carried ECE (RFC 3168), or its AccECN ACE field reported new CE marks.
     pub ece: bool,
+    /// AccECN: CE-marked packets reported since the previous ACK of new data (Linux
+    /// `delivered_ce` growth); 0 with RFC 3168 feedback.
+    pub ce: u64,
+    /// Of `acked`, the bytes counted as CE-marked: all of them on an RFC 3168 ECE, `ce`
+    /// MSS (at most `acked`) with AccECN.
+    pub ce_bytes: u64,
     /// Sequence state after the ACK (for per-window bookkeeping).
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -153,6 +159,8 @@ pub struct Established {
     pub now: Nanos,
     /// The handshake's RTT sample, if any.
     pub srtt: Option<Nanos>,
+    /// The negotiated ECN feedback.
+    pub feedback: super::accecn::Feedback,
 }
 
 /// How a controller uses ECN.
@@ -196,6 +204,9 @@ pub struct Caps {
     /// Without SACK, plain Reno fast recovery (RFC 5681 §3.2: the first new ACK ends it)
     /// instead of NewReno's (RFC 6582).
     pub reno_recovery: bool,
+    /// Offers AccECN and refuses RFC 3168 feedback (Linux `TCP_CONG_NEEDS_ACCECN |
+    /// TCP_CONG_NO_FALLBACK_RFC3168`, Prague): a classic answer means no ECN.
+    pub needs_accecn: bool,
 }
 
 impl Caps {
@@ -207,6 +218,7 @@ impl Caps {
         rate_samples: false,
         controls_cwnd: false,
         reno_recovery: false,
+        needs_accecn: false,
     };
 
     /// True if the receiver must echo CE per packet rather than latch ECE until CWR.

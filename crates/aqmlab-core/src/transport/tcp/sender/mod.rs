@@ -61,6 +61,7 @@
 //!   holds the old state until above `high_seq` only for non-SACK Reno,
 //!   `tcp_try_undo_recovery`); without SACK, RFC 6582's `snd_una > recover` applies.
 
+use super::accecn::{self, Feedback};
 use super::cc::{AnyCc, Caps, Established, Pacing, TxStart, Window};
 use super::rack::Rack;
 use super::rate::{RateSampler, TxRate};
@@ -145,6 +146,12 @@ pub struct TcpSender {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint.
     pub recover: Option<u64>,
     partial_acks: u32,
+    /// The negotiated ECN feedback (from the SYN-ACK).
+    pub feedback: Feedback,
+    /// AccECN: CE-marked packets the ACE field has reported (`s.cep`, from
+    /// `accecn::CEP_INIT`), and those not yet handed to the controller.
+    pub s_cep: u32,
+    ce_pending: u64,
     /// No ECN reduction until snd_una passes this (once per window of data).
     ecn_recover: u64,
     cwr_pending: bool,
@@ -270,6 +277,9 @@ impl TcpSender {
             in_recovery: false,
             recover: None,
             partial_acks: 0,
+            feedback: Feedback::None,
+            s_cep: accecn::CEP_INIT,
+            ce_pending: 0,
             ecn_recover: 0,
             cwr_pending: false,
             rto_at: None,
@@ -405,11 +415,36 @@ impl TcpSender {
         (self.snd_nxt - self.snd_una) - self.sacked_bytes - self.lost_bytes + self.retrans_bytes
     }
 
+    /// The ECN feedback negotiated on the SYN-ACK. A controller that needs AccECN and
+    /// refuses RFC 3168 (Prague: Linux `TCP_CONG_NO_FALLBACK_RFC3168`) turns a classic
+    /// answer into no ECN, and then no longer paces by default (`prague_release`).
+    fn negotiated(&mut self, fb: Feedback) {
+        self.feedback = match fb {
+            Feedback::Classic if self.caps.needs_accecn => Feedback::None,
+            fb => fb,
+        };
+        if self.caps.needs_accecn && self.feedback != Feedback::AccEcn {
+            self.paces = false;
+        }
+    }
+
+    /// AccECN: the CE packets this ACK's ACE field newly reports (`accecn::ace_delta`),
+    /// `delivered` the bytes it newly acknowledges or SACKs.
+    pub(super) fn read_ace(&mut self, seg: &Segment, delivered: u64) {
+        let pkts = delivered.div_ceil(self.w.mss) as u32;
+        let ace = accecn::read_ace(seg.tcp.flags, seg.tcp.ae);
+        let d = accecn::ace_delta(ace, self.s_cep, pkts);
+        self.s_cep = self.s_cep.wrapping_add(d);
+        self.ce_pending += d as u64;
+    }
+
     // ---- output ----------------------------------------------------------------------
 
     fn send_syn(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         let mut s = Segment::default();
-        s.tcp.flags = F::SYN | if self.cfg.ecn { F::ECE | F::CWR } else { 0 };
+        let (flags, ae) = accecn::syn_flags(self.cfg.sender_ecn());
+        s.tcp.flags = F::SYN | flags;
+        s.tcp.ae = ae;
         s.tcp.ts_val = ts(now);
         s.tcp.window = self.cfg.rwnd.min(u32::MAX as u64) as u32;
         s.tcp.hdr_bytes = self.cfg.hdr_bytes(s.tcp.flags, 0);
@@ -428,9 +463,9 @@ impl TcpSender {
         if self.app_fin && end == self.app_written {
             s.tcp.flags |= F::FIN | F::PSH;
         }
-        if self.cfg.ecn && !retrans {
+        if self.feedback != Feedback::None && !retrans {
             s.ecn = if self.cfg.l4s { Ecn::Ect1 } else { Ecn::Ect0 };
-            if self.cwr_pending {
+            if self.cwr_pending && self.feedback == Feedback::Classic {
                 s.tcp.flags |= F::CWR;
                 self.cwr_pending = false;
             }
@@ -583,8 +618,14 @@ impl TcpSender {
                     }
                     self.peer_wnd = h.window as u64;
                     self.rto_at = None;
+                    self.negotiated(accecn::read_synack(self.cfg.sender_ecn(), h.flags, h.ae));
                     let srtt = self.rtt.has_sample.then_some(self.rtt.srtt);
-                    self.cc.on_established(&self.w, &Established { now, srtt });
+                    let e = Established {
+                        now,
+                        srtt,
+                        feedback: self.feedback,
+                    };
+                    self.cc.on_established(&self.w, &e);
                     self.set_pacing_rate();
                     let before = out.len();
                     self.transmit(now, out, st);
@@ -618,9 +659,12 @@ impl TcpSender {
         let was_in_recovery = self.in_recovery;
         self.retrans_acked = false;
         let sack_changed = self.cfg.sack && h.sack_len > 0 && self.apply_sack(now, seg);
+        let newly_sacked = self.sacked_bytes - sacked_before;
         let head_lost = sack_changed && self.mark_lost_by_sack();
         if h.ack > self.snd_una {
-            self.on_new_ack(now, seg, out, st);
+            self.on_new_ack(now, seg, newly_sacked, out, st);
+        } else if self.feedback == Feedback::AccEcn {
+            self.read_ace(seg, newly_sacked);
         } else if h.ack == self.snd_una
             && self.snd_nxt > self.snd_una
             && (sack_changed || (!self.cfg.sack && self.peer_wnd == old_wnd))

@@ -128,7 +128,7 @@ impl TcpSender {
     pub(super) fn set_pacing_rate(&mut self) {
         if self.caps.pacing == Pacing::Own {
             self.pacing_rate = self.cc.pacing_rate();
-        } else if self.cfg.pacing {
+        } else if self.paces {
             self.update_pacing_rate();
         }
     }

@@ -7,6 +7,7 @@ use super::{ts, Recovery, TcpSender};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::tcp_flags as F;
 use crate::sim::time::Nanos;
+use crate::transport::tcp::accecn::Feedback;
 use crate::transport::tcp::cc::{AckSample, Cause, CongestionEvent};
 use crate::transport::tcp::Segment;
 
@@ -15,6 +16,7 @@ impl TcpSender {
         &mut self,
         now: Nanos,
         seg: &Segment,
+        newly_sacked: u64,
         out: &mut Vec<Segment>,
         st: &mut FlowStats,
     ) {
@@ -80,7 +82,20 @@ impl TcpSender {
         } else if restart {
             self.rto_at = Some(now + self.rtt.rto());
         }
-        let ece = self.cfg.ecn && h.flags & F::ECE != 0;
+        // CE feedback: RFC 3168's ECE flag, or the packets AccECN's ACE field reported
+        // since the last new ACK (Linux `FLAG_ECE` when the delta is positive).
+        let (ece, ce, ce_bytes) = match self.feedback {
+            Feedback::None => (false, 0, 0),
+            Feedback::Classic => {
+                let ece = h.flags & F::ECE != 0;
+                (ece, 0, if ece { acked } else { 0 })
+            }
+            Feedback::AccEcn => {
+                self.read_ace(seg, delivered + newly_sacked);
+                let ce = std::mem::take(&mut self.ce_pending);
+                (ce > 0, ce, (ce * self.w.mss).min(acked))
+            }
+        };
         let sample = AckSample {
             now,
             acked,
@@ -91,6 +106,8 @@ impl TcpSender {
             min_rtt: self.rtt.min_rtt,
             owd: (h.ts_val >= h.ts_ecr && h.ts_ecr > 0).then(|| h.ts_val - h.ts_ecr),
             ece,
+            ce,
+            ce_bytes,
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
         };
