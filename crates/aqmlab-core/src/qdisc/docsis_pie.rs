@@ -44,6 +44,7 @@ use crate::net::packet::PacketId;
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
 use crate::scenario::units::Limit;
+use crate::sim::rng::Rng;
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 
 pub const MEAN_PKTSIZE: f64 = 1024.0;
@@ -103,18 +104,18 @@ impl BurstState {
     }
 }
 
+/// The DOCSIS-PIE algorithm without its queue: the drop probability, burst protection and
+/// early-drop decision, driven by a queue delay its owner estimates (the single service
+/// flow's token-bucket estimate in [`DocsisPie`]; `qdelayCoupledC` in the Classic queue of
+/// a Low Latency DOCSIS modem, `net::access::lld::dual_queue_aqm`, where docsis-ns3 runs
+/// the same `CalculateDropProb` and `DropEarly`).
 #[derive(Debug)]
-pub struct DocsisPie {
-    pub limit: Limit,
+pub struct PieCore {
     pub target: Nanos,
     pub tupdate: Nanos,
     pub alpha: f64,
     pub beta: f64,
     pub max_burst: Nanos,
-    /// Service-flow rates (bit/s) and bucket depth (bytes).
-    pub msr_bps: u64,
-    pub peak_bps: u64,
-    pub max_traffic_burst: u64,
 
     drop_prob: f64,
     qdelay_old: Nanos,
@@ -122,6 +123,17 @@ pub struct DocsisPie {
     burst_state: BurstState,
     burst_reset: u32,
     accu_prob: f64,
+}
+
+#[derive(Debug)]
+pub struct DocsisPie {
+    pub limit: Limit,
+    /// Service-flow rates (bit/s) and bucket depth (bytes).
+    pub msr_bps: u64,
+    pub peak_bps: u64,
+    pub max_traffic_burst: u64,
+    pub core: PieCore,
+
     next_update: Nanos,
     tokens: f64,
     tokens_at: Nanos,
@@ -155,20 +167,10 @@ impl DocsisPie {
     pub fn new(msr_bps: u64) -> Self {
         DocsisPie {
             limit: Limit::Bytes(msr_bps / 8 / 10),
-            target: 10 * NS_PER_MS,
-            tupdate: 16 * NS_PER_MS,
-            alpha: 0.25,
-            beta: 2.5,
-            max_burst: 142 * NS_PER_MS,
             msr_bps,
             peak_bps: msr_bps,
             max_traffic_burst: 3044,
-            drop_prob: 0.0,
-            qdelay_old: 0,
-            burst_allowance: 0,
-            burst_state: BurstState::NoBurst,
-            burst_reset: 0,
-            accu_prob: 0.0,
+            core: PieCore::new(),
             next_update: 16 * NS_PER_MS,
             tokens: 3044.0,
             tokens_at: 0,
@@ -207,12 +209,12 @@ impl DocsisPie {
                 format!("\"{}\": expected a limit greater than zero", q.limit),
             ));
         }
-        q.target = p.positive_duration_or("target", q.target)?;
-        q.tupdate = p.timer_period_or("tupdate", q.tupdate)?;
-        q.next_update = q.tupdate;
-        q.alpha = p.f64_or("alpha", q.alpha, 0.0, 100.0)?;
-        q.beta = p.f64_or("beta", q.beta, 0.0, 100.0)?;
-        q.max_burst = p.duration_or("max_burst", q.max_burst)?;
+        q.core.target = p.positive_duration_or("target", q.core.target)?;
+        q.core.tupdate = p.timer_period_or("tupdate", q.core.tupdate)?;
+        q.next_update = q.core.tupdate;
+        q.core.alpha = p.f64_or("alpha", q.core.alpha, 0.0, 100.0)?;
+        q.core.beta = p.f64_or("beta", q.core.beta, 0.0, 100.0)?;
+        q.core.max_burst = p.duration_or("max_burst", q.core.max_burst)?;
         Ok(q)
     }
 
@@ -249,9 +251,53 @@ impl DocsisPie {
             Limit::Packets(n) | Limit::Bytes(n) => n,
         }
     }
+}
 
-    /// CableLabs `DropEarly`.
-    fn drop_early(&mut self, size: u32, ctx: &mut QdiscCtx) -> bool {
+impl Default for PieCore {
+    fn default() -> Self {
+        PieCore::new()
+    }
+}
+
+impl PieCore {
+    /// RFC 8034's constants, nothing dropped yet.
+    pub fn new() -> Self {
+        PieCore {
+            target: 10 * NS_PER_MS,
+            tupdate: 16 * NS_PER_MS,
+            alpha: 0.25,
+            beta: 2.5,
+            max_burst: 142 * NS_PER_MS,
+            drop_prob: 0.0,
+            qdelay_old: 0,
+            burst_allowance: 0,
+            burst_state: BurstState::NoBurst,
+            burst_reset: 0,
+            accu_prob: 0.0,
+        }
+    }
+
+    /// Drop probability per MEAN_PKTSIZE (1024 B) packet; may exceed 1 (up to 13.6).
+    pub fn drop_prob(&self) -> f64 {
+        self.drop_prob
+    }
+
+    /// Set the drop probability (tests of the owners' couplings).
+    #[cfg(test)]
+    pub(crate) fn set_drop_prob(&mut self, p: f64) {
+        self.drop_prob = p;
+    }
+
+    /// CableLabs `DropEarly` for an arriving packet of `size` bytes, with the queue at
+    /// `queue_size` of its `buffer` (both in the limit's unit) and `queue_bytes` bytes.
+    pub fn drop_early(
+        &mut self,
+        size: u32,
+        queue_size: u64,
+        buffer: u64,
+        queue_bytes: u64,
+        rng: &mut Rng,
+    ) -> bool {
         if self.burst_allowance > 0 {
             return false;
         }
@@ -259,16 +305,16 @@ impl DocsisPie {
             self.accu_prob = 0.0;
         }
         if self.burst_state == BurstState::NoBurst {
-            if self.queue_size() < self.buffer() / 3 {
+            if queue_size < buffer / 3 {
                 return false;
             }
             self.burst_state = BurstState::InBurst;
         }
         let p = (self.drop_prob * size as f64 / MEAN_PKTSIZE).min(PROB_LOW);
         self.accu_prob += p;
-        let u = ctx.rng.uniform();
+        let u = rng.uniform();
         if (self.qdelay_old < self.target / 2 && self.drop_prob < 0.2)
-            || self.queue.bytes() <= 2 * MEAN_PKTSIZE as u64
+            || queue_bytes <= 2 * MEAN_PKTSIZE as u64
         {
             return false;
         }
@@ -291,10 +337,9 @@ impl DocsisPie {
         true
     }
 
-    /// CableLabs `CalculateDropProb` (RFC 8034 §4.2 and Appendix A).
-    fn update(&mut self, now: Nanos) {
-        self.refill(now);
-        let qdelay = self.expected_delay(self.queue.bytes());
+    /// CableLabs `CalculateDropProb` (RFC 8034 §4.2 and Appendix A) for the delay
+    /// estimate `qdelay`, every `tupdate`.
+    pub fn update(&mut self, qdelay: Nanos) {
         let old = self.qdelay_old;
         if self.burst_allowance > 0 {
             self.drop_prob = 0.0;
@@ -334,7 +379,11 @@ impl Discipline for DocsisPie {
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
             return false;
         }
-        if self.drop_early(size, ctx) {
+        let (queue_size, buffer) = (self.queue_size(), self.buffer());
+        if self
+            .core
+            .drop_early(size, queue_size, buffer, self.queue.bytes(), ctx.rng)
+        {
             ctx.drop(p, DropReason::Early, Stage::Enqueue);
             return false;
         }
@@ -359,7 +408,7 @@ impl Discipline for DocsisPie {
 
     /// Drop probability per MEAN_PKTSIZE (1024 B) packet; may exceed 1 (up to 13.6).
     fn drop_prob(&self) -> Option<f64> {
-        Some(self.drop_prob)
+        Some(self.core.drop_prob)
     }
 
     fn next_timer(&self) -> Option<Nanos> {
@@ -367,8 +416,9 @@ impl Discipline for DocsisPie {
     }
 
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
-        if periodic::fire(&mut self.next_update, ctx.now, self.tupdate) {
-            self.update(ctx.now);
+        if periodic::fire(&mut self.next_update, ctx.now, self.core.tupdate) {
+            self.refill(ctx.now);
+            self.core.update(self.expected_delay(self.queue.bytes()));
         }
     }
 }
@@ -426,10 +476,10 @@ mod tests {
     fn rfc_8034_constants_are_the_defaults() {
         let q = build(json!({})).unwrap();
         assert_eq!(
-            (q.target, q.tupdate, q.max_burst),
+            (q.core.target, q.core.tupdate, q.core.max_burst),
             (10 * MS, 16 * MS, 142 * MS)
         );
-        assert_eq!((q.alpha, q.beta), (0.25, 2.5));
+        assert_eq!((q.core.alpha, q.core.beta), (0.25, 2.5));
         assert_eq!(
             (q.msr_bps, q.peak_bps, q.max_traffic_burst),
             (10_000_000, 10_000_000, 3044)
@@ -438,8 +488,8 @@ mod tests {
         assert_eq!(q.limit, Limit::Bytes(125_000));
         // 0.85·1024/64 = 13.6.
         assert!((MAX_PROB - 13.6).abs() < 1e-12);
-        assert_eq!(q.burst_state, BurstState::NoBurst);
-        assert_eq!(q.burst_allowance, 0);
+        assert_eq!(q.core.burst_state, BurstState::NoBurst);
+        assert_eq!(q.core.burst_allowance, 0);
     }
 
     #[test]
@@ -447,21 +497,33 @@ mod tests {
         let mut h = Harness::new();
         let mut q = flow_8mbit();
         // prob 0.5, qdelay 20, old 20: p = 0.25·0.010 = 0.0025, ×2 = 0.005 -> 0.505.
-        q.drop_prob = 0.5;
-        q.qdelay_old = 20 * MS;
+        q.core.drop_prob = 0.5;
+        q.core.qdelay_old = 20 * MS;
         update_with(&mut q, &mut h, 1000 * MS, 20 * MS);
-        assert!((q.drop_prob - 0.505).abs() < 1e-12, "{}", q.drop_prob);
+        assert!(
+            (q.core.drop_prob - 0.505).abs() < 1e-12,
+            "{}",
+            q.core.drop_prob
+        );
         // prob 5, qdelay 20, old 30: p = 0.25·0.010 + 2.5·(−0.010) = −0.0225, ×8 = −0.18
         // (the cap only limits increases) -> 4.82.
-        q.drop_prob = 5.0;
-        q.qdelay_old = 30 * MS;
+        q.core.drop_prob = 5.0;
+        q.core.qdelay_old = 30 * MS;
         update_with(&mut q, &mut h, 1016 * MS, 20 * MS);
-        assert!((q.drop_prob - 4.82).abs() < 1e-12, "{}", q.drop_prob);
+        assert!(
+            (q.core.drop_prob - 4.82).abs() < 1e-12,
+            "{}",
+            q.core.drop_prob
+        );
         // prob 11: ×32 -> 11 − 0.72 = 10.28.
-        q.drop_prob = 11.0;
-        q.qdelay_old = 30 * MS;
+        q.core.drop_prob = 11.0;
+        q.core.qdelay_old = 30 * MS;
         update_with(&mut q, &mut h, 1032 * MS, 20 * MS);
-        assert!((q.drop_prob - 10.28).abs() < 1e-12, "{}", q.drop_prob);
+        assert!(
+            (q.core.drop_prob - 10.28).abs() < 1e-12,
+            "{}",
+            q.core.drop_prob
+        );
     }
 
     #[test]
@@ -470,21 +532,21 @@ mod tests {
         let mut q = flow_8mbit();
         // qdelay 250 > 200 ms, old 250: p = 0.25·0.240 = 0.06, ×2 = 0.12, capped 0.02;
         // 0.5 + 0.02 + 0.02 = 0.54.
-        q.drop_prob = 0.5;
-        q.qdelay_old = 250 * MS;
+        q.core.drop_prob = 0.5;
+        q.core.qdelay_old = 250 * MS;
         update_with(&mut q, &mut h, 1000 * MS, 250 * MS);
-        assert!((q.drop_prob - 0.54).abs() < 1e-12);
+        assert!((q.core.drop_prob - 0.54).abs() < 1e-12);
         // Both delays 4 ms < 5 ms: p = 0.25·(−0.006) = −0.0015, ×2 = −0.003;
         // (0.5 − 0.003)·0.98 = 0.48706.
-        q.drop_prob = 0.5;
-        q.qdelay_old = 4 * MS;
+        q.core.drop_prob = 0.5;
+        q.core.qdelay_old = 4 * MS;
         update_with(&mut q, &mut h, 1016 * MS, 4 * MS);
-        assert!((q.drop_prob - 0.48706).abs() < 1e-12);
+        assert!((q.core.drop_prob - 0.48706).abs() < 1e-12);
         // 13.59 + 0.02 (cap) + 0.02 (> 200 ms) = 13.63 -> clamped to 13.6.
-        q.drop_prob = 13.59;
-        q.qdelay_old = 300 * MS;
+        q.core.drop_prob = 13.59;
+        q.core.qdelay_old = 300 * MS;
         update_with(&mut q, &mut h, 1032 * MS, 300 * MS);
-        assert!((q.drop_prob - 13.6).abs() < 1e-12);
+        assert!((q.core.drop_prob - 13.6).abs() < 1e-12);
     }
 
     #[test]
@@ -516,22 +578,22 @@ mod tests {
     fn burst_state_machine_starts_the_allowance_at_the_first_drop() {
         let mut h = Harness::new();
         let mut q = flow_8mbit(); // buffer 100 ms at 8 Mbit/s = 100000 B, a third: 33333 B
-        q.drop_prob = 13.6; // p per 1000 B packet = min(13.6·1000/1024, 0.85) = 0.85
-        q.qdelay_old = 100 * MS;
+        q.core.drop_prob = 13.6; // p per 1000 B packet = min(13.6·1000/1024, 0.85) = 0.85
+        q.core.qdelay_old = 100 * MS;
         // NO_BURST: no drop while the queue is below 33333 B (33 packets of 1000 B).
         for t in 0..34 {
             assert!(arrive(&mut q, &mut h, t, 1000));
         }
-        assert_eq!(q.burst_state, BurstState::NoBurst);
+        assert_eq!(q.core.burst_state, BurstState::NoBurst);
         // 34000 B ≥ 33333: IN_BURST; accu 0.85 ≥ PROB_LOW, draw u ≤ 0.85 likely drops.
         let mut t = 34;
         while h.dropped().is_empty() {
             arrive(&mut q, &mut h, t, 1000);
-            assert_ne!(q.burst_state, BurstState::NoBurst);
+            assert_ne!(q.core.burst_state, BurstState::NoBurst);
             t += 1;
         }
-        assert_eq!(q.burst_state, BurstState::InBurstProtecting);
-        assert_eq!(q.burst_allowance, 142 * MS);
+        assert_eq!(q.core.burst_state, BurstState::InBurstProtecting);
+        assert_eq!(q.core.burst_allowance, 142 * MS);
         // While protecting: no drops, and updates force drop_prob to 0.
         for k in 0..50 {
             assert!(arrive(&mut q, &mut h, t + k, 1000));
@@ -540,53 +602,58 @@ mod tests {
         // 142 − 8·16 = 14 ms after 8 updates; the 9th takes it to 0.
         for k in 0..9 {
             update_with(&mut q, &mut h, base + k * 16 * MS, 50 * MS);
-            assert_eq!(q.drop_prob, 0.0);
+            assert_eq!(q.core.drop_prob, 0.0);
         }
-        assert_eq!(q.burst_allowance, 0);
+        assert_eq!(q.core.burst_allowance, 0);
         // Quiet (both delays < 5 ms, prob 0, allowance 0): back to IN_BURST, then more
         // than ⌊1000/16⌋ = 62 quiet updates (the 63rd) to NO_BURST.
         update_with(&mut q, &mut h, base + 9 * 16 * MS, MS);
-        assert_eq!(q.burst_state, BurstState::InBurstProtecting); // old was 50 ms
+        assert_eq!(q.core.burst_state, BurstState::InBurstProtecting); // old was 50 ms
         update_with(&mut q, &mut h, base + 10 * 16 * MS, MS);
-        assert_eq!(q.burst_state, BurstState::InBurst);
+        assert_eq!(q.core.burst_state, BurstState::InBurst);
         for k in 0..62 {
             update_with(&mut q, &mut h, base + (11 + k) * 16 * MS, MS);
-            assert_eq!(q.burst_state, BurstState::InBurst, "quiet update {}", k + 1);
+            assert_eq!(
+                q.core.burst_state,
+                BurstState::InBurst,
+                "quiet update {}",
+                k + 1
+            );
         }
         update_with(&mut q, &mut h, base + 73 * 16 * MS, MS);
-        assert_eq!(q.burst_state, BurstState::NoBurst);
+        assert_eq!(q.core.burst_state, BurstState::NoBurst);
     }
 
     #[test]
     fn derandomised_drops_and_safeguards() {
         let mut h = Harness::new();
         let mut q = flow_8mbit();
-        q.burst_state = BurstState::InBurstProtecting; // past NO_BURST, allowance 0
-        q.qdelay_old = 100 * MS;
+        q.core.burst_state = BurstState::InBurstProtecting; // past NO_BURST, allowance 0
+        q.core.qdelay_old = 100 * MS;
         for _ in 0..10 {
             q.queue.push_back(h.packet(1, 1000), &h.packets);
         }
         // prob 0.1024: p = 0.1024·1000/1024 = 0.1 per 1000 B packet; accu 0.1 .. 0.8
         // (< 0.85) -> 8 arrivals pass without a draw mattering.
-        q.drop_prob = 0.1024;
+        q.core.drop_prob = 0.1024;
         for t in 0..8 {
             assert!(arrive(&mut q, &mut h, t, 1000));
         }
-        assert!((q.accu_prob - 0.8).abs() < 1e-12);
+        assert!((q.core.accu_prob - 0.8).abs() < 1e-12);
         // accu 8.45 + 0.1 ≥ 8.5: drop.
-        q.accu_prob = 8.45;
+        q.core.accu_prob = 8.45;
         assert!(!arrive(&mut q, &mut h, 8, 1000));
-        assert_eq!(q.accu_prob, 0.0);
+        assert_eq!(q.core.accu_prob, 0.0);
         // Safeguard: qdelay_old 4 ms < 5 ms and prob 0.1024 < 0.2: never drop.
-        q.qdelay_old = 4 * MS;
-        q.accu_prob = 8.45;
+        q.core.qdelay_old = 4 * MS;
+        q.core.accu_prob = 8.45;
         assert!(arrive(&mut q, &mut h, 9, 1000));
         // Safeguard: backlog ≤ 2048 B.
         while q.queue.bytes() > 2000 {
             q.queue.pop_front(&h.packets);
         }
-        q.qdelay_old = 100 * MS;
-        q.accu_prob = 8.45;
+        q.core.qdelay_old = 100 * MS;
+        q.core.accu_prob = 8.45;
         assert!(arrive(&mut q, &mut h, 10, 1000));
     }
 

@@ -16,6 +16,7 @@
 //! `AnyAccess` dispatches with a `match`, never through a vtable.
 
 pub mod docsis;
+pub mod lld;
 
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
@@ -176,6 +177,7 @@ macro_rules! registry {
 
 registry! {
     Docsis(docsis::Docsis) => [docsis::KIND],
+    Lld(lld::Lld) => [lld::KIND],
 }
 
 impl AnyAccess {

@@ -68,6 +68,11 @@ impl Mac {
         self.req.iter().sum()
     }
 
+    /// Requested bytes due for a grant now (slot 0).
+    pub fn due(&self) -> u64 {
+        self.req[0]
+    }
+
     /// The grant for the MAP interval starting now (at most `channel` bytes), and the
     /// request pipeline moved on by one interval.
     pub fn grant(&mut self, channel: u64) -> u64 {

@@ -1,0 +1,147 @@
+//! Reading an LLD modem's parameter table (`model = { kind = "lld", ... }`): every key
+//! checked, every error naming its field path (docs/access/lld.md lists the keys, their
+//! defaults and sources).
+
+use super::token_bucket::PEAK_TOKEN_INTERVAL;
+use crate::net::access::docsis::config::channel_bytes;
+use crate::net::access::docsis::mac::MAX_DELAY_MAPS;
+use crate::scenario::error::Result;
+use crate::scenario::params::{param, ParamDoc, Params};
+use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LldConfig {
+    /// Aggregate Maximum Sustained Traffic Rate and the MSR bucket depth (bytes).
+    pub amsr_bps: u64,
+    pub max_burst: u64,
+    /// Peak rate and its bucket depth (bytes).
+    pub peak: Option<(u64, u64)>,
+    pub map_interval: Nanos,
+    pub request_delay: usize,
+    /// Inter-SF scheduling weight of the LL SF, out of 256.
+    pub weight: u8,
+    /// PGS: Guaranteed Grant Rate, Interval, offset of the first grant.
+    pub pgs: Option<(u64, Nanos, Nanos)>,
+    /// SF queue capacities in bytes.
+    pub classic_buffer: u64,
+    pub ll_buffer: u64,
+}
+
+/// docsis-ns3's MAX_FRAME_SIZE (`dual-queue-coupled-aqm.cc:181-184`): the LL queue takes
+/// a packet only while it holds less than its buffer minus this.
+pub const MAX_FRAME_SIZE: u64 = 2000;
+
+/// The parameter table's keys (docs/access/lld.md, "Parameters").
+pub const PARAMS: &[ParamDoc] = &[
+    param("sustained_rate", "rate", "required", "Aggregate Maximum Sustained Traffic Rate (AMSR) of the ASF"),
+    param("max_burst", "size", "3044B", "Maximum Traffic Burst: depth of the AMSR bucket (at least the MTU)"),
+    param("peak_rate", "rate", "none", "Peak Traffic Rate of the ASF (at least sustained_rate); none: no peak bucket"),
+    param("peak_burst", "size", "peak_rate x 2ms", "depth of the peak bucket (at least the MTU; only with peak_rate)"),
+    param("map_interval", "duration", "2ms", "MAP interval; the channel must carry an MTU per MAP"),
+    param("request_delay", "int", "2", "MAP intervals from a request to its first grant, 1-16"),
+    param("scheduling_weight", "int", "230", "the LL SF's share of a MAP's grant when both SFs are backlogged, out of 256 (1-255)"),
+    param("guaranteed_grant_rate", "rate", "none", "PGS: Guaranteed Grant Rate of the LL SF; none: no PGS"),
+    param("guaranteed_grant_interval", "duration", "map_interval", "PGS: Guaranteed Grant Interval (only with guaranteed_grant_rate)"),
+    param("pgs_offset", "duration", "0", "PGS: time of the first grant into the first MAP interval (only with guaranteed_grant_rate)"),
+    param("classic_buffer", "size", "100ms x sustained_rate", "Classic SF queue capacity"),
+    param("ll_buffer", "size", "max(10ms x sustained_rate, 40000B)", "LL SF queue capacity"),
+];
+
+/// Bytes sent at `rate_bps` in `t`.
+fn bytes_in(rate_bps: u64, t: Nanos) -> u64 {
+    (rate_bps as u128 * t as u128 / (8 * NS_PER_S as u128)) as u64
+}
+
+impl LldConfig {
+    /// Read the model's parameter table `p` for a link of channel rate `rate_bps` and MTU
+    /// `mtu`.
+    pub fn read(p: &mut Params, rate_bps: u64, mtu: u32) -> Result<Self> {
+        let mtu = mtu as u64;
+        let amsr_bps = p.required_rate("sustained_rate")?;
+        let max_burst = p.size_or("max_burst", 3044)?;
+        if max_burst < mtu {
+            return Err(p.error(
+                "max_burst",
+                format!("{max_burst}B: expected at least the link MTU ({mtu}B)"),
+            ));
+        }
+        let peak = match (p.rate("peak_rate")?, p.size("peak_burst")?) {
+            (None, Some(_)) => return Err(p.error("peak_burst", "given without a `peak_rate`")),
+            (None, None) => None,
+            (Some(r), b) => {
+                if r < amsr_bps {
+                    return Err(p.error(
+                        "peak_rate",
+                        format!("{r}bit/s: expected at least sustained_rate ({amsr_bps}bit/s)"),
+                    ));
+                }
+                let b = b.unwrap_or_else(|| bytes_in(r, PEAK_TOKEN_INTERVAL));
+                if b < mtu {
+                    return Err(p.error(
+                        "peak_burst",
+                        format!("{b}B: expected at least the link MTU ({mtu}B)"),
+                    ));
+                }
+                Some((r, b))
+            }
+        };
+        let map_interval = p.positive_duration_or("map_interval", 2 * NS_PER_MS)?;
+        let channel = channel_bytes(rate_bps, map_interval);
+        if channel < mtu {
+            return Err(p.error(
+                "map_interval",
+                format!(
+                    "the channel ({rate_bps}bit/s) carries {channel}B per MAP interval: expected at least one MTU ({mtu}B); raise `rate` or `map_interval`"
+                ),
+            ));
+        }
+        let request_delay = p.u64_or("request_delay", 2, 1, MAX_DELAY_MAPS)? as usize;
+        let weight = p.u64_or("scheduling_weight", 230, 1, 255)? as u8;
+        let ggr = p.rate("guaranteed_grant_rate")?;
+        let pgs = match ggr {
+            None => {
+                for k in ["guaranteed_grant_interval", "pgs_offset"] {
+                    if p.peek(k).is_some() {
+                        return Err(p.error(k, "given without a `guaranteed_grant_rate`"));
+                    }
+                }
+                None
+            }
+            Some(r) => {
+                let ggi = p.positive_duration_or("guaranteed_grant_interval", map_interval)?;
+                let offset = p.duration_or("pgs_offset", 0)?;
+                if offset >= map_interval {
+                    return Err(p.error(
+                        "pgs_offset",
+                        format!(
+                            "{offset}ns: expected less than the MAP interval ({map_interval}ns)"
+                        ),
+                    ));
+                }
+                Some((r, ggi, offset))
+            }
+        };
+        let classic_buffer = p.size_or("classic_buffer", bytes_in(amsr_bps, 100 * NS_PER_MS))?;
+        let ll_default = bytes_in(amsr_bps, 10 * NS_PER_MS).max(20 * MAX_FRAME_SIZE);
+        let ll_buffer = p.size_or("ll_buffer", ll_default)?;
+        for (k, v, least) in [
+            ("classic_buffer", classic_buffer, mtu),
+            ("ll_buffer", ll_buffer, MAX_FRAME_SIZE + mtu),
+        ] {
+            if v < least {
+                return Err(p.error(k, format!("{v}B: expected at least {least}B")));
+            }
+        }
+        Ok(LldConfig {
+            amsr_bps,
+            max_burst,
+            peak,
+            map_interval,
+            request_delay,
+            weight,
+            pgs,
+            classic_buffer,
+            ll_buffer,
+        })
+    }
+}

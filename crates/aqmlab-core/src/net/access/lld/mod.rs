@@ -1,0 +1,410 @@
+//! A Low Latency DOCSIS cable-modem upstream (access model `lld`): an Aggregate Service
+//! Flow (ASF) of a Classic and a Low Latency service flow, each with its own queue,
+//! served by the CMTS's request/grant scheduler with Proactive Grant Service for the LL
+//! SF. Sources: DOCSIS 3.1 MULPI (CM-SP-MULPIv3.1) as CableLabs docsis-ns3 transcribes
+//! it (`model/cm-net-device.cc`, `cmts-upstream-scheduler.cc`, `docsis-configuration.h`,
+//! `docsis-l4s-packet-filter.cc`, `dual-queue-coupled-aqm.cc`); docs/access/lld.md gives
+//! each mechanism's section and line.
+//!
+//! A packet passes:
+//! 1. the feed (the link's queue discipline): the model takes every packet at once, so
+//!    the feed is a pass-through (`qdisc = { kind = "pfifo" }` with a large limit); the modem's own queues
+//!    are where packets wait;
+//! 2. the classifier (`classify`): ECT(1), CE or DSCP EF → LL SF, else Classic SF;
+//! 3. its SF queue (`sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
+//!    capacities of docsis-ns3's `DualQueueCoupledAqm` (Classic 100 ms at the AMSR, LL
+//!    max(10 ms at the AMSR, 20 × MAX_FRAME_SIZE), an LL packet accepted while the LL
+//!    queue holds less than its capacity minus MAX_FRAME_SIZE);
+//! 4. the MAC: at each MAP boundary the CMTS refills the ASF's token buckets
+//!    (`token_bucket`), lays out the LL SF's PGS grants that fall in the interval
+//!    (`pgs`), splits what the buckets and the channel allow between the two SFs'
+//!    due requests by the scheduling weight (`allocate`), and the modem requests, per
+//!    SF, the queued bytes not yet requested or granted (two request pipelines of the
+//!    DOCSIS model's `mac::Mac`, `request_delay` MAPs from request to grant). A grant is
+//!    used at its time by its own SF's queue only, back to back at the channel rate;
+//!    bytes a grant leaves unused go back into the AMSR bucket.
+//!
+//! The Access interface is unchanged: the model owns both SF queues and classifies what
+//! it pulls from the feed; its drops go through the feed's `QdiscCtx` (counted in the
+//! link's row like a discipline's), its queues are `extra_queue` rows, its MAC counters
+//! the `lld` table (`tables.rs`).
+
+pub mod allocate;
+pub mod classify;
+pub mod config;
+pub mod dual_queue_aqm;
+pub mod pgs;
+pub mod queue_protection;
+pub mod sf_queue;
+mod tables;
+pub mod token_bucket;
+
+use super::docsis::config::channel_bytes;
+use super::docsis::mac::Mac;
+use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
+use crate::measure::link_stats::LinkStats;
+use crate::net::packet::PacketId;
+use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx, Stage};
+use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::params::{KindDoc, Params};
+use crate::sim::rng::Rng;
+use crate::sim::time::Nanos;
+use allocate::allocate;
+use classify::{classify, Sf};
+use config::{LldConfig, MAX_FRAME_SIZE};
+use pgs::Pgs;
+use sf_queue::{send_time, SfQueue};
+use std::collections::VecDeque;
+use token_bucket::AsfBuckets;
+
+/// One grant of a MAP: at `at`, `bytes` for service flow `sf` (`pgs`: a proactive grant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub at: Nanos,
+    pub sf: Sf,
+    pub bytes: u64,
+    pub pgs: bool,
+}
+
+/// Grant counters of one service flow, for the `lld` table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SfGrants {
+    /// Grants made from requests, and their bytes.
+    pub requested_grants: u64,
+    pub requested_bytes: u64,
+    /// Proactive grants (LL SF with PGS), and their bytes.
+    pub pgs_grants: u64,
+    pub pgs_bytes: u64,
+    /// Granted bytes filled with data, and left unused.
+    pub used_bytes: u64,
+    pub unused_bytes: u64,
+}
+
+/// One flow's packets classified to the LL SF, and those Queue Protection sanctioned
+/// (sent to the Classic SF instead).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowQp {
+    pub ll_packets: u64,
+    pub sanctioned_packets: u64,
+    pub sanctioned_bytes: u64,
+}
+
+/// The MAC's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LldStats {
+    /// MAP intervals scheduled.
+    pub maps: u64,
+    /// MAPs whose due requests exceeded the ASF's tokens.
+    pub token_limited: u64,
+    pub classic: SfGrants,
+    pub ll: SfGrants,
+    /// Per flow id: LL classification and sanctions.
+    pub flows: Vec<FlowQp>,
+}
+
+pub struct Lld {
+    pub config: LldConfig,
+    classic: SfQueue,
+    ll: SfQueue,
+    cmac: Mac,
+    lmac: Mac,
+    buckets: AsfBuckets,
+    pgs: Option<Pgs>,
+    /// The current MAP's grants not yet used, in time order.
+    grants: VecDeque<Grant>,
+    /// The next MAP boundary (None while the MAC has nothing to do).
+    next_map: Option<Nanos>,
+    /// When the packet on the wire has left.
+    wire_free: Nanos,
+    departures: Vec<(Nanos, PacketId)>,
+    committed_until: Nanos,
+    pub stats: LldStats,
+}
+
+pub const KIND: Kind = Kind {
+    doc: KindDoc {
+        kind: "lld",
+        summary: "Low Latency DOCSIS cable-modem upstream: Classic and LL service flows of an Aggregate Service Flow, AMSR/peak token buckets, weighted request/grant scheduling and Proactive Grant Service",
+        source: "CableLabs CM-SP-MULPIv3.1 (Annexes C, M, P) as CableLabs docsis-ns3 implements them; docs/access/lld.md",
+        params: config::PARAMS,
+    },
+    build,
+    tables: tables::tables,
+};
+
+fn build(p: &mut Params, link: LinkInfo) -> Result<AnyAccess> {
+    if link.rate_bps == 0 {
+        return Err(ScenarioError::new(
+            format!("{}.rate", link.path),
+            "0: an lld link needs a channel rate greater than zero",
+        ));
+    }
+    let cfg = LldConfig::read(p, link.rate_bps, link.mtu)?;
+    Ok(Lld::new(cfg, link.rng).into())
+}
+
+impl Lld {
+    pub fn new(config: LldConfig, rng: Rng) -> Self {
+        // The request pipelines never draw: their per-MAP cap is unbounded (the
+        // scheduler sets each grant).
+        let mac = |rng: Rng| Mac::new(config.request_delay, u64::MAX, u64::MAX, rng);
+        Lld {
+            classic: SfQueue::new(),
+            ll: SfQueue::new(),
+            cmac: mac(rng.clone()),
+            lmac: mac(rng),
+            buckets: AsfBuckets::new(config.amsr_bps, config.max_burst, config.peak),
+            pgs: config.pgs.map(|(r, i, o)| Pgs::new(r, i, o)),
+            grants: VecDeque::with_capacity(16),
+            next_map: None,
+            wire_free: 0,
+            departures: Vec::with_capacity(64),
+            committed_until: 0,
+            stats: LldStats::default(),
+            config,
+        }
+    }
+
+    fn queue(&mut self, sf: Sf) -> &mut SfQueue {
+        match sf {
+            Sf::Classic => &mut self.classic,
+            Sf::LowLatency => &mut self.ll,
+        }
+    }
+
+    /// A packet from the feed enters its service flow's queue, or is dropped there.
+    fn admit(&mut self, ctx: &mut QdiscCtx, p: PacketId) {
+        let now = ctx.now;
+        let (sf, size, flow) = {
+            let pk = &ctx.packets[p];
+            (classify(pk), pk.size, pk.flow as usize)
+        };
+        if sf == Sf::LowLatency && now >= self.ll.stats.window_start {
+            self.flow_qp(flow).ll_packets += 1;
+        }
+        let fits = match sf {
+            Sf::LowLatency => self.ll.unsent < self.config.ll_buffer - MAX_FRAME_SIZE,
+            Sf::Classic => self.classic.unsent + size as u64 <= self.config.classic_buffer,
+        };
+        let q = self.queue(sf);
+        q.arrive(now, size);
+        if !fits {
+            q.refuse(now);
+            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            return;
+        }
+        q.push(now, p, size);
+        if self.next_map.is_none() {
+            let map = self.config.map_interval;
+            self.start_maps(now.div_ceil(map) * map);
+        }
+    }
+
+    /// The MAC wakes at boundary `b`; PGS grants resume from there.
+    fn start_maps(&mut self, b: Nanos) {
+        self.next_map = Some(b);
+        if let Some(pgs) = &mut self.pgs {
+            pgs.resume_at(b);
+        }
+    }
+
+    /// A MAP boundary: the CMTS's grants for `[now, now + map)`, then the modem's
+    /// requests.
+    fn map_boundary(&mut self, now: Nanos, channel_bps: u64) {
+        let map = self.config.map_interval;
+        self.stats.maps += 1;
+        let tokens = self.buckets.refill(now, map);
+        let mut pgs_bytes = 0;
+        if let Some(pgs) = &mut self.pgs {
+            let (grants, bytes) = (&mut self.grants, pgs.bytes);
+            pgs.grants_in(now, now + map, |at| {
+                grants.push_back(Grant {
+                    at,
+                    sf: Sf::LowLatency,
+                    bytes,
+                    pgs: true,
+                });
+                pgs_bytes += bytes;
+            });
+        }
+        let (c_due, l_due) = (self.cmac.due(), self.lmac.due());
+        let available = tokens.min(channel_bytes(channel_bps, map));
+        let (c, l) = if tokens > 0 && (c_due > 0 || l_due > 0) {
+            allocate(available, pgs_bytes, c_due, l_due, self.config.weight)
+        } else {
+            (0, pgs_bytes)
+        };
+        if tokens < c_due + l_due {
+            self.stats.token_limited += 1;
+        }
+        self.cmac.grant(c);
+        self.lmac.grant(l);
+        self.buckets.spend(c + l);
+        let l_extra = l - pgs_bytes;
+        for (sf, bytes) in [(Sf::LowLatency, l_extra), (Sf::Classic, c)] {
+            if bytes > 0 {
+                self.grants.push_back(Grant {
+                    at: now,
+                    sf,
+                    bytes,
+                    pgs: false,
+                });
+                let g = self.sf_grants(sf);
+                g.requested_grants += 1;
+                g.requested_bytes += bytes;
+            }
+        }
+        self.grants.make_contiguous().sort_by_key(|g| g.at);
+        let pending = |sf: Sf, gs: &VecDeque<Grant>| -> u64 {
+            gs.iter().filter(|g| g.sf == sf).map(|g| g.bytes).sum()
+        };
+        let c_new = self
+            .classic
+            .unsent
+            .saturating_sub(self.cmac.outstanding() + pending(Sf::Classic, &self.grants));
+        self.cmac.request(c_new, c);
+        let l_new = self
+            .ll
+            .unsent
+            .saturating_sub(self.lmac.outstanding() + pending(Sf::LowLatency, &self.grants));
+        self.lmac.request(l_new, l);
+        let busy = self.pgs.is_some()
+            || !self.classic.is_empty()
+            || !self.ll.is_empty()
+            || self.cmac.outstanding() + self.lmac.outstanding() > 0;
+        self.next_map = busy.then_some(now + map);
+    }
+
+    /// The counters of flow `flow` (grown on first use).
+    fn flow_qp(&mut self, flow: usize) -> &mut FlowQp {
+        let flows = &mut self.stats.flows;
+        if flows.len() <= flow {
+            flows.resize(flow + 1, FlowQp::default());
+        }
+        &mut flows[flow]
+    }
+
+    fn sf_grants(&mut self, sf: Sf) -> &mut SfGrants {
+        match sf {
+            Sf::Classic => &mut self.stats.classic,
+            Sf::LowLatency => &mut self.stats.ll,
+        }
+    }
+
+    /// Use the grants due by `now`.
+    fn serve_grants(&mut self, now: Nanos, channel_bps: u64) {
+        while let Some(&g) = self.grants.front().filter(|g| g.at <= now) {
+            self.grants.pop_front();
+            let start = g.at.max(self.wire_free);
+            let (q, out) = match g.sf {
+                Sf::Classic => (&mut self.classic, &mut self.departures),
+                Sf::LowLatency => (&mut self.ll, &mut self.departures),
+            };
+            let used = q.serve(now, start, g.bytes, channel_bps, out);
+            self.wire_free = start + send_time(used, channel_bps);
+            self.buckets.refund(g.bytes - used);
+            let s = self.sf_grants(g.sf);
+            if g.pgs {
+                s.pgs_grants += 1;
+                s.pgs_bytes += g.bytes;
+            }
+            s.used_bytes += used;
+            s.unused_bytes += g.bytes - used;
+        }
+    }
+}
+
+impl Access for Lld {
+    /// The feed is a pass-through; its discipline sees the AMSR.
+    fn feed_rate_bps(&self) -> u64 {
+        self.config.amsr_bps
+    }
+
+    fn next_timer(&self) -> Option<Nanos> {
+        let grant = self.grants.front().map(|g| g.at);
+        match (self.next_map, grant) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn held(&self) -> u64 {
+        (self.classic.len() + self.ll.len()) as u64
+    }
+
+    fn departures(&mut self) -> std::vec::Drain<'_, (Nanos, PacketId)> {
+        if let Some(&(done, _)) = self.departures.last() {
+            self.committed_until = self.committed_until.max(done);
+        }
+        self.departures.drain(..)
+    }
+
+    fn busy_beyond(&self, t: Nanos) -> Nanos {
+        self.committed_until.saturating_sub(t)
+    }
+
+    /// Rows `LINK.classic` and `LINK.ll`.
+    fn extra_queue(&self, i: usize) -> Option<ExtraQueue<'_>> {
+        let (suffix, kind, q) = match i {
+            0 => ("classic", "lld-classic", &self.classic),
+            1 => ("ll", "lld-ll", &self.ll),
+            _ => return None,
+        };
+        Some(ExtraQueue {
+            suffix,
+            kind,
+            stats: &q.stats,
+            backlog: (q.len() as u64, q.unsent),
+        })
+    }
+
+    fn restart_stats(&mut self, now: Nanos) {
+        self.classic.stats.restart(now);
+        self.ll.stats.restart(now);
+        self.classic.fragmented = 0;
+        self.ll.fragmented = 0;
+        self.cmac.stats = Default::default();
+        self.lmac.stats = Default::default();
+        let mut flows = std::mem::take(&mut self.stats.flows);
+        flows.iter_mut().for_each(|f| *f = FlowQp::default());
+        self.stats = LldStats {
+            flows,
+            ..Default::default()
+        };
+    }
+
+    /// The MAP boundary, then the grants due.
+    fn on_timer(
+        &mut self,
+        _feed: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        _stats: &mut LinkStats,
+        channel_bps: u64,
+    ) {
+        let now = ctx.now;
+        if self.next_map == Some(now) {
+            self.map_boundary(now, channel_bps);
+        }
+        self.serve_grants(now, channel_bps);
+    }
+
+    /// Take every packet from the feed into its SF queue.
+    fn pull(
+        &mut self,
+        feed: &mut Qdisc,
+        ctx: &mut QdiscCtx,
+        feed_stats: &mut LinkStats,
+        _channel_bps: u64,
+    ) {
+        let now = ctx.now;
+        while let Some(p) = feed.dequeue(ctx) {
+            let enqueued = ctx.packets[p].enqueued;
+            if enqueued >= feed_stats.window_start {
+                feed_stats.dequeued += 1;
+                feed_stats.sojourn.record(now - enqueued);
+            }
+            feed_stats.last_sojourn = now - enqueued;
+            self.admit(ctx, p);
+        }
+    }
+}
