@@ -52,7 +52,7 @@ def qdisc_name(q) -> str:
         q = dict(kv.split("=", 1) for kv in str(q).split(","))
     kind = q.get("kind", "")
     if kind == "fq_codel" and str(q.get("flows")) == "1":
-        return "fq_codel(1q,1ms/20ms)" if q.get("target") else "fq_codel(1q)"
+        return "fq_codel(1q,1ms/20ms)" if q.get("target") == "1ms" else "fq_codel(1q)"
     return kind
 
 
@@ -218,24 +218,26 @@ def capacity_step_figures(d: Path) -> list[Figure]:
 def rfc3168_table(d: Path) -> pl.DataFrame:
     f = load_runs(d, "flows")
     f = f.with_columns(pl.col(QDISC).map_elements(qdisc_name, return_dtype=pl.Utf8).alias("qdisc"))
+    f = f.with_columns(pl.col("traffic[0].cc").cast(pl.Utf8).str.contains("ecn_fallback=1").alias("fallback"))
     rows = []
-    for (q, ecn), g in f.group_by(["qdisc", "traffic[1].ecn"], maintain_order=True):
+    for (q, ecn, fb), g in f.group_by(["qdisc", "traffic[1].ecn", "fallback"], maintain_order=True):
         p = g.filter(pl.col("app") == "prague")["goodput_window_bps"].mean() / 1e6
         c = g.filter(pl.col("app") == "cubic")["goodput_window_bps"].mean() / 1e6
-        pub = HEIST_S6.get((q, bool(ecn)))
-        rows.append({"qdisc": q, "cubic_ecn": bool(ecn), "prague_mbps": p, "cubic_mbps": c, "ratio": p / c,
-                     "published_ratio": pub[0] / pub[1] if pub else float("nan")})
+        pub = None if fb else HEIST_S6.get((q, bool(ecn)))
+        rows.append({"qdisc": q, "cubic_ecn": bool(ecn), "prague_fallback": bool(fb), "prague_mbps": p, "cubic_mbps": c,
+                     "ratio": p / c, "published_ratio": pub[0] / pub[1] if pub else float("nan")})
     return pl.DataFrame(rows)
 
 
 def rfc3168_figures(d: Path) -> list[Figure]:
     t = rfc3168_table(d)
-    labels = [f"{q}, CUBIC {'ECN' if e else 'no ECN'}" for q, e in zip(t["qdisc"], t["cubic_ecn"])]
+    labels = [f"{q}, CUBIC {'ECN' if e else 'no ECN'}{', fallback' if fb else ''}"
+              for q, e, fb in zip(t["qdisc"], t["cubic_ecn"], t["prague_fallback"])]
     return [Figure("rfc3168-ratio", "Prague:CUBIC rate ratio at a single RFC 3168 queue",
                    bar_figure(labels, {"aqmlab": t["ratio"].to_list(), "l4s-tests (published)": t["published_ratio"].to_list()},
                               "Prague / CUBIC goodput", "One Prague vs one CUBIC flow, 50 Mbit/s, 20 ms", logy=True, hline=1.0),
                    "Window goodput ratio (mean over seeds) next to Heist and Morton's steady-state ratio (l4s-tests scenario 6; "
-                   "no published number for DualPI2 here).")]
+                   "no published number for DualPI2 or for Prague with its classic-ECN fallback on, `fallback`).")]
 
 
 def rtt_table(d: Path) -> pl.DataFrame:
