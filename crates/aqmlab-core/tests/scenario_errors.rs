@@ -251,7 +251,10 @@ fn tcp_ecn_settings_and_prague_parameters() {
     expect(
         &tcp("ecn = \"acc\""),
         "traffic[0].ecn",
-        &["\"acc\"", "expected true, false or one of off, classic, accecn"],
+        &[
+            "\"acc\"",
+            "expected true, false or one of off, classic, accecn",
+        ],
     );
     expect(
         &tcp("ecn = 1"),

@@ -85,7 +85,7 @@ fn transfer(cfg: TcpConfig, segs: u64, k: usize, ack_every: usize) -> Run {
                 if s.tcp.flags & (F::ECE | F::CWR) != 0 || s.tcp.ae {
                     run.4 += 1;
                 }
-                let keep = s.has(F::SYN) || s.tcp.ack >= total || acks % ack_every == 0;
+                let keep = s.has(F::SYN) || s.tcp.ack >= total || acks.is_multiple_of(ack_every);
                 acks += 1;
                 if keep {
                     push(&mut heap, now + one_way, Ev::AtSender(id));

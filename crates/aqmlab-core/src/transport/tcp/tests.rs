@@ -1560,3 +1560,32 @@ fn linux_tso_sends_two_segment_skbs_paced_by_their_payload() {
     assert_eq!(seqs(&out), vec![12_000, 13_000]);
     assert_eq!(s.next_deadline(), Some(117_500_000));
 }
+
+/// Prague's pacing (`prague_update_pacing_rate`): cwnd in packets × (MSS + header) /
+/// SRTT, × 2 in slow start: 10 × 1052 B / 100 ms × 2 = 210 400 B/s after the
+/// handshake. With a classic receiver Prague negotiates no ECN (it refuses RFC 3168),
+/// sends not-ECT and does not pace (`prague_release`).
+#[test]
+fn prague_paces_by_mtu_and_falls_back_unpaced_without_accecn() {
+    let c = TcpConfig {
+        cc: CcSpec::named("prague").unwrap(),
+        iw: 10,
+        ecn: true,
+        accecn: true,
+        l4s: true,
+        pacing: true,
+        ..cfg()
+    };
+    let (s, _, out) = established(c);
+    assert_eq!(s.feedback, super::accecn::Feedback::AccEcn);
+    assert_eq!(s.pacing_rate, 210_400);
+    assert!(out.iter().all(|x| x.ecn == Ecn::Ect1));
+    let (s, _, out) = established(TcpConfig {
+        receiver_ecn: Some(super::EcnSupport::Classic),
+        ..c
+    });
+    assert_eq!(s.feedback, super::accecn::Feedback::None);
+    assert_eq!(s.pacing_rate, 0);
+    assert_eq!(out.len(), 10, "the whole initial window at once");
+    assert!(out.iter().all(|x| x.ecn == Ecn::NotEct));
+}

@@ -195,6 +195,9 @@ pub struct Caps {
     /// `tcp_update_pacing_rate`'s ratio in congestion avoidance, percent
     /// (`sysctl_tcp_pacing_ca_ratio` = 120; Prague's own update uses 100).
     pub pacing_ca_percent: u64,
+    /// The pacing rate counts cwnd in packets of MSS + header bytes and not the bytes
+    /// outstanding (Prague's `prague_update_pacing_rate`: `mtu · frac_cwnd / srtt`).
+    pub pacing_mtu: bool,
     /// Keep delivery-rate samples (`rate.rs`) and call `on_rate_sample` on every ACK.
     pub rate_samples: bool,
     /// The controller sets cwnd on every ACK itself, in and out of recovery (Linux
@@ -215,6 +218,7 @@ impl Caps {
         ecn: EcnMode::Classic,
         pacing: Pacing::Optional,
         pacing_ca_percent: 120,
+        pacing_mtu: false,
         rate_samples: false,
         controls_cwnd: false,
         reno_recovery: false,
@@ -282,6 +286,13 @@ pub trait Controller {
     /// `min_tso_segs`; default `sysctl_tcp_min_tso_segs` = 2; `linux_tso`).
     fn min_tso_segs(&self, _pacing_rate: u64) -> u64 {
         2
+    }
+
+    /// Segments per paced skb at `pacing_rate` bytes/s with packets of `mtu` bytes, if the
+    /// controller sets them instead of TSO autosizing (Linux `tcp_congestion_ops.tso_segs`,
+    /// Prague's `prague_tso_segs`; `linux_tso`).
+    fn tso_segs(&self, _pacing_rate: u64, _mtu: u64) -> Option<u64> {
+        None
     }
 
     /// The window the connection may use (cwnd, plus Compound's delay window).
@@ -359,6 +370,9 @@ impl<C: Controller> Controller for Box<C> {
     }
     fn min_tso_segs(&self, pacing_rate: u64) -> u64 {
         C::min_tso_segs(self, pacing_rate)
+    }
+    fn tso_segs(&self, pacing_rate: u64, mtu: u64) -> Option<u64> {
+        C::tso_segs(self, pacing_rate, mtu)
     }
     #[inline]
     fn send_window(&self, w: &Window) -> u64 {
@@ -483,6 +497,12 @@ macro_rules! registry {
                 match self {
                     $( AnyCc::$variant(c) => <$ty as Controller>::min_tso_segs(c, pacing_rate), )*
                     $( AnyCc::$bvariant(c) => <$bty as Controller>::min_tso_segs(c, pacing_rate), )*
+                }
+            }
+            pub fn tso_segs(&self, pacing_rate: u64, mtu: u64) -> Option<u64> {
+                match self {
+                    $( AnyCc::$variant(c) => <$ty as Controller>::tso_segs(c, pacing_rate, mtu), )*
+                    $( AnyCc::$bvariant(c) => <$bty as Controller>::tso_segs(c, pacing_rate, mtu), )*
                 }
             }
             #[inline]

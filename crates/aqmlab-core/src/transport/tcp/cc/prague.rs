@@ -38,16 +38,16 @@
 //!   Above 8 (`L_STICKY`) the fallback clamps α at the reduction to at least
 //!   0.625·(min(score, 9) − 8) (`prague_classic_ecn_fallback`).
 //! - Loss: halve (`prague_enter_loss`), through the connection's recovery.
-//! - Pacing (the connection's, on by default): cwnd / SRTT × 100 % in congestion
-//!   avoidance, × 200 % in slow start below ssthresh/2 (`prague_update_pacing_rate`).
+//! - Pacing (on by default): cwnd in packets × (MSS + header bytes) / SRTT, × 100 % in
+//!   congestion avoidance, × 200 % in slow start below ssthresh/2
+//!   (`prague_update_pacing_rate`); a paced skb holds 2^−12 s (≈ 250 µs) of that rate,
+//!   at least 2 segments (`prague_burst_shift`, `prague_tso_segs`).
 //! - Differences from Linux: Linux keeps a fractional cwnd (`frac_cwnd`, 2^−20
 //!   segments) and steps `snd_cwnd` one segment per ACK towards it; here a reduction
 //!   is applied at once and growth is byte-counted. Linux grows on every ACK by its
 //!   unmarked packets even inside the CWR round (`cong_control`); here, as for every
 //!   window controller, ACKs reporting CE inside that round do not grow the window.
-//!   Linux's pacing rate counts the MTU rather than the MSS per segment and bounds a
-//!   TSO burst at 250 µs of it (`prague_burst_shift` 12, `prague_tso_segs`); here the
-//!   connection's pacing and TSO sizing apply. `RTT_CONTROL_SCALABLE` and
+//!   `RTT_CONTROL_SCALABLE` and
 //!   `_ADDITIVE` are not offered. α is a float, not Linux's 2^20 fixed point.
 
 use super::{alpha_ssthresh, reno_growth, slow_start, AckSample, Window};
@@ -65,6 +65,8 @@ use crate::transport::tcp::TcpConfig;
 pub const G: f64 = 1.0 / 16.0;
 /// Linux `RTT_UNIT`: RTTs are compared in units of 2⁷ µs.
 const RTT_UNIT_US: u64 = 128;
+/// `prague_burst_shift`: a TSO burst lasts at most 2^−12 s of the pacing rate.
+const BURST_SHIFT: u32 = 12;
 /// `MAX_SCALED_RTT`.
 const MAX_SCALED_RTT: Nanos = 100 * NS_PER_MS;
 /// `PRAGUE_MAX_SRTT_BITS`.
@@ -273,10 +275,7 @@ pub const KIND: Kind = Kind {
 
 fn parse(p: &mut Params) -> Result<CcParams> {
     let d = PragueParams::default();
-    let rtt_control = match p.choice_or("rtt_scaling", "rate", &["rate", "none"])? {
-        "rate" => true,
-        _ => false,
-    };
+    let rtt_control = p.choice_or("rtt_scaling", "rate", &["rate", "none"])? == "rate";
     Ok(CcParams::Prague(PragueParams {
         rtt_control,
         rtt_target: p.positive_duration_or("rtt_target", d.rtt_target)?,
@@ -299,6 +298,7 @@ impl Registered for Prague {
             ecn: EcnMode::L4s,
             pacing: Pacing::Default,
             pacing_ca_percent: 100,
+            pacing_mtu: true,
             needs_accecn: true,
             ..Caps::WINDOW
         }
@@ -376,6 +376,12 @@ impl Controller for Prague {
         }
         self.cwr_stamp = Some(e.now);
         alpha_ssthresh(w, self.reduction_alpha(), true)
+    }
+
+    /// `prague_tso_segs`: 2^−12 s (about 250 µs, `prague_burst_shift`) of the pacing
+    /// rate in packets, at least one, and at least `tcp_min_tso_segs` = 2.
+    fn tso_segs(&self, pacing_rate: u64, mtu: u64) -> Option<u64> {
+        Some(((pacing_rate / mtu) >> BURST_SHIFT).max(1).max(2))
     }
 
     fn extra(&self) -> f64 {
@@ -600,6 +606,15 @@ mod tests {
         p.rtt_sample(10 * NS_PER_MS + 256 * NS_PER_US);
         assert_eq!(p.srtt_pace, 10_001.0);
         assert_eq!(p.mdev_pace, 1.0 + 255.0 / 512.0);
+    }
+
+    /// `prague_tso_segs`: 40 Mbit/s in 1500-B packets is 3333 packets/s, 2^−12 s of it
+    /// 0 → at least 1, then `tcp_min_tso_segs` 2; 1 Gbit/s: 83 333 >> 12 = 20.
+    #[test]
+    fn tso_burst_is_a_quarter_millisecond_of_the_rate() {
+        let p = Prague::new(PragueParams::default());
+        assert_eq!(p.tso_segs(5_000_000, 1500), Some(2));
+        assert_eq!(p.tso_segs(125_000_000, 1500), Some(20));
     }
 
     /// Without AccECN (`prague_reno`): Reno's growth and halving, α untouched.

@@ -71,6 +71,10 @@ impl TcpSender {
     /// BBR: 1 below 1.2 Mbit/s). (`tcp_tso_rtt_log` = 9 adds 64 KB >> (min_rtt_us >> 9):
     /// nothing for a min RTT above 16 ms.)
     fn tso_segs(&self) -> u64 {
+        let mtu = self.w.mss + self.cfg.header_bytes as u64;
+        if let Some(n) = self.cc.tso_segs(self.pacing_rate, mtu) {
+            return n;
+        }
         let min = self.cc.min_tso_segs(self.pacing_rate);
         ((self.pacing_rate >> 10).min(GSO_MAX_BYTES) / self.w.mss).max(min)
     }
@@ -135,7 +139,9 @@ impl TcpSender {
 
     /// Linux `tcp_update_pacing_rate` for controllers without their own rate:
     /// max(cwnd, outstanding) / SRTT × 200 % while cwnd < ssthresh/2, else × 120 %
-    /// (the controller's `Caps::pacing_ca_percent`; Prague: × 100 %).
+    /// (the controller's `Caps::pacing_ca_percent`; Prague: × 100 %, and with
+    /// `Caps::pacing_mtu` cwnd counted in packets of MSS + header bytes, the outstanding
+    /// bytes ignored, as `prague_update_pacing_rate`).
     pub(super) fn update_pacing_rate(&mut self) {
         if !self.rtt.has_sample || self.rtt.srtt == 0 {
             return;
@@ -145,10 +151,14 @@ impl TcpSender {
         } else {
             self.caps.pacing_ca_percent as u128
         };
-        let wnd = self
-            .cc
-            .send_window(&self.w)
-            .max(self.snd_nxt - self.snd_una) as u128;
+        let wnd = if self.caps.pacing_mtu {
+            let mtu = self.w.mss + self.cfg.header_bytes as u64;
+            self.cc.send_window(&self.w) as u128 * mtu as u128 / self.w.mss as u128
+        } else {
+            self.cc
+                .send_window(&self.w)
+                .max(self.snd_nxt - self.snd_una) as u128
+        };
         self.pacing_rate = (wnd * ratio * NS_PER_S as u128 / (100 * self.rtt.srtt as u128)) as u64;
     }
 }
