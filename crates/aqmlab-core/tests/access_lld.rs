@@ -103,7 +103,8 @@ fn ect1_goes_to_the_ll_queue_and_not_ect_to_the_classic_queue() {
 /// Both SFs overloaded: AMSR 10 Mbit/s = 2500 B per 2-ms MAP, all of it granted each
 /// MAP; the LL SF's share is ⌊2500 × 230/256⌋ = 2246 B (8.984 Mbit/s), the Classic
 /// SF's the other 254 B (1.016 Mbit/s). Packets straddle grants (fragments), so every
-/// granted byte carries data.
+/// granted byte carries data. Queue Protection is off: it would move part of the
+/// unresponsive LL flow into the Classic SF (the next test).
 #[test]
 fn overloaded_service_flows_share_by_the_scheduling_weight() {
     let traffic = udp("12Mbit", "1000B", "ect1", "") + &udp("12Mbit", "1000B", "not-ect", "");
@@ -112,7 +113,7 @@ fn overloaded_service_flows_share_by_the_scheduling_weight() {
             "6s",
             "2s",
             "100Mbit",
-            r#"sustained_rate = "10Mbit""#,
+            r#"sustained_rate = "10Mbit", qp_enable = false"#,
             &traffic,
         ),
         1,
@@ -290,4 +291,67 @@ fn the_lld_table_and_parameters_are_documented() {
             p.name
         );
     }
+}
+
+/// Queue Protection: a well-behaved ECT(1) flow (1 Mbit/s of 250-B packets) shares the
+/// LL SF with an unresponsive ECT(1) flow at 12 Mbit/s, over a 10 Mbit/s AMSR. At
+/// 10 Mbit/s the IAQM ramp is lifted by FLOOR = 2·8·2000 B / 10 Mbit/s = 3.2 ms, so
+/// CRITICALqL = MAXTH = 3.2 ms + 2^19 ns = 3.724288 ms. Once the LL queue's delay
+/// estimate passes it, the unresponsive flow's score (each of its bytes adds 2048 ns at
+/// probability 1, 12 Mbit/s adds 3 s of score per second, draining at 1 s/s) passes
+/// CRITICALqLSCORE and its packets are sanctioned to the Classic SF, while the light
+/// flow's score (1 Mbit/s: 0.256 s/s) drains faster than it fills: never sanctioned.
+/// So the light flow's one-way delay rises by less than CRITICALqL over its delay
+/// alone, every Classic arrival is a sanctioned packet, and the light flow is whole.
+/// Without Queue Protection the LL buffer (40 000 B, accepting while below 38 000 B:
+/// 30.4 ms at 10 Mbit/s) stays full, and the light flow (its packets always arriving
+/// just after the queue refilled: CBR phase lock) gets nothing through.
+#[test]
+fn queue_protection_sanctions_an_unresponsive_ll_flow_into_the_classic_queue() {
+    let light = udp("1Mbit", "250B", "ect1", "");
+    let both = light.clone() + &udp("12Mbit", "1000B", "ect1", "");
+    let go = |qp: &str, traffic: &str| {
+        run(
+            &toml(
+                "10s",
+                "2s",
+                "100Mbit",
+                &format!("sustained_rate = \"10Mbit\", qp_enable = {qp}"),
+                traffic,
+            ),
+            1,
+        )
+    };
+    let owd = |r: &aqmlab_core::Results| r.table("flows").f64s("owd_ms_mean")[0];
+    let alone = go("true", &light);
+    let r = go("true", &both);
+    let critical_ql_ms = 3.724288;
+    assert!(
+        owd(&r) - owd(&alone) < critical_ql_ms,
+        "{} vs {}",
+        owd(&r),
+        owd(&alone)
+    );
+    assert!(near(goodputs(&r)[0], 1e6, 0.005), "{:?}", goodputs(&r));
+    let t = r.table("lld_flows");
+    let (ll, sanctioned) = (t.f64s("ll_packets"), t.f64s("sanctioned_packets"));
+    // 8-s window: 500 and 1500 packets/s classified to the LL SF.
+    assert_eq!(ll, vec![4000.0, 12000.0]);
+    assert_eq!(sanctioned[0], 0.0);
+    assert!(sanctioned[1] > 0.25 * ll[1], "{sanctioned:?}");
+    assert_eq!(
+        cell(&r, "queues", "link", "up.classic", "arrivals"),
+        sanctioned[1]
+    );
+    assert_eq!(
+        cell(&r, "queues", "link", "up.ll", "arrivals"),
+        ll[0] + ll[1] - sanctioned[1]
+    );
+    let off = go("false", &both);
+    assert!(cell(&off, "queues", "link", "up.ll", "sojourn_ms_mean") > 30.4);
+    assert_eq!(off.table("flows").f64s("packets_delivered")[0], 0.0);
+    assert_eq!(
+        off.table("lld_flows").f64s("sanctioned_packets"),
+        vec![0.0, 0.0]
+    );
 }

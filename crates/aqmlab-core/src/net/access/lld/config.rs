@@ -2,6 +2,8 @@
 //! checked, every error naming its field path (docs/access/lld.md lists the keys, their
 //! defaults and sources).
 
+use super::dual_queue_aqm::{self, DualQueueConfig, MAX_FRAME_SIZE};
+use super::queue_protection::{self, QpConfig};
 use super::token_bucket::PEAK_TOKEN_INTERVAL;
 use crate::net::access::docsis::config::channel_bytes;
 use crate::net::access::docsis::mac::MAX_DELAY_MAPS;
@@ -25,14 +27,15 @@ pub struct LldConfig {
     /// SF queue capacities in bytes.
     pub classic_buffer: u64,
     pub ll_buffer: u64,
+    /// The Classic SF's DOCSIS-PIE latency target (Classic AQM Latency Target).
+    pub classic_target: Nanos,
+    /// The dual-queue coupled AQM and Queue Protection.
+    pub aqm: DualQueueConfig,
+    pub qp: QpConfig,
 }
 
-/// docsis-ns3's MAX_FRAME_SIZE (`dual-queue-coupled-aqm.cc:181-184`): the LL queue takes
-/// a packet only while it holds less than its buffer minus this.
-pub const MAX_FRAME_SIZE: u64 = 2000;
-
-/// The parameter table's keys (docs/access/lld.md, "Parameters").
-pub const PARAMS: &[ParamDoc] = &[
+/// The modem's own keys (docs/access/lld.md, "Parameters").
+const MODEM_PARAMS: &[ParamDoc] = &[
     param("sustained_rate", "rate", "required", "Aggregate Maximum Sustained Traffic Rate (AMSR) of the ASF"),
     param("max_burst", "size", "3044B", "Maximum Traffic Burst: depth of the AMSR bucket (at least the MTU)"),
     param("peak_rate", "rate", "none", "Peak Traffic Rate of the ASF (at least sustained_rate); none: no peak bucket"),
@@ -45,7 +48,33 @@ pub const PARAMS: &[ParamDoc] = &[
     param("pgs_offset", "duration", "0", "PGS: time of the first grant into the first MAP interval (only with guaranteed_grant_rate)"),
     param("classic_buffer", "size", "100ms x sustained_rate", "Classic SF queue capacity"),
     param("ll_buffer", "size", "max(10ms x sustained_rate, 40000B)", "LL SF queue capacity"),
+    param("classic_aqm_target", "duration", "10ms", "Classic AQM Latency Target: the Classic SF's DOCSIS-PIE target delay"),
 ];
+
+const N_PARAMS: usize =
+    MODEM_PARAMS.len() + dual_queue_aqm::PARAMS.len() + queue_protection::PARAMS.len();
+
+/// Every key: the modem's, the dual-queue AQM's and Queue Protection's.
+pub const PARAMS: &[ParamDoc] = &concat([
+    MODEM_PARAMS,
+    dual_queue_aqm::PARAMS,
+    queue_protection::PARAMS,
+]);
+
+const fn concat(parts: [&[ParamDoc]; 3]) -> [ParamDoc; N_PARAMS] {
+    let mut out = [MODEM_PARAMS[0]; N_PARAMS];
+    let (mut i, mut n) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// Bytes sent at `rate_bps` in `t`.
 fn bytes_in(rate_bps: u64, t: Nanos) -> u64 {
@@ -132,6 +161,9 @@ impl LldConfig {
                 return Err(p.error(k, format!("{v}B: expected at least {least}B")));
             }
         }
+        let classic_target = p.positive_duration_or("classic_aqm_target", 10 * NS_PER_MS)?;
+        let aqm = DualQueueConfig::from_params(p)?;
+        let qp = QpConfig::from_params(p)?;
         Ok(LldConfig {
             amsr_bps,
             max_burst,
@@ -142,6 +174,9 @@ impl LldConfig {
             pgs,
             classic_buffer,
             ll_buffer,
+            classic_target,
+            aqm,
+            qp,
         })
     }
 }

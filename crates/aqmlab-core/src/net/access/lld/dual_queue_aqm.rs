@@ -34,10 +34,8 @@
 //! delay and probNative → on a sanction the (possibly marked) packet goes to the Classic
 //! queue, through its `drop_early`.
 //!
-//! Not here: the spec's upstream L-delay estimate `qdelayCoupledV` (a virtual queue
-//! aligned every VQ interval to an EWMA of the actual queue, Annex O; docsis-ns3's
-//! `QDELAY_COUPLED_V`, not its default), the L buffer check and the inter-queue
-//! scheduler (the modem's).
+//! Elsewhere: the spec's upstream L-delay estimate `qdelayCoupledV` (`virtual_queue`);
+//! the L buffer check and the inter-queue scheduler (the modem's).
 
 use crate::qdisc::docsis_pie::PieCore;
 use crate::scenario::error::Result;
@@ -233,9 +231,14 @@ impl DualQueueAqm {
         prob_cl(self.coupling_factor, self.classic.drop_prob())
     }
 
-    /// A packet arrives at the L queue, which then holds `l_bytes` including it.
-    pub fn on_l_arrival(&mut self, l_bytes: u64) -> LArrival {
-        let qdelay = qdelay_l(l_bytes, self.max_rate_bps);
+    /// `qdelayCoupledL` of an L queue holding `l_bytes` (with the arriving packet).
+    pub fn qdelay_l(&self, l_bytes: u64) -> Nanos {
+        qdelay_l(l_bytes, self.max_rate_bps)
+    }
+
+    /// A packet arrives at the L queue whose delay estimate with it is `qdelay`
+    /// (`qdelay_l`, or upstream the virtual queue's `qdelayCoupledV`).
+    pub fn on_l_arrival(&mut self, qdelay: Nanos) -> LArrival {
         let prob_native = self.ramp.prob_native(qdelay);
         let prob_l = prob_l(prob_native, self.prob_cl());
         LArrival {
@@ -376,12 +379,16 @@ mod tests {
         let mut a = DualQueueAqm::new(&DualQueueConfig::default(), 100 * MBIT);
         a.classic = classic_at(1.0 / 64.0);
         assert_eq!(a.prob_cl(), 0.25);
-        let marks: Vec<usize> = (1..=13).filter(|_| a.on_l_arrival(1500).mark).collect();
+        let marks: Vec<usize> = (1..=13)
+            .filter(|_| a.on_l_arrival(a.qdelay_l(1500)).mark)
+            .collect();
         assert_eq!(marks, vec![5, 9, 13]);
         // probL 1 (queue past MAXTH): the first packet is not marked (count 1, not > 1),
         // every later one is.
         let mut a = DualQueueAqm::new(&DualQueueConfig::default(), 100 * MBIT);
-        let arrivals: Vec<bool> = (0..4).map(|_| a.on_l_arrival(20_000).mark).collect();
+        let arrivals: Vec<bool> = (0..4)
+            .map(|_| a.on_l_arrival(a.qdelay_l(20_000)).mark)
+            .collect();
         assert_eq!(arrivals, vec![false, true, true, true]);
     }
 
@@ -390,13 +397,13 @@ mod tests {
         // 100 Mb/s, L queue 9223 B with the packet: 8·9223 bit·10 ns/bit = 737 840 ns
         // -> probNative = (737 840 − 475 712)/524 288 = 262 128/524 288.
         let mut a = DualQueueAqm::new(&DualQueueConfig::default(), 100 * MBIT);
-        let l = a.on_l_arrival(9223);
+        let l = a.on_l_arrival(a.qdelay_l(9223));
         assert_eq!(l.qdelay, 737_840);
         assert_eq!(l.prob_native, 262_128.0 / 524_288.0);
         assert_eq!(l.prob_l, l.prob_native); // Classic idle: probCL 0
                                              // Classic at p_C = 0.36: probCL = 1 > native: probL = 1.
         a.classic = classic_at(0.36);
-        let l = a.on_l_arrival(9223);
+        let l = a.on_l_arrival(a.qdelay_l(9223));
         assert_eq!((l.prob_native, l.prob_l), (262_128.0 / 524_288.0, 1.0));
     }
 

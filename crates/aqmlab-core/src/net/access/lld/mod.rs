@@ -11,11 +11,17 @@
 //!    the feed is a pass-through (`qdisc = { kind = "pfifo" }` with a large limit); the modem's own queues
 //!    are where packets wait;
 //! 2. the classifier (`classify`): ECT(1), CE or DSCP EF → LL SF, else Classic SF;
-//! 3. its SF queue (`sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
+//! 3. the dual-queue coupled AQM (`dual_queue_aqm`) and Queue Protection
+//!    (`queue_protection`), in docsis-ns3 `DualQueueCoupledAqm::DoEnqueue`'s order: an
+//!    LL packet's L delay estimate (`qdelayCoupledL`) → IAQM CE mark → Queue
+//!    Protection, whose sanction sends the packet to the Classic SF; a Classic (or
+//!    sanctioned) packet → DOCSIS-PIE early drop, PIE updated every `tupdate` on
+//!    `qdelayCoupledC`;
+//! 4. its SF queue (`sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
 //!    capacities of docsis-ns3's `DualQueueCoupledAqm` (Classic 100 ms at the AMSR, LL
 //!    max(10 ms at the AMSR, 20 × MAX_FRAME_SIZE), an LL packet accepted while the LL
 //!    queue holds less than its capacity minus MAX_FRAME_SIZE);
-//! 4. the MAC: at each MAP boundary the CMTS refills the ASF's token buckets
+//! 5. the MAC: at each MAP boundary the CMTS refills the ASF's token buckets
 //!    (`token_bucket`), lays out the LL SF's PGS grants that fall in the interval
 //!    (`pgs`), splits what the buckets and the channel allow between the two SFs'
 //!    due requests by the scheduling weight (`allocate`), and the modem requests, per
@@ -38,12 +44,14 @@ pub mod queue_protection;
 pub mod sf_queue;
 mod tables;
 pub mod token_bucket;
+pub mod virtual_queue;
 
 use super::docsis::config::channel_bytes;
 use super::docsis::mac::Mac;
 use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
+use crate::qdisc::periodic;
 use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx, Stage};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::params::{KindDoc, Params};
@@ -51,8 +59,10 @@ use crate::sim::rng::Rng;
 use crate::sim::time::Nanos;
 use allocate::allocate;
 use classify::{classify, Sf};
-use config::{LldConfig, MAX_FRAME_SIZE};
+use config::LldConfig;
+use dual_queue_aqm::{ClassicRates, DualQueueAqm, MAX_FRAME_SIZE};
 use pgs::Pgs;
+use queue_protection::{QueueProtection, Verdict};
 use sf_queue::{send_time, SfQueue};
 use std::collections::VecDeque;
 use token_bucket::AsfBuckets;
@@ -118,6 +128,15 @@ pub struct Lld {
     wire_free: Nanos,
     departures: Vec<(Nanos, PacketId)>,
     committed_until: Nanos,
+    /// The dual-queue coupled AQM (IAQM ramp of the LL SF, DOCSIS-PIE of the Classic
+    /// SF) and Queue Protection of the LL SF.
+    aqm: DualQueueAqm,
+    qp: QueueProtection,
+    /// The rates the Classic delay estimate reads, the LL bits sent since the last PIE
+    /// update, and the next update.
+    rates: ClassicRates,
+    l_bits: u64,
+    pie_next: Nanos,
     pub stats: LldStats,
 }
 
@@ -148,7 +167,22 @@ impl Lld {
         // The request pipelines never draw: their per-MAP cap is unbounded (the
         // scheduler sets each grant).
         let mac = |rng: Rng| Mac::new(config.request_delay, u64::MAX, u64::MAX, rng);
+        // No per-SF rate limits: MAX_RATE is the AMSR.
+        let mut aqm = DualQueueAqm::new(&config.aqm, config.amsr_bps);
+        aqm.classic.target = config.classic_target;
+        let qp = QueueProtection::new(&config.qp, aqm.ramp.max_th);
+        let rates = ClassicRates {
+            amsr_bps: config.amsr_bps,
+            msr_c_bps: 0,
+            msr_l_bps: 0,
+            weight: config.weight as f64 / 256.0,
+        };
         Lld {
+            pie_next: aqm.classic.tupdate,
+            aqm,
+            qp,
+            rates,
+            l_bits: 0,
             classic: SfQueue::new(),
             ll: SfQueue::new(),
             cmac: mac(rng.clone()),
@@ -165,32 +199,68 @@ impl Lld {
         }
     }
 
-    fn queue(&mut self, sf: Sf) -> &mut SfQueue {
-        match sf {
-            Sf::Classic => &mut self.classic,
-            Sf::LowLatency => &mut self.ll,
-        }
-    }
-
-    /// A packet from the feed enters its service flow's queue, or is dropped there.
+    /// A packet from the feed: classified; an LL packet meets the IAQM (CE mark) and
+    /// Queue Protection (a sanction sends it to the Classic SF); a Classic packet meets
+    /// DOCSIS-PIE (early drop); then it enters its SF's queue if there is room
+    /// (docsis-ns3 `DualQueueCoupledAqm::DoEnqueue` and `ClassicEnqueue`).
     fn admit(&mut self, ctx: &mut QdiscCtx, p: PacketId) {
         let now = ctx.now;
-        let (sf, size, flow) = {
+        let (mut sf, size, flow) = {
             let pk = &ctx.packets[p];
             (classify(pk), pk.size, pk.flow as usize)
         };
-        if sf == Sf::LowLatency && now >= self.ll.stats.window_start {
-            self.flow_qp(flow).ll_packets += 1;
+        let in_window = now >= self.ll.stats.window_start;
+        if sf == Sf::LowLatency {
+            // docsis-ns3's default estimate, qdelayCoupledL of the L bytes with the packet.
+            let a = self
+                .aqm
+                .on_l_arrival(self.aqm.qdelay_l(self.ll.unsent + size as u64));
+            if a.mark {
+                // A Not-ECT packet (DSCP EF) is neither marked nor dropped, as in
+                // docsis-ns3.
+                ctx.mark(p, Stage::Enqueue);
+            }
+            let verdict = self
+                .qp
+                .on_arrival(now, &ctx.packets[p], a.qdelay, a.prob_native)
+                .verdict;
+            if in_window {
+                let f = self.flow_qp(flow);
+                f.ll_packets += 1;
+                if verdict == Verdict::Sanction {
+                    f.sanctioned_packets += 1;
+                    f.sanctioned_bytes += size as u64;
+                }
+            }
+            if verdict == Verdict::Sanction {
+                sf = Sf::Classic;
+            }
         }
-        let fits = match sf {
-            Sf::LowLatency => self.ll.unsent < self.config.ll_buffer - MAX_FRAME_SIZE,
-            Sf::Classic => self.classic.unsent + size as u64 <= self.config.classic_buffer,
+        let q = match sf {
+            Sf::LowLatency => &mut self.ll,
+            Sf::Classic => &mut self.classic,
         };
-        let q = self.queue(sf);
         q.arrive(now, size);
-        if !fits {
-            q.refuse(now);
-            ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+        let refused = match sf {
+            Sf::LowLatency => {
+                (q.unsent >= self.config.ll_buffer - MAX_FRAME_SIZE).then_some(DropReason::Overflow)
+            }
+            Sf::Classic => {
+                let (bytes, buffer) = (q.unsent, self.config.classic_buffer);
+                if self
+                    .aqm
+                    .classic
+                    .drop_early(size, bytes, buffer, bytes, ctx.rng)
+                {
+                    Some(DropReason::Early)
+                } else {
+                    (bytes + size as u64 > buffer).then_some(DropReason::Overflow)
+                }
+            }
+        };
+        if let Some(reason) = refused {
+            q.refuse(now, reason);
+            ctx.drop(p, reason, Stage::Enqueue);
             return;
         }
         q.push(now, p, size);
@@ -301,6 +371,9 @@ impl Lld {
                 Sf::LowLatency => (&mut self.ll, &mut self.departures),
             };
             let used = q.serve(now, start, g.bytes, channel_bps, out);
+            if g.sf == Sf::LowLatency {
+                self.l_bits += 8 * used;
+            }
             self.wire_free = start + send_time(used, channel_bps);
             self.buckets.refund(g.bytes - used);
             let s = self.sf_grants(g.sf);
@@ -320,12 +393,14 @@ impl Access for Lld {
         self.config.amsr_bps
     }
 
+    /// The next MAP boundary, grant or PIE update.
     fn next_timer(&self) -> Option<Nanos> {
         let grant = self.grants.front().map(|g| g.at);
-        match (self.next_map, grant) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let t = match (self.next_map, grant) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(Nanos::MAX),
+        };
+        Some(t.min(self.pie_next))
     }
 
     fn held(&self) -> u64 {
@@ -373,7 +448,7 @@ impl Access for Lld {
         };
     }
 
-    /// The MAP boundary, then the grants due.
+    /// The Classic AQM's update, the MAP boundary, then the grants due.
     fn on_timer(
         &mut self,
         _feed: &mut Qdisc,
@@ -382,6 +457,13 @@ impl Access for Lld {
         channel_bps: u64,
     ) {
         let now = ctx.now;
+        let tupdate = self.aqm.classic.tupdate;
+        if periodic::fire(&mut self.pie_next, now, tupdate) {
+            let qdelay =
+                dual_queue_aqm::qdelay_c(self.classic.unsent, &self.rates, self.l_bits, tupdate);
+            self.aqm.classic.update(qdelay);
+            self.l_bits = 0;
+        }
         if self.next_map == Some(now) {
             self.map_boundary(now, channel_bps);
         }

@@ -54,10 +54,11 @@ impl SfQueue {
         }
     }
 
-    /// An arrival refused (full queue): a tail drop in the row.
-    pub fn refuse(&mut self, now: Nanos) {
+    /// An arrival refused: a drop in the row (`Overflow`: a full queue; `Early`: the
+    /// AQM).
+    pub fn refuse(&mut self, now: Nanos, reason: DropReason) {
         if now >= self.stats.window_start {
-            self.stats.count_drop(DropReason::Overflow);
+            self.stats.count_drop(reason);
         }
     }
 
