@@ -12,7 +12,7 @@ from aqmlab import load_runs, study
 from aqmlab.sweep import make_tasks, read_sweep_file, sweep
 from conftest import AQMLAB, ROOT
 
-EXPERIMENTS = {"coexistence", "latency", "capacity-step", "rfc3168", "rtt-unfairness", "burst"}
+EXPERIMENTS = {"coexistence", "latency", "capacity-step", "rfc3168", "rtt-unfairness", "burst", "residential"}
 
 
 def figures_module():

@@ -67,13 +67,13 @@ def hist_quantile(h: pl.DataFrame, q: float) -> float:
     return float((h["sojourn_ms_low"][i] + h["sojourn_ms_high"][i]) / 2)
 
 
-def queue_delays(sweep_dir: Path, by: str = "label") -> pl.DataFrame:
+def queue_delays(sweep_dir: Path, by: str = "label", queues: dict[str, str] = QUEUES) -> pl.DataFrame:
     """Per point: the L and C queues' sojourn p50 and p99 (ms), seeds pooled."""
     h = load_runs(sweep_dir, "sojourn_hist")
     rows = []
     for key in dict.fromkeys(h[by].to_list()):
         row = {by: key}
-        for name, link in QUEUES.items():
+        for name, link in queues.items():
             hq = h.filter((pl.col(by) == key) & (pl.col("link") == link))
             row[f"{name}_p50_ms"] = hist_quantile(hq, 0.5)
             row[f"{name}_p99_ms"] = hist_quantile(hq, 0.99)
@@ -98,13 +98,13 @@ def rate_balance(sweep_dir: Path, a: str, b: str, by: str = "label") -> pl.DataF
     return pl.DataFrame(rows).group_by(by, maintain_order=True).agg(pl.all().exclude("seed").mean(), pl.len().alias("n"))
 
 
-def delay_cdf_figure(sweep_dir: Path, by: str, title: str) -> object:
+def delay_cdf_figure(sweep_dir: Path, by: str, title: str, queues: dict[str, str] = QUEUES) -> object:
     """L (solid) and C (dashed) per-packet sojourn CDFs, one colour per point."""
     h = load_runs(sweep_dir, "sojourn_hist")
     with _style():
         fig, ax = plt.subplots()
         for i, key in enumerate(dict.fromkeys(h[by].to_list())):
-            for j, (name, link) in enumerate(QUEUES.items()):
+            for j, (name, link) in enumerate(queues.items()):
                 g = (h.filter((pl.col(by) == key) & (pl.col("link") == link))
                      .group_by("sojourn_ms_high").agg(pl.col("packets").sum()).sort("sojourn_ms_high"))
                 if g.height == 0:
@@ -285,11 +285,67 @@ def burst_figures(d: Path) -> list[Figure]:
     ]
 
 
+# The LLD modem's service-flow queues (docs/access/lld.md).
+LLD_QUEUES = {"L": "upstream.ll", "C": "upstream.classic"}
+
+
+def residential_apps(d: Path) -> pl.DataFrame:
+    """Per point and app: window goodput (Mbit/s), mean and 99th percentile one-way
+    delay (ms, mean over the app's flows and seeds)."""
+    f = load_runs(d, "flows")
+    return (f.group_by(["description", "app"], maintain_order=True)
+            .agg((pl.col("goodput_window_bps").sum() / pl.col("seed").n_unique() / 1e6).alias("goodput_mbps"),
+                 pl.col("owd_ms_mean").mean(), pl.col("owd_ms_p99").mean()))
+
+
+def sanctions(d: Path) -> pl.DataFrame:
+    """Queue Protection per point and app: packets classified to the LL SF and those
+    sanctioned into the Classic SF (table lld_flows), summed over seeds."""
+    q = load_runs(d, "lld_flows")
+    if q.height == 0:
+        return pl.DataFrame(schema={"description": pl.Utf8, "app": pl.Utf8, "ll_packets": pl.UInt64,
+                                    "sanctioned_packets": pl.UInt64, "sanctioned_share": pl.Float64})
+    apps = load_runs(d, "flows").select(["run_id", "flow", "app"])
+    return (q.join(apps, on=["run_id", "flow"]).group_by(["description", "app"], maintain_order=True)
+            .agg(pl.col("ll_packets").sum(), pl.col("sanctioned_packets").sum())
+            .with_columns((pl.col("sanctioned_packets") / pl.col("ll_packets")).alias("sanctioned_share")))
+
+
+def residential_figures(d: Path) -> list[Figure]:
+    qd = queue_delays(d, "description", LLD_QUEUES)
+    apps = residential_apps(d)
+    sq = sanctions(d)
+    labels = list(dict.fromkeys(apps["description"].to_list()))
+    names = ["game", "udp-be", "prague-up", "tcp-up", "flood"]
+
+    def per(col: str, app: str) -> list[float]:
+        return [apps.filter((pl.col("description") == k) & (pl.col("app") == app))[col].mean() for k in labels]
+
+    sanc = [f"{r['description']}: {r['app']} {r['sanctioned_packets']} of {r['ll_packets']}" for r in sq.iter_rows(named=True)]
+    return [
+        Figure("residential-cdf", "LLD upstream: LL and Classic service-flow sojourn CDFs",
+               delay_cdf_figure(d, "description", "LLD modem upstream: LL (solid) and Classic (dashed) SF", LLD_QUEUES),
+               "Every packet through the modem's two service-flow queues after the warm-up (rows upstream.ll, upstream.classic), "
+               f"seeds pooled. LL p99: {', '.join(f'{k} {v:.2f} ms' for k, v in zip(qd['description'], qd['L_p99_ms']))}; "
+               f"Classic p99: {', '.join(f'{k} {v:.1f} ms' for k, v in zip(qd['description'], qd['C_p99_ms']))}."),
+        Figure("residential-owd", "Upstream one-way delay per application",
+               bar_figure(labels, {f"{a} p99": per("owd_ms_p99", a) for a in names[:3]}, "one-way delay (ms)",
+                          "99th percentile one-way delay, upstream apps", logy=True),
+               "Per flow, then averaged over the app's flows and seeds; base one-way delay 3 ms (1 ms modem latency, 2 ms to the server)."),
+        Figure("residential-sanctions", "Queue Protection sanctions per application",
+               bar_figure(labels, {a: [sq.filter((pl.col("description") == k) & (pl.col("app") == a))["sanctioned_share"].sum()
+                                        for k in labels] for a in ("game", "prague-up", "flood")},
+                          "sanctioned / LL-classified packets", "Queue Protection: share of each app's LL packets sanctioned"),
+               "From the LLD model's lld_flows table (packets classified to the LL SF and those Queue Protection moved to the "
+               f"Classic SF), seeds summed. {'; '.join(sanc) if sanc else 'No packet was sanctioned.'}"),
+    ]
+
+
 def figures(dirs: dict[str, Path]) -> list[Figure]:
     figs = []
     for name, make in (("coexistence", coexistence_figures), ("latency", latency_figures),
                        ("capacity-step", capacity_step_figures), ("rfc3168", rfc3168_figures),
-                       ("rtt-unfairness", rtt_figures), ("burst", burst_figures)):
+                       ("rtt-unfairness", rtt_figures), ("burst", burst_figures), ("residential", residential_figures)):
         if name in dirs:
             figs += make(dirs[name])
     return figs
@@ -310,6 +366,11 @@ def headline(out: Path) -> None:
         print(rfc3168_table(out / "rfc3168"))
     if (out / "rtt-unfairness").is_dir():
         print(rtt_table(out / "rtt-unfairness"))
+    if (out / "residential").is_dir():
+        d = out / "residential"
+        print(queue_delays(d, "description", LLD_QUEUES))
+        print(residential_apps(d))
+        print(sanctions(d))
     if (out / "burst").is_dir():
         print(burst_table(out / "burst").join(queue_delays(out / "burst", "description"), on="description"))
 
