@@ -38,7 +38,8 @@
 //! - ECN (RFC 3168): data segments carry ECT(0) (retransmissions are not ECT, §6.1.5),
 //!   the receiver echoes CE as ECE until it sees CWR, the sender reduces at most once per
 //!   window of data and sets CWR on the next new segment. DCTCP uses exact per-packet
-//!   echo (RFC 8257 §3.2).
+//!   echo (RFC 8257 §3.2). AccECN (RFC 9768, `accecn.rs`): negotiated on the SYN and
+//!   SYN-ACK, falling back to RFC 3168 or none; the ACE field counts CE packets.
 //! - Receive buffer and advertised window; `TcpReceiver::set_window_limit` lets an
 //!   outside controller (a PEP) clamp the advertised window. A zero window is probed
 //!   at each RTO with an empty segment carrying PSH, which the receiver answers.

@@ -16,7 +16,9 @@
 //!   with `accurate` (DCTCP, RFC 8257 §3.2) ECE mirrors the CE bit of the data and a
 //!   change of CE state first ACKs what is pending under the old state. With AccECN
 //!   (RFC 9768 §3.2.2) every ACK carries the CE packet counter `r.cep` mod 8 in
-//!   AE/CWR/ECE, and 6 pending CE marks force an immediate ACK.
+//!   AE/CWR/ECE; a data segment whose IP-ECN field differs from the previous one's is
+//!   ACKed at once (Linux `tcp_ecn_received_counters`, include/net/tcp_ecn.h:
+//!   `ecn_edge` → `ICSK_ACK_NOW`), and 6 pending CE marks force an immediate ACK.
 //! - Quick-ACK mode (`quickack`, linux profile), as Linux 6.17 `net/ipv4/tcp_input.c`
 //!   runs it for a receiver that sends no data (so never in `pingpong` mode): a
 //!   counter `quick` of ACKs to send at once. While it is positive every data segment
@@ -101,6 +103,8 @@ pub struct TcpReceiver {
     /// many since the last ACK.
     pub r_cep: u32,
     ce_pending: u32,
+    /// AccECN: the IP-ECN field of the previous data segment (Linux `prev_ecnfield`).
+    prev_ecn: Ecn,
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -136,6 +140,7 @@ impl TcpReceiver {
             feedback: Feedback::None,
             r_cep: accecn::CEP_INIT,
             ce_pending: 0,
+            prev_ecn: Ecn::NotEct,
         }
     }
 
@@ -324,6 +329,10 @@ impl TcpReceiver {
             if ce {
                 self.r_cep = self.r_cep.wrapping_add(1);
                 self.ce_pending += 1;
+            }
+            if h.payload > 0 && seg.ecn != self.prev_ecn {
+                self.prev_ecn = seg.ecn;
+                ack_now = true;
             }
         } else if self.accurate {
             if ce != self.ece {

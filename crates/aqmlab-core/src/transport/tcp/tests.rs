@@ -1589,3 +1589,53 @@ fn prague_paces_by_mtu_and_falls_back_unpaced_without_accecn() {
     assert_eq!(out.len(), 10, "the whole initial window at once");
     assert!(out.iter().all(|x| x.ecn == Ecn::NotEct));
 }
+
+/// AccECN receiver (RFC 9768 §3.2.2; Linux `tcp_ecn_received_counters`): the SYN-ACK
+/// answers 0,1,0; every ACK carries r.cep mod 8 (from 5: AE and ECE); a change of the
+/// IP-ECN field is ACKed at once, else every second segment.
+#[test]
+fn accecn_receiver_counts_ce_in_ace_and_acks_ecn_changes() {
+    let c = TcpConfig {
+        ecn: true,
+        accecn: true,
+        ..cfg()
+    };
+    let mut r = TcpReceiver::new(c, false);
+    let (mut st, mut out) = (FlowStats::default(), Vec::new());
+    let mut syn = Segment::default();
+    syn.tcp.flags = F::SYN | F::ECE | F::CWR;
+    syn.tcp.ae = true;
+    r.on_segment(0, &syn, &mut out, &mut st);
+    assert_eq!(
+        (out[0].tcp.flags & (F::ECE | F::CWR), out[0].tcp.ae),
+        (F::CWR, false)
+    );
+    out.clear();
+    let seg = |i: u64, e: Ecn| {
+        let mut s = data(i * MSS, 1000, 0);
+        s.ecn = e;
+        s
+    };
+    let ace = |s: &Segment| super::accecn::read_ace(s.tcp.flags, s.tcp.ae);
+    let marks = [
+        Ecn::Ect0,
+        Ecn::Ect0,
+        Ecn::Ect0,
+        Ecn::Ce,
+        Ecn::Ce,
+        Ecn::Ce,
+        Ecn::Ect0,
+    ];
+    let mut acks = Vec::new();
+    for (i, e) in marks.iter().enumerate() {
+        let n = out.len();
+        r.on_segment(i as Nanos, &seg(i as u64, *e), &mut out, &mut st);
+        if out.len() > n {
+            acks.push((i, ace(out.last().unwrap())));
+        }
+    }
+    // 0: not-ECT → ECT(0), at once, ACE 5; 2: second segment; 3: → CE, at once, 6;
+    // 5: second segment, 8 mod 8 = 0; 6: CE → ECT(0), at once.
+    assert_eq!(acks, vec![(0, 5), (2, 5), (3, 6), (5, 0), (6, 0)]);
+    assert_eq!(r.r_cep, 8);
+}
