@@ -67,3 +67,19 @@ def test_a_tiny_coexistence_run_has_l_and_c_rows_and_the_latency_split(tmp_path)
     rb = fig.rate_balance(d, "prague", "cubic", by="description").row(0, named=True)
     assert 0.25 < rb["ratio"] < 4.0 and 0.5 < rb["jain"] <= 1.0
     assert 80 < rb["a_mbps"] + rb["b_mbps"] < 100
+
+
+def test_a_tiny_residential_run_has_ll_and_classic_rows_and_qp_counts(tmp_path):
+    d = tmp_path / "residential"
+    sweep(study.study_dir("l4s") / "residential.toml", zip={"description": ["ECT(1)"], "traffic[7].ecn": ["ect1"]}, seeds=1, out=d,
+          set={"duration": "8s", "warmup": "2s"}, workers=1)
+    fig = figures_module()
+    qd = fig.queue_delays(d, by="description", queues=fig.LLD_QUEUES).row(0, named=True)
+    # The LL service flow stays well below the Classic one.
+    assert qd["L_p99_ms"] < qd["C_p50_ms"]
+    qp = {r["app"]: r for r in fig.sanctions(d).iter_rows(named=True)}
+    # The ECT(1) stream, the EF game and Prague are classified LL; the game is never
+    # sanctioned (33 ms apart, it builds no queue).
+    assert {"game", "prague-up", "flood"} <= set(qp)
+    assert qp["flood"]["ll_packets"] == 6 * 10_000_000 // 8000
+    assert qp["game"]["sanctioned_packets"] == 0
