@@ -146,7 +146,7 @@ def make_plan(doc: dict[str, Any], seed: int | None = None) -> Plan:
                 if k in t:
                     plan.ignored.append(f"{path}.{k} (aqmlab TCP model only; the kernel's own TCP runs)")
         for k in t:
-            if k not in COMMON and k not in MODEL_ONLY and k not in ("cc", "ecn", "sack", "rate", "size", "l4s"):
+            if k not in COMMON and k not in MODEL_ONLY and k not in ("cc", "ecn", "receiver_ecn", "sack", "rate", "size", "l4s"):
                 plan.ignored.append(f"{path}.{k}")
         for src, dst in pairs:
             for _ in range(count):
@@ -159,7 +159,13 @@ def make_plan(doc: dict[str, Any], seed: int | None = None) -> Plan:
                     f.poisson = kind == "udp-poisson"
                 else:
                     side = "l" if src in left else "r"
-                    ecn_sides[side].add(bool(t.get("ecn", False)))
+                    # `ecn` is a bool or "off" | "classic" | "accecn"; the kernel gets
+                    # tcp_ecn = 1 (RFC 3168) for either ECN name (AccECN is not emulated).
+                    ecn = t.get("ecn", False)
+                    ecn_sides[side].add(ecn not in (False, "off"))
+                    note = f"{path}.ecn = accecn / receiver_ecn (the kernel runs RFC 3168 ECN)"
+                    if (ecn == "accecn" or "receiver_ecn" in t) and note not in plan.ignored:
+                        plan.ignored.append(note)
                     sack_sides[side].add(bool(t.get("sack", True)))
                 plan.flows.append(f)
     for side in "lr":

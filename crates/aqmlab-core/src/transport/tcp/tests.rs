@@ -1639,3 +1639,34 @@ fn accecn_receiver_counts_ce_in_ace_and_acks_ecn_changes() {
     assert_eq!(acks, vec![(0, 5), (2, 5), (3, 6), (5, 0), (6, 0)]);
     assert_eq!(r.r_cep, 8);
 }
+
+/// Prague grows inside the round after a CE reduction by the unmarked part of each ACK
+/// (`Caps::grows_in_cwr`, Linux `prague_update_cwnd` under `cong_control`); DCTCP does
+/// not grow on ACKs reporting CE there. IW 7 × 1000 B, AccECN: the first ACK (1 packet,
+/// ACE 6: one mark) cuts 7000 → 3500 (α = 1); two ACKs of 3 packets with one mark each
+/// (ACE 7, 0) add 2 × 2000 B of credit ≥ 3500: Prague's cwnd 4500, DCTCP's 3500.
+#[test]
+fn prague_grows_on_unmarked_packets_inside_the_cwr_round() {
+    for (cc, want) in [("prague", 4500), ("dctcp", 3500)] {
+        let c = TcpConfig {
+            cc: CcSpec::named(cc).unwrap(),
+            iw: 7,
+            ecn: true,
+            accecn: true,
+            l4s: true,
+            ..cfg()
+        };
+        let (mut s, mut st, mut out) = established(c);
+        let t = out[0].tcp.ts_val;
+        for (ack_no, ace) in [(1000, 6), (4000, 7), (7000, 0)] {
+            let mut a = ack(ack_no, t);
+            let (f, ae) = super::accecn::ace_flags(ace);
+            a.tcp.flags |= f;
+            a.tcp.ae = ae;
+            out.clear();
+            s.on_segment(200 * MS, &a, &mut out, &mut st);
+        }
+        assert_eq!(s.s_cep, 8, "{cc}");
+        assert_eq!(s.w.cwnd, want, "{cc}");
+    }
+}

@@ -207,6 +207,10 @@ pub struct Caps {
     /// Without SACK, plain Reno fast recovery (RFC 5681 §3.2: the first new ACK ends it)
     /// instead of NewReno's (RFC 6582).
     pub reno_recovery: bool,
+    /// Grows on every ACK outside loss recovery, also on ACKs reporting CE inside the
+    /// round after an ECN reduction (Prague's `cong_control`: `prague_update_cwnd`
+    /// counts the unmarked packets of every ACK); otherwise such ACKs do not grow.
+    pub grows_in_cwr: bool,
     /// Offers AccECN and refuses RFC 3168 feedback (Linux `TCP_CONG_NEEDS_ACCECN |
     /// TCP_CONG_NO_FALLBACK_RFC3168`, Prague): a classic answer means no ECN.
     pub needs_accecn: bool,
@@ -222,6 +226,7 @@ impl Caps {
         rate_samples: false,
         controls_cwnd: false,
         reno_recovery: false,
+        grows_in_cwr: false,
         needs_accecn: false,
     };
 

@@ -44,10 +44,9 @@
 //!   at least 2 segments (`prague_burst_shift`, `prague_tso_segs`).
 //! - Differences from Linux: Linux keeps a fractional cwnd (`frac_cwnd`, 2^−20
 //!   segments) and steps `snd_cwnd` one segment per ACK towards it; here a reduction
-//!   is applied at once and growth is byte-counted. Linux grows on every ACK by its
-//!   unmarked packets even inside the CWR round (`cong_control`); here, as for every
-//!   window controller, ACKs reporting CE inside that round do not grow the window.
-//!   `RTT_CONTROL_SCALABLE` and
+//!   is applied at once and growth is byte-counted with a fractional credit. Growth
+//!   counts the unmarked part of every ACK, also inside the CWR round, as Linux's
+//!   `cong_control` does (`Caps::grows_in_cwr`). `RTT_CONTROL_SCALABLE` and
 //!   `_ADDITIVE` are not offered. α is a float, not Linux's 2^20 fixed point.
 
 use super::{alpha_ssthresh, reno_growth, slow_start, AckSample, Window};
@@ -299,6 +298,7 @@ impl Registered for Prague {
             pacing: Pacing::Default,
             pacing_ca_percent: 100,
             pacing_mtu: true,
+            grows_in_cwr: true,
             needs_accecn: true,
             ..Caps::WINDOW
         }

@@ -188,7 +188,7 @@ impl TcpSender {
             }
             self.ecn_recover = self.snd_nxt;
             self.cwr_pending = true;
-        } else if (self.snd_una > self.ecn_recover || !ece)
+        } else if (self.snd_una > self.ecn_recover || !ece || self.caps.grows_in_cwr)
             && (!self.cfg.cwv || self.is_cwnd_limited())
         {
             self.cc.on_ack(&mut self.w, &sample);
