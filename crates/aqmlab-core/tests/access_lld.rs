@@ -355,3 +355,50 @@ fn queue_protection_sanctions_an_unresponsive_ll_flow_into_the_classic_queue() {
         vec![0.0, 0.0]
     );
 }
+
+/// The L delay estimate under request/grant: one ECT(1) UDP flow at 7 Mbit/s of
+/// 1000-B packets, below the 10 Mbit/s AMSR. The IAQM ramp at 10 Mbit/s starts at
+/// FLOOR = 3.2 ms. With `coupled_l` (LL bytes / AMSR) the bytes that wait for the
+/// request–grant loop (about 4–6 ms of arrivals, 3500–5250 B = 2.8–4.2 ms at the AMSR)
+/// cross it: packets are marked though the flow is below the rate. With `coupled_v` the
+/// virtual queue drains at the AMSR, faster than the flow, so it holds at most one
+/// packet (0.8 ms); its alignment raises it only when the average LL backlog exceeds
+/// what the loop explains, (2 + 1) MAPs × 10 Mbit/s = 7500 B, which this backlog never
+/// does: no marks.
+#[test]
+fn the_virtual_queue_estimate_does_not_mark_the_request_grant_wait() {
+    let traffic = udp("7Mbit", "1000B", "ect1", "");
+    let marks = |est: &str| {
+        let model = format!("sustained_rate = \"10Mbit\", ll_delay_estimate = \"{est}\"");
+        let r = run(&toml("5s", "1s", "100Mbit", &model, &traffic), 1);
+        cell(&r, "queues", "link", "up", "marks")
+    };
+    assert!(marks("coupled_l") > 100.0, "{}", marks("coupled_l"));
+    assert_eq!(marks("coupled_v"), 0.0);
+}
+
+/// The ASF's token buckets on a hand-worked trace: AMSR 8 Mbit/s (2000 B per 2-ms MAP),
+/// burst 20 000 B, peak 16 Mbit/s (bucket 16 Mbit/s × 2 ms = 4000 B), one Not-ECT UDP
+/// flow of 1000-B packets at 40 Mbit/s from 0.5 ms on a 100 Mbit/s channel. The MAC
+/// starts at the 2-ms boundary; the buckets fill (AMSR bucket full at 20 000 B, peak
+/// bucket 4000 B) while the first requests (7500 B at 2 ms, 10 000 B at 4 ms) travel;
+/// from 6 ms every MAP has more due than the buckets allow. Then, as in
+/// `token_bucket`'s unit test: 4000 B (the peak bucket) at 6, 8, ..., 22 ms (9 MAPs,
+/// the AMSR bucket falling 2000 B a MAP from 16 000 to 0), then 2000 B (the AMSR) at
+/// every MAP from 24 ms to 1000 ms (489 MAPs; the boundary at the run's last instant
+/// counts, as in `access_docsis.rs`: 500 MAPs from 2 ms): 36 000 + 978 000 =
+/// 1 014 000 B, all of it 1000-B packets (grants are whole kB; the last two leave after
+/// the end but are handed to the wire at it), none of it left unused.
+#[test]
+fn the_asf_token_buckets_grant_peak_then_sustained_on_a_hand_worked_trace() {
+    let traffic = udp("40Mbit", "1000B", "not-ect", "start = \"0.5ms\"");
+    let model = r#"sustained_rate = "8Mbit", max_burst = "20000B", peak_rate = "16Mbit""#;
+    let r = run(&toml("1s", "0s", "100Mbit", model, &traffic), 1);
+    let c = |col: &str| cell(&r, "lld", "sf", "classic", col);
+    assert_eq!(c("maps"), 500.0);
+    // Every MAP from 6 ms (498 of them) had more due than the tokens allowed.
+    assert_eq!(c("token_limited_maps"), 498.0);
+    assert_eq!(c("requested_grant_bytes"), 1_014_000.0);
+    assert_eq!(c("grant_bytes_unused"), 0.0);
+    assert_eq!(c("sent_bytes"), 1_014_000.0);
+}

@@ -32,7 +32,22 @@ pub struct LldConfig {
     /// The dual-queue coupled AQM and Queue Protection.
     pub aqm: DualQueueConfig,
     pub qp: QpConfig,
+    /// The LL SF's delay estimate for the IAQM and Queue Protection.
+    pub ll_estimator: LlEstimator,
 }
+
+/// The LL queue delay estimate (docsis-ns3 `LlEstimator`, `dual-queue-coupled-aqm.cc:212-219`):
+/// `qdelayCoupledL` (the LL bytes at MAX_RATE; docsis-ns3's default) or `qdelayCoupledV`
+/// (the virtual queue of Annex O, the spec's upstream estimate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlEstimator {
+    CoupledL,
+    CoupledV,
+}
+
+/// docsis-ns3's `VqInterval` (`dual-queue-coupled-aqm.cc:220-224`): how often the
+/// virtual queue is aligned to the actual LL backlog.
+pub const VQ_INTERVAL: Nanos = 500_000;
 
 /// The modem's own keys (docs/access/lld.md, "Parameters").
 const MODEM_PARAMS: &[ParamDoc] = &[
@@ -49,6 +64,7 @@ const MODEM_PARAMS: &[ParamDoc] = &[
     param("classic_buffer", "size", "100ms x sustained_rate", "Classic SF queue capacity"),
     param("ll_buffer", "size", "max(10ms x sustained_rate, 40000B)", "LL SF queue capacity"),
     param("classic_aqm_target", "duration", "10ms", "Classic AQM Latency Target: the Classic SF's DOCSIS-PIE target delay"),
+    param("ll_delay_estimate", "string", "coupled_l", "the LL delay the IAQM and Queue Protection see: coupled_l (LL bytes / AMSR) or coupled_v (the Annex O virtual queue)"),
 ];
 
 const N_PARAMS: usize =
@@ -162,6 +178,14 @@ impl LldConfig {
             }
         }
         let classic_target = p.positive_duration_or("classic_aqm_target", 10 * NS_PER_MS)?;
+        let ll_estimator = match p.choice_or(
+            "ll_delay_estimate",
+            "coupled_l",
+            &["coupled_l", "coupled_v"],
+        )? {
+            "coupled_v" => LlEstimator::CoupledV,
+            _ => LlEstimator::CoupledL,
+        };
         let aqm = DualQueueConfig::from_params(p)?;
         let qp = QpConfig::from_params(p)?;
         Ok(LldConfig {
@@ -177,6 +201,7 @@ impl LldConfig {
             classic_target,
             aqm,
             qp,
+            ll_estimator,
         })
     }
 }

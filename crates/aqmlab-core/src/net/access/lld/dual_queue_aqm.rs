@@ -313,6 +313,29 @@ mod tests {
         assert_eq!(r.prob_native(65_536), 0.5);
     }
 
+    /// Property, over random rates, thresholds and delays: probNative is in [0, 1], 0 up
+    /// to MINTH, 1 from MAXTH, and never decreases with the delay; MINTH ≥ FLOOR and
+    /// MINTH ≤ MAXTH ≤ 65.535 ms.
+    #[test]
+    fn property_the_ramp_is_monotone_and_bounded() {
+        let mut g = crate::sim::rng::Rng::stream(5, "ramp");
+        for case in 0..500 {
+            let rate = g.below(1000 * MBIT);
+            let r = Ramp::new(1 + g.below(65_535_000), g.below(26) as u32, rate);
+            assert!(r.min_th >= floor(rate) && r.min_th <= r.max_th && r.max_th <= MAX_THRESHOLD);
+            let mut prev = 0.0;
+            let mut d = 0;
+            while d < r.max_th + 1_000_000 {
+                let p = r.prob_native(d);
+                assert!((0.0..=1.0).contains(&p) && p >= prev, "case {case} at {d}");
+                assert!(d > r.min_th || p == 0.0);
+                assert!(d < r.max_th || p == 1.0);
+                prev = p;
+                d += 1 + g.below(r.max_th / 50 + 1);
+            }
+        }
+    }
+
     #[test]
     fn l_queue_delay_from_its_bytes() {
         // 1500 B at 100 Mb/s: 120 µs; 12 500 B: 1 ms; no rate: 0.

@@ -13,7 +13,8 @@
 //! 2. the classifier (`classify`): ECT(1), CE or DSCP EF → LL SF, else Classic SF;
 //! 3. the dual-queue coupled AQM (`dual_queue_aqm`) and Queue Protection
 //!    (`queue_protection`), in docsis-ns3 `DualQueueCoupledAqm::DoEnqueue`'s order: an
-//!    LL packet's L delay estimate (`qdelayCoupledL`) → IAQM CE mark → Queue
+//!    LL packet's L delay estimate (`qdelayCoupledL`, or the virtual queue's
+//!    `qdelayCoupledV` with `ll_delay_estimate = "coupled_v"`) → IAQM CE mark → Queue
 //!    Protection, whose sanction sends the packet to the Classic SF; a Classic (or
 //!    sanctioned) packet → DOCSIS-PIE early drop, PIE updated every `tupdate` on
 //!    `qdelayCoupledC`;
@@ -59,13 +60,14 @@ use crate::sim::rng::Rng;
 use crate::sim::time::Nanos;
 use allocate::allocate;
 use classify::{classify, Sf};
-use config::LldConfig;
+use config::{LlEstimator, LldConfig, VQ_INTERVAL};
 use dual_queue_aqm::{ClassicRates, DualQueueAqm, MAX_FRAME_SIZE};
 use pgs::Pgs;
 use queue_protection::{QueueProtection, Verdict};
 use sf_queue::{send_time, SfQueue};
 use std::collections::VecDeque;
 use token_bucket::AsfBuckets;
+use virtual_queue::{allowed_aq, VirtualQueue};
 
 /// One grant of a MAP: at `at`, `bytes` for service flow `sf` (`pgs`: a proactive grant).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +139,11 @@ pub struct Lld {
     rates: ClassicRates,
     l_bits: u64,
     pie_next: Nanos,
+    /// With `ll_delay_estimate = "coupled_v"`: the virtual queue, its next alignment,
+    /// and the LL backlog the request–grant loop explains (`calcAllowedAQ`).
+    vq: Option<VirtualQueue>,
+    vq_next: Nanos,
+    allowed_aq: u64,
     pub stats: LldStats,
 }
 
@@ -177,7 +184,16 @@ impl Lld {
             msr_l_bps: 0,
             weight: config.weight as f64 / 256.0,
         };
+        // The request–grant loop: a request is first served `request_delay` MAPs later,
+        // plus one MAP (docsis-ns3: Alloc Start Time − Ack Time of the MAP plus
+        // `LoopDelayOffset` = 1 MAP interval, `cm-net-device.cc:212-216,763-766,2221-2229`).
+        let loop_delay = (config.request_delay as Nanos + 1) * config.map_interval;
+        let (ggr, ggi) = config.pgs.map_or((0, 0), |(r, i, _)| (r, i));
         Lld {
+            vq: (config.ll_estimator == LlEstimator::CoupledV)
+                .then(|| VirtualQueue::new(config.amsr_bps)),
+            vq_next: VQ_INTERVAL,
+            allowed_aq: allowed_aq(loop_delay, config.amsr_bps, ggr, ggi),
             pie_next: aqm.classic.tupdate,
             aqm,
             qp,
@@ -211,10 +227,13 @@ impl Lld {
         };
         let in_window = now >= self.ll.stats.window_start;
         if sf == Sf::LowLatency {
-            // docsis-ns3's default estimate, qdelayCoupledL of the L bytes with the packet.
-            let a = self
-                .aqm
-                .on_l_arrival(self.aqm.qdelay_l(self.ll.unsent + size as u64));
+            // The L delay with the packet: qdelayCoupledL (docsis-ns3's default) or the
+            // virtual queue's qdelayCoupledV.
+            let qdelay = match &mut self.vq {
+                Some(vq) => vq.qdelay(now, size as u64),
+                None => self.aqm.qdelay_l(self.ll.unsent + size as u64),
+            };
+            let a = self.aqm.on_l_arrival(qdelay);
             if a.mark {
                 // A Not-ECT packet (DSCP EF) is neither marked nor dropped, as in
                 // docsis-ns3.
@@ -234,6 +253,9 @@ impl Lld {
             }
             if verdict == Verdict::Sanction {
                 sf = Sf::Classic;
+                if let Some(vq) = &mut self.vq {
+                    vq.decrease(size as u64);
+                }
             }
         }
         let q = match sf {
@@ -259,6 +281,9 @@ impl Lld {
             }
         };
         if let Some(reason) = refused {
+            if let (Sf::LowLatency, Some(vq)) = (sf, &mut self.vq) {
+                vq.decrease(size as u64);
+            }
             q.refuse(now, reason);
             ctx.drop(p, reason, Stage::Enqueue);
             return;
@@ -393,14 +418,18 @@ impl Access for Lld {
         self.config.amsr_bps
     }
 
-    /// The next MAP boundary, grant or PIE update.
+    /// The next MAP boundary, grant, PIE update or virtual-queue alignment.
     fn next_timer(&self) -> Option<Nanos> {
         let grant = self.grants.front().map(|g| g.at);
         let t = match (self.next_map, grant) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(Nanos::MAX),
         };
-        Some(t.min(self.pie_next))
+        let t = t.min(self.pie_next);
+        Some(match self.vq {
+            Some(_) => t.min(self.vq_next),
+            None => t,
+        })
     }
 
     fn held(&self) -> u64 {
@@ -448,7 +477,8 @@ impl Access for Lld {
         };
     }
 
-    /// The Classic AQM's update, the MAP boundary, then the grants due.
+    /// The Classic AQM's update, the virtual queue's alignment, the MAP boundary, then
+    /// the grants due.
     fn on_timer(
         &mut self,
         _feed: &mut Qdisc,
@@ -463,6 +493,11 @@ impl Access for Lld {
                 dual_queue_aqm::qdelay_c(self.classic.unsent, &self.rates, self.l_bits, tupdate);
             self.aqm.classic.update(qdelay);
             self.l_bits = 0;
+        }
+        if let Some(vq) = &mut self.vq {
+            if periodic::fire(&mut self.vq_next, now, VQ_INTERVAL) {
+                vq.align(self.ll.unsent, self.allowed_aq);
+            }
         }
         if self.next_map == Some(now) {
             self.map_boundary(now, channel_bps);

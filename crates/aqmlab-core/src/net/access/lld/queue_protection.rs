@@ -5,7 +5,7 @@
 //! `pick_bucket`, `GetCongestionScore`/`FillBucket` lines 314–354 = `fill_bucket`,
 //! `QueueProtect` lines 356–418 = `qprotect`) and explained by Briscoe & White, "The
 //! DOCSIS Queue Protection Algorithm to Preserve Low Latency" (RFC 9957, formerly
-//! draft-briscoe-docsis-q-protection; arXiv 2204.08374).
+//! draft-briscoe-docsis-q-protection).
 //!
 //! Sans-IO: the modem calls [`QueueProtection::on_arrival`] for every packet classified
 //! to the low-latency (L) queue, *before* enqueuing it, with the L queue's delay
@@ -69,7 +69,8 @@ pub enum Verdict {
     Sanction,
 }
 
-/// A packet's verdict and the state behind it (docsis-ns3's Success/Sanction traces).
+/// A packet's verdict and the state behind it (docsis-ns3's Success/Sanction traces);
+/// with QP disabled, `LowLatency` in bucket `NBUCKETS` with score 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub verdict: Verdict,
@@ -208,7 +209,10 @@ impl QueueProtection {
     }
 
     /// `qprotect` for `pkt`, arriving at `now` at an L queue whose delay with it is
-    /// `qdelay`, with native probability `prob_native`.
+    /// `qdelay`, with native probability `prob_native`. Its size is the IP datagram's
+    /// (docsis-ns3 counts the frame: `max(IP size, 46)` + 18 B of Ethernet header and
+    /// FCS + the DOCSIS MAC header, `docsis-queue-disc-item.cc` lines 116–123; use
+    /// `qprotect` to count other bytes).
     pub fn on_arrival(
         &mut self,
         now: Nanos,
@@ -486,6 +490,34 @@ mod tests {
         // At 1 ms, 4 has expired; E finds its own 9: 1 048 000 + 2 048 000.
         let e = q.qprotect(1000 * US, 0xE, h(4, 9), 1000, 0, 1.0);
         assert_eq!((e.bucket, e.score), (9, 3_096_000));
+    }
+
+    #[test]
+    fn a_packet_s_microflow_is_its_flow_and_direction() {
+        let mut q = qp();
+        let fwd = Packet {
+            flow: 7,
+            hash: 0xDEAD_BEEF,
+            size: 1500,
+            ..Packet::default()
+        };
+        let rev = Packet {
+            reverse: true,
+            ..fwd.clone()
+        };
+        let (id_f, h_f) = q.microflow(&fwd);
+        let (id_r, h_r) = q.microflow(&rev);
+        assert_eq!((id_f, id_r), (14, 15));
+        assert_ne!(h_f, h_r);
+        // Same packet, same microflow: the second arrival finds the first's bucket
+        // (1500 B at p 1/2: 1 536 000 ns each, 100 µs apart: 3 072 000 − 100 000).
+        let a = q.on_arrival(0, &fwd, 0, 0.5);
+        let b = q.on_arrival(100 * US, &fwd, 0, 0.5);
+        assert_eq!((a.bucket, b.score), (b.bucket, 2_972_000));
+        // A salt changes the hash, not the id.
+        q.set_salt(1);
+        assert_eq!(q.microflow(&fwd).0, 14);
+        assert_ne!(q.microflow(&fwd).1, h_f);
     }
 
     #[test]

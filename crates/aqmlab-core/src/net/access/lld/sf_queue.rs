@@ -27,6 +27,12 @@ pub struct SfQueue {
     pub fragmented: u64,
 }
 
+impl Default for SfQueue {
+    fn default() -> Self {
+        SfQueue::new()
+    }
+}
+
 impl SfQueue {
     pub fn new() -> Self {
         SfQueue {
