@@ -21,8 +21,9 @@
 //!   have wrapped, and the sender takes the safe (largest consistent) value
 //!   `n − ((n − d) mod 8)` (RFC 9768 §3.2.2.5.2 and Appendix A.2).
 //! - Not modelled: the AccECN TCP option (byte counters EE0B/ECEB/EE1B, §3.2.3). Linux
-//!   sends it by default and uses it to pick between `d` and the safe delta when more
-//!   than 7 packets are acknowledged at once; here the safe delta is always taken then.
+//!   sends it (sysctl `tcp_ecn_option`) and uses it to pick between `d` and the safe
+//!   delta when more than 7 packets are acknowledged at once; here the safe delta is
+//!   always taken then.
 //!   Its 11 bytes (padded) are not added to the ACKs' wire size. Also not modelled: the
 //!   handshake's echo of the SYN-ACK's IP-ECN field in the client's first ACK, the
 //!   mangling and middlebox-failure checks (§3.2.2.3, §3.2.2.4), ECT on
