@@ -490,11 +490,14 @@ pub fn collect(sim: &Simulation) -> Results {
     }
 
     if sim.sojourn_hist {
-        // One histogram per queue: each link's, and its access model's own
-        // (`LINK.SUFFIX`, a DOCSIS upstream's `LINK.txq`).
+        // One histogram per queue: each link's, its discipline's named children's
+        // (`LINK.NAME`, DualPI2's `LINK.L` and `LINK.C` with `child_stats`), and its
+        // access model's own (`LINK.SUFFIX`, a DOCSIS upstream's `LINK.txq`).
         let hists = sim.links.iter().flat_map(|link| {
+            let children = link.qdisc.child_sojourn().into_iter();
             let extra = link.access.iter().flat_map(|m| m.extra_queues());
             std::iter::once((link.name.clone(), &link.stats.sojourn))
+                .chain(children.map(|(n, h)| (format!("{}.{n}", link.name), h)))
                 .chain(extra.map(|q| (format!("{}.{}", link.name, q.suffix), &q.stats.sojourn)))
         });
         let rows = hists.flat_map(|(name, h)| h.buckets().map(move |b| (name.clone(), b)));

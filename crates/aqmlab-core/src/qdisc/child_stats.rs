@@ -5,7 +5,12 @@
 //! Enabled per discipline with `child_stats = true`. When off, the table holds `None`
 //! and every update is one predictable branch; when on, each update is a few additions
 //! into a preallocated row (no allocation per packet).
+//!
+//! A discipline with a few named children (DualPI2's L and C queues) can also keep a
+//! sojourn histogram per child (`with_named_hists`): with `output.sojourn_hist` each is
+//! a `sojourn_hist` row `LINK.NAME`.
 
+use crate::measure::histogram::Histogram;
 use crate::scenario::error::Result;
 use crate::scenario::params::{ParamDoc, Params};
 use crate::sim::time::Nanos;
@@ -40,12 +45,23 @@ pub const PARAM_DOC: ParamDoc = ParamDoc {
 #[derive(Debug, Default)]
 pub struct ChildStatsTable {
     rows: Option<Vec<ChildStats>>,
+    /// The children's names and sojourn histograms (`with_named_hists`).
+    hists: Option<(&'static [&'static str], Vec<Histogram>)>,
 }
 
 impl ChildStatsTable {
     pub fn new(enabled: bool, children: usize) -> Self {
         ChildStatsTable {
             rows: enabled.then(|| vec![ChildStats::default(); children]),
+            hists: None,
+        }
+    }
+
+    /// Rows for the children `names`, each with a sojourn histogram as well.
+    pub fn with_named_hists(enabled: bool, names: &'static [&'static str]) -> Self {
+        ChildStatsTable {
+            hists: enabled.then(|| (names, vec![Histogram::new(); names.len()])),
+            ..Self::new(enabled, names.len())
         }
     }
 
@@ -80,6 +96,9 @@ impl ChildStatsTable {
             s.sojourn_sum += sojourn;
             s.sojourn_max = s.sojourn_max.max(sojourn);
         }
+        if let Some((_, h)) = &mut self.hists {
+            h[q as usize].record(sojourn);
+        }
     }
 
     #[inline]
@@ -110,10 +129,20 @@ impl ChildStatsTable {
         self.rows.as_deref()
     }
 
+    /// Each named child's sojourn histogram (none without `with_named_hists`).
+    pub fn sojourn_hists(&self) -> impl Iterator<Item = (&'static str, &Histogram)> {
+        self.hists
+            .iter()
+            .flat_map(|(names, h)| names.iter().copied().zip(h.iter()))
+    }
+
     /// Zero the counters (end of warm-up), keeping the queues.
     pub fn restart(&mut self) {
         if let Some(r) = &mut self.rows {
             r.iter_mut().for_each(|s| *s = ChildStats::default());
+        }
+        if let Some((_, h)) = &mut self.hists {
+            h.iter_mut().for_each(|x| *x = Histogram::new());
         }
     }
 }

@@ -35,11 +35,20 @@
 //!   MTU plus the 14-B Ethernet header) is the link MTU here, and `memory_limit` counts
 //!   packet bytes, not kernel `truesize` (its default, `limit·2·MTU`, is Linux's rule).
 //!   Random numbers: `get_random_u32()` is the high half of one `next_u64()`.
+//! - **Per-queue rows** (`child_stats = true`, aqmlab's, not Linux's): the
+//!   `child_queues` table gets queue 0 = L and queue 1 = C (packets, drops, marks,
+//!   bytes, mean and maximum sojourn), and with `output.sojourn_hist` the
+//!   `sojourn_hist` table gets each queue's distribution as rows `LINK.L` and `LINK.C`.
+//!   (Linux's `tc -s` statistics, `dualpi2_dump_stats`, give each queue's packet count
+//!   and current delay, not distributions.) Like every `child_queues` row, the L and C
+//!   rows count each packet dequeued after the warm-up, also one that arrived before it.
 
+use super::child_stats::{self, ChildStatsTable};
 use super::dualpi2_rfc::DualPi2Rfc;
 use super::pi2::CORE_PARAMS;
 use super::queue::PacketQueue;
 use super::{Discipline, DropReason, Kind, QdiscCtx, Stage};
+use crate::measure::histogram::Histogram;
 use crate::net::packet::{Ecn, PacketId};
 use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, ParamDoc, Params};
@@ -55,6 +64,8 @@ const ALPHA_BETA_SCALING: u32 = 8 - 6;
 const ALPHA_BETA_GRANULARITY: u32 = 6;
 /// `MAX_WC`: the weights are percentages.
 const MAX_WC: i32 = 100;
+/// The `child_stats` rows: queue 0 is L, queue 1 is C.
+const CHILDREN: &[&str] = &["L", "C"];
 
 /// `dualpi2_scale_alpha_beta`: tc's 1/256 Hz to the internal gain.
 pub fn scale_alpha_beta(param: u32) -> u32 {
@@ -90,6 +101,7 @@ pub struct LinuxDualPi2 {
     /// Per L packet in queue order: whether the step applies (`apply_step`), and
     /// whether `drop_early` already marked it (so it is reported once).
     l_step: std::collections::VecDeque<(bool, bool)>,
+    stats: ChildStatsTable,
 }
 
 /// `dualpi2_roll`: `get_random_u32() <= prob`.
@@ -136,6 +148,7 @@ impl LinuxDualPi2 {
             lq: PacketQueue::new(),
             cq: PacketQueue::new(),
             l_step: std::collections::VecDeque::new(),
+            stats: ChildStatsTable::new(false, 0),
         };
         q.set_c_protection(10);
         q
@@ -206,6 +219,7 @@ impl LinuxDualPi2 {
         q.drop_early = p.bool_or("drop_early", false)?;
         q.drop_overload = p.bool_or("drop_overload", true)?;
         q.next_update = q.tupdate;
+        q.stats = ChildStatsTable::with_named_hists(p.bool_or("child_stats", false)?, CHILDREN);
         Ok(q)
     }
 
@@ -309,21 +323,29 @@ fn gain_256(p: &mut Params, name: &'static str, default: f64) -> Result<u32> {
 impl Discipline for LinuxDualPi2 {
     fn enqueue(&mut self, p: PacketId, ctx: &mut QdiscCtx) -> bool {
         let size = ctx.packets[p].size as u64;
+        let l4s = self.is_l4s(ctx.packets[p].ecn);
+        let child = queue_index(l4s);
         if self.lq.len() + self.cq.len() >= self.limit
             || self.memory_used + size > self.memory_limit
         {
             ctx.drop(p, DropReason::Overflow, Stage::Enqueue);
+            self.stats.dropped(child, 1);
             return false;
         }
-        let l4s = self.is_l4s(ctx.packets[p].ecn);
         let mut verdict = Aqm::Pass;
         if self.drop_early {
             verdict = self.must_drop(p, l4s, Stage::Enqueue, ctx);
-            if verdict == Aqm::Drop {
-                ctx.drop(p, DropReason::Early, Stage::Enqueue);
-                return false;
+            match verdict {
+                Aqm::Drop => {
+                    ctx.drop(p, DropReason::Early, Stage::Enqueue);
+                    self.stats.dropped(child, 1);
+                    return false;
+                }
+                Aqm::Marked => self.stats.marked(child, 1),
+                Aqm::Pass => {}
             }
         }
+        self.stats.enqueued(child);
         self.memory_used += size;
         if l4s {
             self.l_step
@@ -364,12 +386,18 @@ impl Discipline for LinuxDualPi2 {
             } else {
                 (false, false)
             };
+            let child = queue_index(l4s);
             let mut verdict = if marked_early { Aqm::Marked } else { Aqm::Pass };
             if !self.drop_early {
                 verdict = self.must_drop(p, l4s, Stage::Dequeue, ctx);
-                if verdict == Aqm::Drop {
-                    ctx.drop(p, DropReason::Early, Stage::Dequeue);
-                    continue;
+                match verdict {
+                    Aqm::Drop => {
+                        ctx.drop(p, DropReason::Early, Stage::Dequeue);
+                        self.stats.dropped(child, 1);
+                        continue;
+                    }
+                    Aqm::Marked => self.stats.marked(child, 1),
+                    Aqm::Pass => {}
                 }
             }
             if l4s {
@@ -382,14 +410,18 @@ impl Discipline for LinuxDualPi2 {
                 if apply_step && q > self.step_thresh {
                     if ctx.packets[p].ecn == Ecn::NotEct {
                         ctx.drop(p, DropReason::Early, Stage::Dequeue);
+                        self.stats.dropped(child, 1);
                         continue;
                     }
                     if verdict != Aqm::Marked {
                         ctx.mark(p, Stage::Dequeue);
+                        self.stats.marked(child, 1);
                     }
                 }
             }
             self.credit = self.credit.wrapping_add(credit_change);
+            self.stats
+                .dequeued(child, size, ctx.now - ctx.packets[p].enqueued);
             return Some(p);
         }
     }
@@ -421,6 +453,24 @@ impl Discipline for LinuxDualPi2 {
             self.next_update += self.tupdate;
         }
     }
+
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        self.stats.rows()
+    }
+
+    fn child_sojourn(&self) -> Vec<(&'static str, &Histogram)> {
+        self.stats.sojourn_hists().collect()
+    }
+
+    fn restart_stats(&mut self) {
+        self.stats.restart();
+    }
+}
+
+/// The `child_stats` row of a packet: 0 for the L queue, 1 for C.
+#[inline]
+fn queue_index(l4s: bool) -> u32 {
+    u32::from(!l4s)
 }
 
 /// `dualpi2`: Linux's (default) or RFC 9332 Appendix A's.
@@ -521,6 +571,10 @@ pub const DOC: KindDoc = KindDoc {
             default: "2·target",
             doc: "variant = rfc only: time shift of the Classic queue in the scheduler",
         },
+        ParamDoc {
+            doc: "linux: rows for the L (queue 0) and C (queue 1) queues in child_queues, and with output.sojourn_hist their sojourn distributions (rows LINK.L, LINK.C)",
+            ..child_stats::PARAM_DOC
+        },
     ],
 };
 
@@ -545,6 +599,7 @@ fn rfc_from_params(p: &mut Params) -> Result<DualPi2Rfc> {
         "ecn_mask",
         "drop_overload",
         "drop_early",
+        "child_stats",
     ] {
         if p.raw(name).is_some() {
             return Err(p.error(name, "only read with variant = \"linux\" (the default)"));
@@ -583,6 +638,23 @@ impl Discipline for DualPi2 {
     }
     fn on_timer(&mut self, ctx: &mut QdiscCtx) {
         both!(self, q => q.on_timer(ctx))
+    }
+    fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
+        match self {
+            DualPi2::Linux(q) => q.child_stats(),
+            DualPi2::Rfc(_) => None,
+        }
+    }
+    fn child_sojourn(&self) -> Vec<(&'static str, &Histogram)> {
+        match self {
+            DualPi2::Linux(q) => q.child_sojourn(),
+            DualPi2::Rfc(_) => Vec::new(),
+        }
+    }
+    fn restart_stats(&mut self) {
+        if let DualPi2::Linux(q) = self {
+            q.restart_stats();
+        }
     }
 }
 
@@ -687,6 +759,60 @@ mod tests {
             // Every packet but the last two (the 2-MTU guard) was marked or dropped.
             assert_eq!(h.dropped().len() + h.marked().len(), n - 2);
         }
+    }
+
+    #[test]
+    fn child_stats_count_l_and_c_separately() {
+        // limit 4: two 1000-B ECT(1) packets (L) and two Not-ECT (C) at t = 0; a fifth
+        // (C) overflows. p' = 0 (no update yet), so only the 1 ms step acts: dequeued at
+        // 2 ms, both L packets are marked. The WRR serves L, L, C, C (credit −120000).
+        let v = json!({"child_stats": true, "limit": "4pkt"});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        let mut q = LinuxDualPi2::from_params(&mut p, 1500).unwrap();
+        let mut h = Harness::new();
+        for ecn in [Ecn::Ect1, Ecn::NotEct, Ecn::Ect1, Ecn::NotEct] {
+            arrive(&mut q, &mut h, 0, 1000, ecn);
+        }
+        let p5 = h.packet(1, 1000);
+        assert!(!q.enqueue(p5, &mut h.ctx(0)));
+        while q.dequeue(&mut h.ctx(2 * MS)).is_some() {}
+        let rows = q.child_stats().unwrap();
+        let l = rows[0];
+        assert_eq!(
+            (l.enqueued, l.dequeued, l.drops, l.marks, l.bytes),
+            (2, 2, 0, 2, 2000)
+        );
+        assert_eq!((l.sojourn_sum, l.sojourn_max), (4 * MS, 2 * MS));
+        let c = rows[1];
+        assert_eq!(
+            (c.enqueued, c.dequeued, c.drops, c.marks, c.bytes),
+            (2, 2, 1, 0, 2000)
+        );
+        assert_eq!(h.marked().len(), 2);
+        let hists = q.child_sojourn();
+        assert_eq!(
+            hists.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            ["L", "C"]
+        );
+        for (_, hist) in &hists {
+            assert_eq!(hist.count(), 2);
+            assert!((hist.quantile(0.5) - 2e6).abs() <= 2e6 / 256.0);
+        }
+        q.restart_stats();
+        assert_eq!(q.child_stats().unwrap()[0], Default::default());
+        assert!(q.child_sojourn().iter().all(|(_, h)| h.count() == 0));
+        // Off by default: no rows, no histograms.
+        let q = LinuxDualPi2::new(1500);
+        assert!(q.child_stats().is_none() && q.child_sojourn().is_empty());
+    }
+
+    #[test]
+    fn child_stats_is_refused_by_the_rfc_variant() {
+        let v = json!({"variant": "rfc", "child_stats": true});
+        let mut p = Params::new("q", v.as_object().unwrap(), &[]);
+        p.choice_or("variant", "linux", &["linux", "rfc"]).unwrap();
+        let e = rfc_from_params(&mut p).unwrap_err();
+        assert_eq!(e.path, "q.child_stats", "{e}");
     }
 
     #[test]

@@ -63,6 +63,7 @@ pub mod sfq_codel;
 pub mod sred;
 pub mod target_check;
 
+use crate::measure::histogram::Histogram;
 use crate::net::packet::{Ecn, PacketArena, PacketId};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::params::{KindDoc, Params};
@@ -235,6 +236,11 @@ pub trait Discipline {
     fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
         None
     }
+    /// Sojourn histograms of named children (`child_stats = true` on DualPI2): the
+    /// `sojourn_hist` rows `LINK.NAME`.
+    fn child_sojourn(&self) -> Vec<(&'static str, &Histogram)> {
+        Vec::new()
+    }
     /// Zero the per-child counters (end of warm-up).
     fn restart_stats(&mut self) {}
 }
@@ -297,6 +303,9 @@ macro_rules! registry {
             }
             fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
                 match self { $( AnyQdisc::$variant(q) => q.child_stats() ),* }
+            }
+            fn child_sojourn(&self) -> Vec<(&'static str, &Histogram)> {
+                match self { $( AnyQdisc::$variant(q) => q.child_sojourn() ),* }
             }
             fn restart_stats(&mut self) {
                 match self { $( AnyQdisc::$variant(q) => q.restart_stats() ),* }
@@ -400,6 +409,9 @@ impl Discipline for Qdisc {
     }
     fn child_stats(&self) -> Option<&[child_stats::ChildStats]> {
         self.inner.child_stats()
+    }
+    fn child_sojourn(&self) -> Vec<(&'static str, &Histogram)> {
+        self.inner.child_sojourn()
     }
     fn restart_stats(&mut self) {
         self.inner.restart_stats()
