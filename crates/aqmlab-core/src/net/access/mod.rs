@@ -16,8 +16,8 @@
 //! `AnyAccess` dispatches with a `match`, never through a vtable.
 
 pub mod docsis;
-pub mod wifi;
 pub mod lld;
+pub mod wifi;
 
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
