@@ -17,6 +17,7 @@
 
 pub mod docsis;
 pub mod lld;
+pub mod sf_queue;
 pub mod wifi;
 
 use crate::measure::link_stats::LinkStats;

@@ -41,6 +41,7 @@ pub mod mac;
 pub mod shaper;
 mod tables;
 
+use super::sf_queue::{send_time, SfQueue};
 use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
@@ -48,31 +49,18 @@ use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx};
 use crate::scenario::error::{Result, ScenarioError};
 use crate::scenario::params::{KindDoc, Params};
 use crate::sim::rng::Rng;
-use crate::sim::time::{Nanos, NS_PER_S};
+use crate::sim::time::Nanos;
 use config::{channel_bytes, Direction, DocsisConfig, TxqOverflow};
 use mac::Mac;
 use shaper::{Shaper, TokenBucket};
-use std::collections::VecDeque;
-
-/// Time to send `bytes` at `rate_bps`, rounded up (like `sim::time::tx_time`, for
-/// byte counts beyond u32).
-fn send_time(bytes: u64, rate_bps: u64) -> Nanos {
-    (bytes as u128 * 8 * NS_PER_S as u128).div_ceil(rate_bps as u128) as Nanos
-}
 
 /// The upstream's transmit queue and MAC.
 struct Upstream {
-    /// (packet, size, time it entered the TxQ).
-    txq: VecDeque<(PacketId, u32, Nanos)>,
-    /// TxQ bytes not yet sent (the head packet may be partly sent).
-    unsent: u64,
-    /// Bytes of the head packet sent in earlier grants.
-    head_sent: u64,
+    /// The TxQ, with its own counters (its `queues` row).
+    txq: SfQueue,
     mac: Mac,
     /// The next MAP boundary the MAC must handle (None while it has nothing to do).
     next_map: Option<Nanos>,
-    /// The TxQ's own counters: its `queues` row.
-    stats: LinkStats,
     /// Packets dropped at a full TxQ (`txq_overflow = "drop"`), for the engine to discard.
     dropped: Vec<PacketId>,
 }
@@ -124,12 +112,9 @@ impl Docsis {
             peak: config.peak.map(|(r, b)| TokenBucket::new(r, b)),
         };
         let up = (config.direction == Direction::Upstream).then(|| Upstream {
-            txq: VecDeque::with_capacity(config.txq_limit.min(1024)),
-            unsent: 0,
-            head_sent: 0,
+            txq: SfQueue::new(),
             mac: Mac::new(config.request_delay, config.grant_lo, config.grant_hi, rng),
             next_map: None,
-            stats: LinkStats::default(),
             dropped: Vec::with_capacity(8),
         });
         Docsis {
@@ -192,14 +177,14 @@ impl Access for Docsis {
         Some(ExtraQueue {
             suffix: "txq",
             kind: "docsis-txq",
-            stats: &u.stats,
-            backlog: (u.txq.len() as u64, u.unsent),
+            stats: &u.txq.stats,
+            backlog: (u.txq.len() as u64, u.txq.unsent),
         })
     }
 
     fn restart_stats(&mut self, now: Nanos) {
         if let Some(u) = &mut self.up {
-            u.stats.restart(now);
+            u.txq.stats.restart(now);
             u.mac.stats = Default::default();
         }
     }
@@ -299,15 +284,8 @@ impl Access for Docsis {
 impl Upstream {
     /// `p` enters the TxQ; an idle MAC wakes at the next MAP boundary to request it.
     fn admit(&mut self, now: Nanos, p: PacketId, size: u32, map: Nanos) {
-        self.txq.push_back((p, size, now));
-        self.unsent += size as u64;
-        if now >= self.stats.window_start {
-            self.stats.arrivals += 1;
-            self.stats.arrival_bytes += size as u64;
-            self.stats.enqueued += 1;
-        }
-        self.stats.qlen_pkts.set(now, self.txq.len() as u64);
-        self.stats.qlen_bytes.set(now, self.unsent);
+        self.txq.arrive(now, size);
+        self.txq.push(now, p, size);
         if self.next_map.is_none() {
             self.next_map = Some(now.div_ceil(map) * map);
         }
@@ -315,11 +293,8 @@ impl Upstream {
 
     /// `p` meets a full TxQ (`txq_overflow = "drop"`): a tail drop in the TxQ's row.
     fn overflow(&mut self, now: Nanos, p: PacketId, size: u32) {
-        if now >= self.stats.window_start {
-            self.stats.arrivals += 1;
-            self.stats.arrival_bytes += size as u64;
-            self.stats.count_drop(DropReason::Overflow);
-        }
+        self.txq.arrive(now, size);
+        self.txq.refuse(now, DropReason::Overflow);
         self.dropped.push(p);
     }
 
@@ -334,41 +309,11 @@ impl Upstream {
     ) {
         self.mac.stats.maps += 1;
         let grant = self.mac.grant(channel_bytes(channel_bps, map));
-        let mut left = grant;
-        let mut sent = 0u64;
-        while left > 0 {
-            let Some(&(p, size, entered)) = self.txq.front() else {
-                break;
-            };
-            let rest = size as u64 - self.head_sent;
-            if rest > left {
-                self.head_sent += left;
-                sent += left;
-                break;
-            }
-            left -= rest;
-            sent += rest;
-            let done = now + send_time(sent, channel_bps);
-            if self.head_sent > 0 {
-                self.mac.stats.fragmented_packets += 1;
-            }
-            self.head_sent = 0;
-            self.txq.pop_front();
-            if entered >= self.stats.window_start {
-                self.stats.dequeued += 1;
-                self.stats.sojourn.record(done - entered);
-            }
-            self.stats.last_sojourn = done - entered;
-            self.stats.tx_packets += 1;
-            self.stats.tx_bytes += size as u64;
-            out.push((done, p));
-        }
-        self.unsent -= sent;
+        let fragmented = self.txq.fragmented;
+        let sent = self.txq.serve(now, now, grant, channel_bps, out);
+        self.mac.stats.fragmented_packets += self.txq.fragmented - fragmented;
         self.mac.stats.bytes_used += sent;
-        self.stats.busy_ns += send_time(sent, channel_bps);
-        self.stats.qlen_pkts.set(now, self.txq.len() as u64);
-        self.stats.qlen_bytes.set(now, self.unsent);
-        let unrequested = self.unsent.saturating_sub(self.mac.outstanding());
+        let unrequested = self.txq.unsent.saturating_sub(self.mac.outstanding());
         self.mac.request(unrequested, grant);
         self.next_map = (!self.txq.is_empty()).then_some(now + map);
     }

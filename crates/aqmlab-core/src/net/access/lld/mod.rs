@@ -18,7 +18,7 @@
 //!    Protection, whose sanction sends the packet to the Classic SF; a Classic (or
 //!    sanctioned) packet → DOCSIS-PIE early drop, PIE updated every `tupdate` on
 //!    `qdelayCoupledC`;
-//! 4. its SF queue (`sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
+//! 4. its SF queue (`access::sf_queue`, rows `LINK.classic` and `LINK.ll`), with the
 //!    capacities of docsis-ns3's `DualQueueCoupledAqm` (Classic 100 ms at the AMSR, LL
 //!    max(10 ms at the AMSR, 20 × MAX_FRAME_SIZE), an LL packet accepted while the LL
 //!    queue holds less than its capacity minus MAX_FRAME_SIZE);
@@ -42,13 +42,13 @@ pub mod config;
 pub mod dual_queue_aqm;
 pub mod pgs;
 pub mod queue_protection;
-pub mod sf_queue;
 mod tables;
 pub mod token_bucket;
 pub mod virtual_queue;
 
 use super::docsis::config::channel_bytes;
 use super::docsis::mac::Mac;
+use super::sf_queue::{send_time, SfQueue};
 use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
@@ -64,7 +64,6 @@ use config::{LlEstimator, LldConfig, VQ_INTERVAL};
 use dual_queue_aqm::{ClassicRates, DualQueueAqm, MAX_FRAME_SIZE};
 use pgs::Pgs;
 use queue_protection::{QueueProtection, Verdict};
-use sf_queue::{send_time, SfQueue};
 use std::collections::VecDeque;
 use token_bucket::AsfBuckets;
 use virtual_queue::{allowed_aq, VirtualQueue};

@@ -1,8 +1,8 @@
-//! One service flow's queue inside the modem (Classic or Low Latency): packets waiting
-//! for a grant of their service flow, the head packet possibly partly sent (a packet
+//! One service flow's queue inside a cable modem (DOCSIS's transmit queue; LLD's Classic
+//! and Low Latency queues): packets waiting for a grant of their service flow, the head packet possibly partly sent (a packet
 //! larger than the grant left is fragmented and finishes in a later grant, as DOCSIS
-//! fragments a frame across grants). Its counters are a `queues` row `LINK.classic` /
-//! `LINK.ll`: a packet's sojourn runs from entering the SF queue to its last bit leaving.
+//! fragments a frame across grants). Its counters are a `queues` row (`LINK.txq`,
+//! `LINK.classic`, `LINK.ll`): a packet's sojourn runs from entering the SF queue to its last bit leaving.
 
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
