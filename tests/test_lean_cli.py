@@ -109,3 +109,77 @@ def test_aqmlab_run_still_works_lazily():
     assert aqmlab.sweep.__module__ == "aqmlab.sweep.driver"
     res = aqmlab.run(EXAMPLES / "mm1.toml", set=["duration=1s"])
     assert "queues" in res and res.queues.height == 2
+
+
+def _clean_env() -> dict[str, str]:
+    import os
+
+    from aqmlab.fasthelp import RENDER_ENV
+
+    return {k: v for k, v in os.environ.items() if k not in RENDER_ENV} | {"PYTHONIOENCODING": "utf-8"}
+
+
+#: The ``aqmlab`` console script (`aqmlab.fastcli.main`), with the program name it has when installed.
+SCRIPT = "import sys; sys.argv = ['aqmlab', *sys.argv[1:]]; from aqmlab.fastcli import main; main()"
+
+
+def test_stored_help_is_what_the_typer_app_prints():
+    from aqmlab._help_text import HELP
+    from aqmlab.fasthelp import COMMANDS, render
+
+    assert set(HELP) == {" ".join(a) for a in COMMANDS}
+    for argv in COMMANDS:
+        assert HELP[" ".join(argv)] == render(argv), "stale python/aqmlab/_help_text.py: run `aqmlab docs help`"
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("run", "--help")])
+def test_fast_help_is_the_typer_help_and_imports_nothing_heavy(argv):
+    env = _clean_env()
+    fast = subprocess.run([sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=env)
+    slow = subprocess.run([sys.executable, "-c", SCRIPT.replace("aqmlab.fastcli", "aqmlab.cli"), *argv], capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=env)
+    assert fast.returncode == slow.returncode == 0, fast.stderr + slow.stderr
+    assert fast.stdout == slow.stdout and "Usage: aqmlab" in fast.stdout
+    # the fast path returns (typer would exit), then the heavy modules loaded are listed
+    probe_code = SCRIPT + f"\nprint(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}), file=sys.stderr)"
+    r = subprocess.run([sys.executable, "-c", probe_code, *argv], capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=env)
+    assert (r.returncode, r.stderr.strip()) == (0, "[]")
+
+
+def test_help_outside_a_pipe_goes_to_typer(monkeypatch):
+    import io
+
+    from aqmlab import fasthelp
+
+    class Tty(io.StringIO):
+        encoding = "utf-8"
+
+        def isatty(self):
+            return True
+
+    class Pipe(Tty):
+        def isatty(self):
+            return False
+
+    env = _clean_env()
+    assert fasthelp.plain_output(Pipe(), env)
+    assert not fasthelp.plain_output(Tty(), env)  # a terminal: its width, colours
+    assert not fasthelp.plain_output(Pipe(), env | {"COLUMNS": "120"})
+    assert not fasthelp.plain_output(Pipe(), env | {"NO_COLOR": ""})
+    ascii_pipe = Pipe()
+    ascii_pipe.encoding = "ascii"  # rich draws ASCII boxes then
+    assert not fasthelp.plain_output(ascii_pipe, env)
+    monkeypatch.setattr(sys, "stdout", Pipe())
+    monkeypatch.setattr(fasthelp.os, "environ", env)
+    assert not fasthelp.serve(["--help"], "python -m aqmlab.cli")  # click's program name differs
+    assert not fasthelp.serve(["run", "x.toml", "--help"], "aqmlab")
+    assert fasthelp.serve(["run", "--help"], "/usr/local/bin/aqmlab")
+    from aqmlab._help_text import HELP
+
+    assert sys.stdout.getvalue() == HELP["run --help"]
+
+
+def test_fast_help_with_columns_set_is_typer_at_that_width():
+    env = _clean_env() | {"COLUMNS": "100"}
+    fast = subprocess.run([sys.executable, "-c", SCRIPT, "--help"], capture_output=True, text=True, encoding="utf-8", cwd=ROOT, env=env)
+    assert fast.returncode == 0
+    assert max(len(line) for line in fast.stdout.splitlines()) == 100

@@ -157,10 +157,14 @@ def test_run_all_keeps_going_past_a_broken_study_and_says_so_in_the_index(tmp_pa
     recs = {r["name"]: r for r in json.loads(p.stdout)}
     assert "error" not in recs["good"] and recs["good"]["runs"] == 2
     assert recs["good"]["sim_s"] == 4.0 and recs["good"]["events"] > 0  # 2 runs of 2 s
+    # the runs' CPU time, summed from their run.json (the cost on one worker, load aside)
+    cpus = [json.loads(f.read_text())["cpu_s"] for f in (out / "good").glob("*/runs/*/run.json")]
+    assert len(cpus) == 2 and all(c > 0 for c in cpus) and recs["good"]["cpu_s"] == sum(cpus)
+    assert recs["broken"].get("cpu_s") is None
     assert "udp-nonsense" in recs["broken"]["error"]
     index = (out / "index.html").read_text()
     assert 'href="good/report.html"' in index and "udp-nonsense" in index
-    assert "simulated time (h)" in index
+    assert "simulated time (h)" in index and "run CPU (s)" in index
     assert (out / "good" / "E1" / "sweep.json").exists()
 
 

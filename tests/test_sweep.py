@@ -39,6 +39,8 @@ def test_grid_times_seeds_gives_stable_ids_and_resume_reruns_only_what_is_missin
     for i in ids:
         names = {p.name for p in (out / "runs" / i).iterdir()}
         assert {"summary.parquet", "queues.parquet", "flows.parquet", "apps.parquet", "scenario.json", "run.json"} <= names
+        meta = json.loads((out / "runs" / i / "run.json").read_text())
+        assert meta["wall_s"] > 0 and meta["cpu_s"] > 0  # CPU time of the run's thread
     # the id is the hash of the resolved scenario and seed: same for another axis order
     _, _, tasks = make_tasks(BASE, grid=dict(reversed(list(GRID.items()))), seeds=3, set=FAST)
     assert sorted(t.id for t in tasks) == ids

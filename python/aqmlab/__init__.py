@@ -8,13 +8,18 @@ The names below are imported on first use (PEP 562), so that ``import aqmlab`` a
 command line's fast paths (``aqmlab run --json``) do not pay for polars, pandas or Dask.
 """
 
+from __future__ import annotations
+
 import sys
 import types
 from importlib import import_module
-from typing import Any
 
 from ._core import __version__
 from .errors import ScenarioError, SimulationError
+
+TYPE_CHECKING = False  # typing is not imported at run time: ~8 ms of `aqmlab --help` (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Public name -> the module that defines it.
 _LAZY = {

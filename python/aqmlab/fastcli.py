@@ -2,16 +2,15 @@
 
 ``aqmlab run FILE --json`` (or ``--quiet``), ``aqmlab validate FILE`` and ``aqmlab qdiscs
 [NAME] --json`` print no rich tables, so they need neither typer, rich nor polars (together
-~10× a bare Python start). `main` handles exactly those command lines here and hands every
+~10× a bare Python start). ``aqmlab --help`` and ``aqmlab run --help`` into a pipe or a file
+print the typer app's stored help (`aqmlab.fasthelp`). `main` handles exactly those command lines here and hands every
 other one — ``--help``, a bad option, a table to print — to the typer app in `aqmlab.cli`,
 which gives the same results and errors for them.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 #: Options that take a value, by command; ``--set`` / ``-s`` repeat.
 _VALUE_OPTS = {"run": {"--seed", "--set", "-s", "--out"}, "validate": {"--set", "-s"}, "qdiscs": set()}
@@ -60,6 +59,9 @@ def _fail(e: Exception) -> None:
 
 
 def _run(scenario: str, opts: dict[str, list[str]]) -> None:
+    import json
+    from pathlib import Path
+
     from .errors import ScenarioError, SimulationError
     from .results import check_run_out
     from .runner import run
@@ -96,6 +98,8 @@ def _run(scenario: str, opts: dict[str, list[str]]) -> None:
 
 
 def _validate(scenario: str, opts: dict[str, list[str]]) -> None:
+    from pathlib import Path
+
     from .errors import ScenarioError
     from .scenario import warnings
 
@@ -110,6 +114,8 @@ def _validate(scenario: str, opts: dict[str, list[str]]) -> None:
 
 
 def _qdiscs(name: str | None, opts: dict[str, list[str]]) -> None:
+    import json
+
     from .errors import ScenarioError
     from .scenario import qdisc_docs
 
@@ -141,7 +147,9 @@ def try_fast(argv: list[str]) -> bool:
 
 def main() -> None:
     """The ``aqmlab`` console script."""
-    if try_fast(sys.argv[1:]):
+    from .fasthelp import serve
+
+    if serve(sys.argv[1:], sys.argv[0]) or try_fast(sys.argv[1:]):
         return
     from .cli import main as typer_main
 

@@ -404,6 +404,7 @@ def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str]
             rec["runs"] = sum(o.total for o in outcomes.values())
             rec["failed"] = sum(o.n_failed for o in outcomes.values())
             rec["sim_s"], rec["events"] = simulated(o.out for o in outcomes.values())
+            rec["cpu_s"] = run_cpu(o.out for o in outcomes.values())
             rec["report"] = str(report(s["name"], out / s["name"]))
             card = out / s["name"] / "scorecard.json"
             if (Path(s["path"]) / "paper.toml").exists() and card.exists():
@@ -431,6 +432,20 @@ def simulated(sweep_dirs) -> tuple[float, int]:
     return sim, events
 
 
+def run_cpu(sweep_dirs) -> float | None:
+    """CPU seconds of the finished runs (``run.json`` ``cpu_s``): what the study costs on
+    one worker, whatever else the machine was doing. None when a run does not record it
+    (written by an older aqmlab)."""
+    total = 0.0
+    for d in sweep_dirs:
+        for f in sorted(Path(d).glob("runs/*/run.json")):
+            cpu = json.loads(f.read_text()).get("cpu_s")
+            if cpu is None:
+                return None
+            total += cpu
+    return total
+
+
 def write_index(out: Path, records: list[dict], quick: bool) -> Path:
     """``out/index.html``: one line per study with its question, runs and report."""
     rows = []
@@ -439,7 +454,7 @@ def write_index(out: Path, records: list[dict], quick: bool) -> Path:
                 else f'<span class="bad">{html.escape(r.get("error", "no report"))}</span>')
         rows.append([html.escape(r["name"]), html.escape(r["title"]), str(r["runs"]), str(r["failed"]),
                      f'{r.get("sim_s", 0) / 3600:.1f}', f'{r.get("events", 0) / 1e6:.0f}',
-                     f'{r["wall_s"]:.1f}', reproduction_cell(r), link])
+                     f'{r["wall_s"]:.1f}', "" if r.get("cpu_s") is None else f'{r["cpu_s"]:.1f}', reproduction_cell(r), link])
     total = sum(r["wall_s"] for r in records)
     sim_h = sum(r.get("sim_s", 0) for r in records) / 3600
     mode = "quick mode (fewer seeds, shorter runs: the same picture, wider intervals)" if quick else "full mode"
@@ -447,7 +462,7 @@ def write_index(out: Path, records: list[dict], quick: bool) -> Path:
              f"for {sim_h:.1f} simulated hours. "
              f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>",
              html_table(["study", "question", "runs", "failed runs", "simulated time (h)", "events (M)",
-                         "wall time (s)", "reproduction (vs the paper)", ""], rows)]
+                         "wall time (s)", "run CPU (s)", "reproduction (vs the paper)", ""], rows)]
     return write_page(out / "index.html", "aqmlab: the reference studies", parts)
 
 

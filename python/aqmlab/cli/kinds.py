@@ -67,7 +67,9 @@ def ccs(
     print_kind_docs(pick(cc_docs(), name, "cc", "congestion control"), json_out, with_source=True)
 
 
-docs_app = typer.Typer(no_args_is_help=True, help="Generated documentation: the README's lists from the registries.")
+docs_app = typer.Typer(
+    no_args_is_help=True, help="Generated documentation: the README's lists from the registries, the stored --help texts."
+)
 app.add_typer(docs_app, name="docs")
 
 
@@ -88,6 +90,23 @@ def docs_readme(
         err_console.print(f"{readme}: the registry lists are stale; run `aqmlab docs readme`")
         raise typer.Exit(1)
     print(f"{readme}: {'up to date' if fresh else 'lists rewritten'}")
+
+
+@docs_app.command("help")
+def docs_help(
+    check: Annotated[bool, typer.Option("--check", help="Only compare; exit 1 when the stored texts are stale.")] = False,
+) -> None:
+    """Store `aqmlab --help` and `aqmlab run --help` as the app prints them (the fast path's text)."""
+    from ..fasthelp import HELP_FILE, update
+
+    try:
+        fresh = update(check=check)
+    except (OSError, RuntimeError) as e:
+        fail(e)
+    if check and not fresh:
+        err_console.print(f"python/aqmlab/{HELP_FILE}: the stored help is stale; run `aqmlab docs help`")
+        raise typer.Exit(1)
+    print(f"python/aqmlab/{HELP_FILE}: {'up to date' if fresh else 'rewritten'}")
 
 
 def print_kind_docs(docs: list[dict[str, Any]], json_out: bool, with_source: bool) -> None:

@@ -115,7 +115,8 @@ def study_run_all(
             t = r.get("reproduction")
             repro = (f"; vs the paper: trends held {t['trends_held']}/{t['trends_total']}, numbers inside or within "
                      f"{t['numbers_ok']}/{t['numbers_total']}") if t else ""
-            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s{sim}){repro}", highlight=False)
+            cpu = f", runs {r['cpu_s']:.0f} s CPU" if r.get("cpu_s") is not None else ""
+            out_console.print(f"{r['name']}: {state} ({r['wall_s']:.0f} s{cpu}{sim}){repro}", highlight=False)
         out_console.print(f"index: {index}")
     if any("error" in r or r["failed"] for r in records):
         raise typer.Exit(1)

@@ -51,7 +51,7 @@ def execute(task: Task) -> dict[str, Any]:
     from ..runner import run
 
     started = time.time()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     out: dict[str, Any] = {"id": task.id, "pid": os.getpid(), "host": socket.gethostname(), "started": started}
     try:
         res = run(task.scenario, seed=task.seed)
@@ -62,6 +62,9 @@ def execute(task: Task) -> dict[str, Any]:
     except Exception as e:
         out.update(status="error", error={"type": type(e).__name__, "path": "", "message": str(e), "traceback": traceback.format_exc()})
     out["wall_s"] = time.perf_counter() - t0
+    # CPU time of this thread (the engine runs in it): the run's cost on a loaded
+    # machine, where the wall time also counts the time spent waiting for a core.
+    out["cpu_s"] = time.thread_time() - c0
     return out
 
 
@@ -85,6 +88,7 @@ def died(task: Task) -> dict[str, Any]:
         "host": None,
         "started": None,
         "wall_s": None,
+        "cpu_s": None,
     }
 
 

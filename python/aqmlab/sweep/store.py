@@ -80,7 +80,7 @@ def write_run(out: Path, task: Task, outcome: dict[str, Any], build: str) -> boo
         for name, df in outcome["tables"].items():
             df.write_parquet(tmp / f"{name}.parquet")
         (tmp / "scenario.json").write_text(json.dumps(task.scenario, indent=2))
-        meta = {k: outcome.get(k) for k in ("id", "pid", "host", "started", "wall_s", "executor")}
+        meta = {k: outcome.get(k) for k in ("id", "pid", "host", "started", "wall_s", "cpu_s", "executor")}
         meta.update(
             point=task.point, point_id=task.point_id, seed=task.seed, status="ok", written=time.time(),
             build=build, tables={name: df.height for name, df in outcome["tables"].items()},
