@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
@@ -30,6 +30,8 @@ def run(
 ) -> None:
     """Simulate one scenario."""
     flent_meta = None
+    #: What is simulated: the file, or the document flent's preset made of it.
+    source: Path | dict[str, Any] = scenario
     try:
         if format not in ("parquet", "flent"):
             raise ScenarioError("--format", f"{format!r}: expected parquet or flent")
@@ -42,7 +44,7 @@ def run(
             doc, flent_meta, notes = flent.prepare(load_scenario(scenario, set))
             for n in notes:
                 err_console.print(f"flent export: {n}", highlight=False)
-            scenario, set = doc, None
+            source, set = doc, None
         elif out is not None:
             check_run_out(out)
     except ScenarioError as e:
@@ -60,7 +62,7 @@ def run(
 
         progress = DelayedProgress(show, after=1.0)
     try:
-        res = run_scenario(scenario, seed=seed, set=set, out=out, progress=progress)
+        res = run_scenario(source, seed=seed, set=set, out=out, progress=progress)
     except (ScenarioError, SimulationError) as e:
         fail(e)
     except KeyboardInterrupt:

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 from ..errors import ScenarioError, SimulationError
 from .common import SetOpt, app, err_console, fail, out_console
+
+if TYPE_CHECKING:
+    from ..sweep import SweepOutcome
+
+#: What a sweep function gives back (one sweep's outcome, or a study's per experiment).
+T = TypeVar("T")
 
 
 class SweepProgress:
@@ -31,15 +38,15 @@ class SweepProgress:
             console=console,
             transient=False,
         )
-        self.task = None
+        self.task: TaskID | None = None
 
-    def __call__(self, ev: dict) -> None:
+    def __call__(self, ev: dict[str, Any]) -> None:
         if ev["event"] == "start":
             self.bar.start()
             self.task = self.bar.add_task("runs", total=ev["todo"], failed=0)
             if ev["skipped"]:
                 self.bar.console.print(f"resume: {ev['skipped']} of {ev['total']} runs already done")
-        else:
+        elif self.task is not None:
             self.bar.update(self.task, completed=ev["done"], failed=ev["failed"])
             if ev["status"] != "ok":
                 err = ev["error"]
@@ -50,13 +57,13 @@ class SweepProgress:
         self.bar.stop()
 
 
-def _point_text(point: dict) -> str:
+def _point_text(point: dict[str, Any]) -> str:
     from ..aggregate import point_label
 
     return point_label(point)
 
 
-def sweep_report(res, console: Console) -> None:
+def sweep_report(res: SweepOutcome, console: Console) -> None:
     console.print(
         f"{res.total} runs: {res.ok} ran ok, {res.skipped} already done, "
         f"[{'red' if res.n_failed else 'green'}]{res.n_failed} failed[/] "
@@ -115,15 +122,15 @@ def sweep(
         from .. import flent
 
         try:
-            n = flent.write_sweep(res.out, flent_meta)
+            written = flent.write_sweep(res.out, flent_meta)
         except ScenarioError as e:
             fail(e)
         if not (quiet or json_out):
-            err_console.print(f"flent results: {n} runs → {res.out}/runs/*/run.flent.gz", highlight=False)
+            err_console.print(f"flent results: {written} runs → {res.out}/runs/*/run.flent.gz", highlight=False)
     finish_sweep(res, json_out, quiet)
 
 
-def run_with_progress(fn, title: str, show: bool, json_out: bool = False):
+def run_with_progress(fn: Callable[[SweepProgress | None], T], title: str, show: bool, json_out: bool = False) -> T:
     """Run a sweep. Bad input exits 2; a sweep where every run failed exits 1 with the
     first error; Ctrl-C keeps the finished runs and exits 130."""
     from ..sweep import SweepFailed
@@ -155,7 +162,7 @@ def run_with_progress(fn, title: str, show: bool, json_out: bool = False):
             bar.stop()
 
 
-def finish_sweep(res, json_out: bool, quiet: bool) -> None:
+def finish_sweep(res: SweepOutcome, json_out: bool, quiet: bool) -> None:
     if json_out:
         print(json.dumps(res.to_dict()))
     elif not quiet:
