@@ -83,6 +83,7 @@ impl SfQueue {
     /// `now`) at `rate_bps`;
     /// each completed packet goes to `out` with the time its last bit leaves. Returns
     /// the bytes used.
+    #[inline]
     pub fn serve(
         &mut self,
         now: Nanos,
