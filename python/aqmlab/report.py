@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -36,6 +36,9 @@ from .names import axis_name, axis_value_names
 from .units import fmt as fmt_unit
 from .units import fmt_interval
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
 
 @dataclass
 class Figure:
@@ -43,7 +46,7 @@ class Figure:
 
     name: str
     title: str
-    fig: object
+    fig: MplFigure
     caption: str = ""
 
 
@@ -68,19 +71,21 @@ pre { background: #f6f8fa; padding: 12px; overflow-x: auto; font-size: 0.8em; bo
 """
 
 
-def svg_of(fig) -> str:
+def svg_of(fig: MplFigure) -> str:
     """A matplotlib figure as inline ``<svg>`` markup (XML header removed)."""
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
-    with plt.rc_context({**plots.STYLE, "svg.hashsalt": "aqmlab"}):
+    # matplotlib types its rc keys as literals; STYLE is a plain dict of them
+    style: Any = {**plots.STYLE, "svg.hashsalt": "aqmlab"}
+    with plt.rc_context(style):
         fig.savefig(buf, format="svg")
     plt.close(fig)
     text = buf.getvalue()
     return text[text.index("<svg"):]
 
 
-def _fmt(v) -> str:
+def _fmt(v: object) -> str:
     if v is None:
         return "–"
     if isinstance(v, float):
@@ -94,7 +99,7 @@ def _fmt(v) -> str:
 ID_COLUMNS = {"seed", "flow", "src_node", "dst_node", "flows", "child", "class"}
 
 
-def _cell(col: str, v) -> str:
+def _cell(col: str, v: object) -> str:
     """A table cell: numbers with the unit their column name implies (`units.fmt`)."""
     if isinstance(v, (int, float)) and not isinstance(v, bool) and col not in ID_COLUMNS:
         return html.escape(fmt_unit(col, v))
@@ -116,7 +121,7 @@ def table_html(df: pl.DataFrame, max_rows: int = 500, right: Sequence[str] = ())
     return f'<div class="tw"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>{more}'
 
 
-def _cell_text(s: dict) -> str:
+def _cell_text(s: dict[str, Any]) -> str:
     return fmt_interval(s["metric"], s["mean"], s["ci_half"], s["ci_low"], s["ci_high"])
 
 
@@ -146,15 +151,15 @@ def markdown_html(md: str) -> str:
     from markdown_it import MarkdownIt
 
     md_it = MarkdownIt("commonmark", {"html": False}).enable("table")
-    out = md_it.render(md)
+    out: str = md_it.render(md)
     for lvl in (5, 4, 3, 2, 1):  # deepest first, so nothing is moved twice
         out = out.replace(f"<h{lvl}>", f"<h{lvl + 1}>").replace(f"</h{lvl}>", f"</h{lvl + 1}>")
     return out.replace("<table>", '<div class="tw md"><table>').replace("</table>", "</table></div>")
 
 
-def _versions(path: Path) -> dict:
+def _versions(path: Path) -> dict[str, Any]:
     if is_sweep(path):
-        v = read_spec(path).get("versions")
+        v: dict[str, Any] | None = read_spec(path).get("versions")
         if v:
             return v
     from .sweep import versions
@@ -402,12 +407,15 @@ INTERVAL_NOTE = ("mean over seeds with its 95 % interval: ± the Student-t half-
 KEY_METRICS = ["sojourn_ms_mean", "sojourn_ms_p99", "qlen_pkts_mean", "drop_rate", "utilization", "throughput_bps"]
 
 
-def readable_axes(df: pl.DataFrame, spec: dict, axes: list[str]) -> pl.DataFrame:
+def readable_axes(df: pl.DataFrame, spec: dict[str, Any], axes: list[str]) -> pl.DataFrame:
     """Axis columns as readers see them (`aqmlab.names`): ``qdisc (link 1)`` with values
     ``pfifo 417pkt``, not ``topology.links.1.qdisc`` = ``kind=pfifo,limit=417pkt``."""
     names = axis_value_names(spec, axis_value)
-    out = df.with_columns([pl.col(a).map_elements(lambda v, a=a: names[a].get(v, str(v)), return_dtype=pl.Utf8)
-                           for a in axes if a in df.columns])
+
+    def readable(axis: str) -> Callable[[Any], str]:
+        return lambda v: names[axis].get(v, str(v))
+
+    out = df.with_columns([pl.col(a).map_elements(readable(a), return_dtype=pl.Utf8) for a in axes if a in df.columns])
     return out.rename({a: axis_name(a) for a in axes if a in out.columns})
 
 
@@ -435,8 +443,8 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
     return readable_axes(wide.select(cols), spec, axes)
 
 
-def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures: list[Figure] | None = None,
-          title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike | None = None,
+def build(path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, figures: list[Figure] | None = None,
+          title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike[str] | None = None,
           extra_html: list[str] | None = None, lead_html: str = "") -> Path:
     """Write the HTML report of a run or sweep folder. Returns its path
     (default ``PATH/report.html``). With ``figures_dir`` each figure is also saved there
@@ -523,7 +531,7 @@ def build(path: str | os.PathLike, out: str | os.PathLike | None = None, figures
     return write_page(out, name, parts)
 
 
-def figures_html(figures: list[Figure] | None, figures_dir: str | os.PathLike | None = None) -> str:
+def figures_html(figures: list[Figure] | None, figures_dir: str | os.PathLike[str] | None = None) -> str:
     """The numbered figures with their captions (inline SVG); with ``figures_dir`` each
     is also saved there as PNG, SVG and PDF."""
     if not figures:
@@ -537,7 +545,7 @@ def figures_html(figures: list[Figure] | None, figures_dir: str | os.PathLike | 
     return "".join(parts)
 
 
-def write_page(out: str | os.PathLike, title: str, parts: list[str]) -> Path:
+def write_page(out: str | os.PathLike[str], title: str, parts: list[str]) -> Path:
     """Write one self-contained HTML page atomically (a reader never sees half a page)."""
     out = Path(out)
     doc = f"""<!DOCTYPE html>
