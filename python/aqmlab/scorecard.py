@@ -56,7 +56,7 @@ POINTS = 2.0
 class Cell:
     """How to read one aqmlab value: experiment, axis filters, table row(s), metric."""
     experiment: str
-    select: dict
+    select: dict[str, Any]
     table: str
     metric: str
     entity: str | None = None
@@ -111,7 +111,7 @@ def _err(where: str, msg: str) -> ScenarioError:
     return ScenarioError(where, msg)
 
 
-def _str(doc: dict, key: str, where: str, required: bool = True, default: str = "") -> str:
+def _str(doc: dict[str, Any], key: str, where: str, required: bool = True, default: str = "") -> str:
     if key not in doc:
         if required:
             raise _err(f"{where}.{key}", "missing")
@@ -136,7 +136,7 @@ def _keys(doc: Any, allowed: set[str], where: str) -> None:
             raise _err(f"{where}.{k}", f"unknown key; expected one of {', '.join(sorted(allowed))}")
 
 
-def _cell(doc: dict, defaults: dict, where: str) -> Cell:
+def _cell(doc: dict[str, Any], defaults: dict[str, Any], where: str) -> Cell:
     """A cell from ``doc`` (a number or a trend's a/b) over ``defaults`` (the trend's)."""
     merged = {**defaults, **doc}
     select = merged.get("select", {})
@@ -259,14 +259,14 @@ def entries(paper: Paper):
         yield t.id, f"trend[{t.id}].b", t.b, t.note
 
 
-def axis_values(study: Path) -> dict[str, dict[str, list]]:
+def axis_values(study: Path) -> dict[str, dict[str, list[Any]]]:
     """Per experiment: every swept path and its values (full and quick grids, zips)."""
     from .study import experiments
 
     out = {}
     for exp, f in experiments(study).items():
         sf = read_sweep_file(f)
-        axes: dict[str, list] = {}
+        axes: dict[str, list[Any]] = {}
         for grid in (sf.grid, sf.quick.get("grid", {})):
             for k, vs in grid.items():
                 axes.setdefault(k, []).extend(vs if isinstance(vs, list) else [vs])
@@ -277,7 +277,7 @@ def axis_values(study: Path) -> dict[str, dict[str, list]]:
     return out
 
 
-def lookup(point: dict, key: str) -> tuple[bool, Any]:
+def lookup(point: dict[str, Any], key: str) -> tuple[bool, Any]:
     """``(found, value)`` of ``key`` in a sweep point: an axis, or a sub-key path of a
     dict-valued axis (``topology.bottleneck.qdisc.kind`` under ``topology.bottleneck.qdisc``)."""
     if key in point:
@@ -340,9 +340,9 @@ class Reader:
         self.dirs = {e: experiment_out(study, e, study_out) for e in self.exps}
         self.only = next(iter(self.exps)) if len(self.exps) == 1 else None
         self.tables: dict[tuple[str, str], pl.DataFrame] = {}
-        self.specs: dict[str, dict] = {}
+        self.specs: dict[str, dict[str, Any]] = {}
 
-    def spec(self, exp: str) -> dict | None:
+    def spec(self, exp: str) -> dict[str, Any] | None:
         if exp not in self.specs:
             f = self.dirs[exp] / "sweep.json"
             self.specs[exp] = json.loads(f.read_text()) if f.exists() else None
@@ -353,7 +353,7 @@ class Reader:
             self.tables[(exp, table)] = load_runs(self.dirs[exp], table)
         return self.tables[(exp, table)]
 
-    def read(self, cell: Cell, where: str, note: str) -> dict:
+    def read(self, cell: Cell, where: str, note: str) -> dict[str, Any]:
         """``{"n", "mean", "ci_low", "ci_high", ...}`` of the cell, with ``why`` when n = 0."""
         exp = cell.experiment or self.only
         empty = {"n": 0, "mean": None, "ci_low": None, "ci_high": None}
@@ -430,16 +430,16 @@ def number_verdict(n: Number, mean: float | None) -> str:
     return "within" if abs(mean - n.value) <= tol + 1e-12 * max(1.0, abs(n.value)) else "outside"
 
 
-def _above(x: dict, y: dict) -> bool:
+def _above(x: dict[str, Any], y: dict[str, Any]) -> bool:
     """x's interval lies entirely above y's (both known)."""
     return x["ci_low"] is not None and y["ci_high"] is not None and x["ci_low"] > y["ci_high"]
 
 
-def _close(x: dict, y: dict) -> bool:
+def _close(x: dict[str, Any], y: dict[str, Any]) -> bool:
     return abs(x["mean"] - y["mean"]) <= REL * max(abs(x["mean"]), abs(y["mean"]))
 
 
-def trend_verdict(op: str, a: dict, b: dict) -> str:
+def trend_verdict(op: str, a: dict[str, Any], b: dict[str, Any]) -> str:
     if not a["n"] or not b["n"]:
         return "no data"
     if op in ("<", "<="):
@@ -483,7 +483,7 @@ def mode_of(reader: Reader) -> str:
     return "mixed" if len(flags) > 1 else ("quick" if flags == {True} else "full")
 
 
-def score(name: str, study: Path, study_out: Path) -> dict:
+def score(name: str, study: Path, study_out: Path) -> dict[str, Any]:
     """The scorecard of ``study`` (its folder) against ``study_out`` as a plain dict
     (the format of ``scorecard.json``, docs/scorecard.md)."""
     paper = read_paper(study / "paper.toml", study)
@@ -537,7 +537,7 @@ def _g(x: float | None) -> str:
     return f"{x:.0f}" if a >= 1000 else f"{x:.3g}" if a >= 0.01 or a == 0 else f"{x:.2e}"
 
 
-def fmt_cell(c: dict) -> str:
+def fmt_cell(c: dict[str, Any]) -> str:
     if not c["n"]:
         return "no data" + (f" ({c['why']})" if c.get("why") else "")
     if c["ci_low"] is None:
@@ -545,12 +545,12 @@ def fmt_cell(c: dict) -> str:
     return f"{_g(c['mean'])} ± {_g((c['ci_high'] - c['ci_low']) / 2)} (n = {c['n']})"
 
 
-def fmt_paper(n: dict) -> str:
+def fmt_paper(n: dict[str, Any]) -> str:
     s = f"{_g(n['value'])} {n['unit']}".strip()
     return s + (f" [{_g(n['range'][0])}, {_g(n['range'][1])}]" if n["range"] else "")
 
 
-def totals_line(card: dict) -> str:
+def totals_line(card: dict[str, Any]) -> str:
     t = card["totals"]
     return (f"trends held {t['trends_held']} / {t['trends_total']} · numbers inside or within "
             f"{t['numbers_ok']} / {t['numbers_total']}" + (" (quick mode)" if card["mode"] == "quick" else
@@ -564,7 +564,7 @@ def mode_text(mode: str) -> str:
             "not run": "not run"}[mode]
 
 
-def rows(card: dict) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
+def rows(card: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str], list[list[str]]]:
     """The two tables as text cells: (number header, rows, trend header, rows)."""
     nh = ["id", "where", "aqmlab cell", "paper"] + (["ns-2"] if card["ns2"] else []) + ["aqmlab mean ± 95 % CI (n)", "diff", "verdict", "note"]
     nr = []
@@ -578,7 +578,7 @@ def rows(card: dict) -> tuple[list[str], list[list[str]], list[str], list[list[s
     return nh, nr, th, tr
 
 
-def markdown(card: dict) -> str:
+def markdown(card: dict[str, Any]) -> str:
     def md_table(head, body):
         esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(esc(c) for c in r) + " |" for r in body])
@@ -595,7 +595,7 @@ def markdown(card: dict) -> str:
     return "\n".join(out)
 
 
-def write(card: dict, folder: Path) -> tuple[Path, Path]:
+def write(card: dict[str, Any], folder: Path) -> tuple[Path, Path]:
     """``folder/scorecard.md`` and ``folder/scorecard.json``."""
     folder.mkdir(parents=True, exist_ok=True)
     md, js = folder / "scorecard.md", folder / "scorecard.json"

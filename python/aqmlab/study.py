@@ -35,7 +35,10 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import polars as pl
 
@@ -69,7 +72,7 @@ def has_experiments(d: Path) -> bool:
     return not (d / "sweep.toml").exists() and bool(experiments(d))
 
 
-def list_studies() -> list[dict]:
+def list_studies() -> list[dict[str, Any]]:
     """Every study once: a name found in an earlier folder of `studies_dirs` hides the
     same name further on (as `study_dir` resolves it)."""
     out, seen = [], set()
@@ -116,21 +119,19 @@ def cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "aqmlab"
 
 
-def prepare(name: str) -> dict:
+def prepare(name: str) -> dict[str, Any]:
     """Run the study's ``prepare.py`` (if any) with its cache folder
     (``cache_dir()/NAME``); the overrides it returns (empty without one)."""
     d = study_dir(name)
     f = d / "prepare.py"
     if not f.exists():
         return {}
-    spec = importlib.util.spec_from_file_location(f"aqmlab_study_prepare_{d.name.replace('-', '_')}", f)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_module(f"aqmlab_study_prepare_{d.name.replace('-', '_')}", f)
     return dict(mod.prepare(cache_dir() / d.name))
 
 
-def run(name: str, quick: bool = False, out: str | os.PathLike | None = None,
-        only: list[str] | None = None, **kw) -> dict[str, SweepOutcome]:
+def run(name: str, quick: bool = False, out: str | os.PathLike[str] | None = None,
+        only: list[str] | None = None, **kw: Any) -> dict[str, SweepOutcome]:
     """Run a study's sweeps (resuming by default), all or the experiments in ``only``.
     Keyword arguments go to `aqmlab.sweep` (``executor``, ``workers``, ``address``,
     ``progress``, ``set``, ...). Returns each experiment's outcome."""
@@ -150,25 +151,31 @@ def run(name: str, quick: bool = False, out: str | os.PathLike | None = None,
     return outcomes
 
 
-def load_figures_module(d: Path):
-    f = d / "figures.py"
-    if not f.exists():
-        return None
-    spec = importlib.util.spec_from_file_location(f"aqmlab_study_{d.name.replace('-', '_')}", f)
+def _load_module(name: str, f: Path) -> ModuleType:
+    """A study's Python file (prepare.py, figures.py) as a module."""
+    spec = importlib.util.spec_from_file_location(name, f)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{f}: cannot be loaded as a Python module")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-def figures(name: str, study_out: str | os.PathLike) -> list[Figure] | None:
+def load_figures_module(d: Path) -> ModuleType | None:
+    f = d / "figures.py"
+    if not f.exists():
+        return None
+    return _load_module(f"aqmlab_study_{d.name.replace('-', '_')}", f)
+
+
+def figures(name: str, study_out: str | os.PathLike[str]) -> list[Figure] | None:
     """The study's figures from its runs under ``study_out``."""
     d = study_dir(name)
     mod = load_figures_module(d)
     if mod is None:
         return None
-    if not has_experiments(d):
-        return mod.figures(Path(study_out))
-    return mod.figures(run_dirs(d, Path(study_out)))
+    made: list[Figure] = mod.figures(Path(study_out) if not has_experiments(d) else run_dirs(d, Path(study_out)))
+    return made
 
 
 def run_dirs(d: Path, study_out: Path) -> dict[str, Path]:
@@ -177,7 +184,7 @@ def run_dirs(d: Path, study_out: Path) -> dict[str, Path]:
     return {e: p for e, p in dirs.items() if (p / "sweep.json").exists()}
 
 
-def compare(name: str, study_out: str | os.PathLike | None = None, write: bool = True) -> dict:
+def compare(name: str, study_out: str | os.PathLike[str] | None = None, write: bool = True) -> dict[str, Any]:
     """Score a finished study against its ``paper.toml`` (see `aqmlab.scorecard`):
     returns the scorecard and (``write``) writes ``scorecard.md`` and ``scorecard.json``
     into ``study_out`` (default ``out/NAME``, else ``out/studies/NAME``). Raises
@@ -195,7 +202,7 @@ def compare(name: str, study_out: str | os.PathLike | None = None, write: bool =
     return card
 
 
-def study_out_of(d: Path, out: str | os.PathLike) -> Path:
+def study_out_of(d: Path, out: str | os.PathLike[str]) -> Path:
     """The study's output folder given ``--out``: ``OUT/NAME`` as ``run-all --out OUT``
     writes it, or ``OUT`` itself as ``study run NAME --out OUT`` writes it (it holds the
     study's sweep or one of its experiment folders)."""
@@ -217,8 +224,8 @@ def find_out(name: str) -> Path:
 SCORE_LINE = re.compile(r"^SCORE\s+(\S+)\s+(\S+)\s*$")
 
 
-def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float = 3600,
-        ns: str | None = None) -> dict:
+def ns2(name: str, study_out: str | os.PathLike[str] | None = None, timeout_s: float = 3600,
+        ns: str | None = None) -> dict[str, Any]:
     """Run the study's ``ns2/*.tcl`` with ns-2 (``ns``: a path, default ``ns`` on PATH)
     and write ``study_out/ns2.json``: ``{"values": {id: value}, "scripts": {script:
     [ids]}, "skipped": {script: why}, "ns": version}``. Scripts in ``ns2/aqm/`` need an
@@ -255,7 +262,8 @@ def ns2(name: str, study_out: str | os.PathLike | None = None, timeout_s: float 
     if not (d / "paper.toml").exists():
         raise FileNotFoundError(f"{d / 'paper.toml'}: the SCORE ids name its numbers, and it is missing")
     ids = {n.id for n in scorecard.read_paper(d / "paper.toml", d).numbers}
-    values, by_script = {}, {}
+    values: dict[str, Any] = {}
+    by_script: dict[str, Any] = {}
     for f in scripts:
         with tempfile.TemporaryDirectory(prefix="aqmlab-ns2-") as tmp:  # scripts may write trace files
             p = subprocess.run([exe, str(f.resolve())], cwd=tmp, capture_output=True, text=True, timeout=timeout_s)
@@ -306,7 +314,7 @@ def setup_section(readme: str) -> str | None:
     return text or None
 
 
-def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | None]:
+def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict[str, Any] | None]:
     """The report's "Reproduction" section (writes the scorecard files) and the
     scorecard; ``("", None)`` for a study without a paper.toml."""
     from . import scorecard
@@ -320,7 +328,7 @@ def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | 
         return head + f'<p class="bad">No scorecard: {html.escape(str(e))}</p>', None
     nh, nr, th, tr = scorecard.rows(card)
 
-    def esc(head, rows):  # text cells; the verdict column coloured by its verdict
+    def esc(head: list[str], rows: list[list[str]]) -> list[list[str]]:  # text cells; the verdict column coloured by its verdict
         col = head.index("verdict")
         return [[f'<span class="v-{c.replace(" ", "-")}">{html.escape(c)}</span>' if i == col else html.escape(str(c))
                  for i, c in enumerate(r)] for r in rows]
@@ -341,7 +349,7 @@ def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict | 
     return "".join(parts), card
 
 
-def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.PathLike | None = None, figures_dir: str | os.PathLike | None = None) -> Path:
+def report(name: str, study_out: str | os.PathLike[str] | None = None, out: str | os.PathLike[str] | None = None, figures_dir: str | os.PathLike[str] | None = None) -> Path:
     """Write the study's report (its README, its figures, the tables) and save the
     figures as PNG, SVG and PDF in ``figures_dir`` (default: beside the report). A study
     with experiments gets one page with every figure and a table-only report per
@@ -381,8 +389,8 @@ def report(name: str, study_out: str | os.PathLike | None = None, out: str | os.
     return write_page(out, title, parts)
 
 
-def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str] | None = None,
-            progress_for=None, **kw) -> tuple[Path, list[dict]]:
+def run_all(out: str | os.PathLike[str] = "out", quick: bool = False, only: list[str] | None = None,
+            progress_for: Callable[[str], Any] | None = None, **kw: Any) -> tuple[Path, list[dict[str, Any]]]:
     """Run every study (or those in ``only``) into ``out/NAME/``, write each report, and
     write ``out/index.html`` linking them. A study that fails is reported in the index
     and the others still run; finished runs are kept. Returns the index and one record
@@ -397,7 +405,7 @@ def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str]
         if only and s["name"] not in only:
             continue
         t0 = time.monotonic()
-        rec = {"name": s["name"], "title": s["title"], "runs": 0, "failed": 0}
+        rec: dict[str, Any] = {"name": s["name"], "title": s["title"], "runs": 0, "failed": 0}
         bar = progress_for(s["name"]) if progress_for is not None else None
         try:
             outcomes = run(s["name"], quick=quick, out=out / s["name"], progress=bar, **kw)
@@ -413,14 +421,14 @@ def run_all(out: str | os.PathLike = "out", quick: bool = False, only: list[str]
         except Exception as e:  # one broken study must not hide the others' results
             rec["error"] = f"{type(e).__name__}: {e}"
         finally:
-            if hasattr(bar, "stop"):
+            if bar is not None and hasattr(bar, "stop"):
                 bar.stop()
         rec["wall_s"] = round(time.monotonic() - t0, 1)
         records.append(rec)
     return write_index(out, records, quick), records
 
 
-def simulated(sweep_dirs) -> tuple[float, int]:
+def simulated(sweep_dirs: Iterable[Path]) -> tuple[float, int]:
     """Simulated seconds and engine events summed over the finished runs of the sweeps."""
     sim, events = 0.0, 0
     for d in sweep_dirs:
@@ -432,7 +440,7 @@ def simulated(sweep_dirs) -> tuple[float, int]:
     return sim, events
 
 
-def run_cpu(sweep_dirs) -> float | None:
+def run_cpu(sweep_dirs: Iterable[Path]) -> float | None:
     """CPU seconds of the finished runs (``run.json`` ``cpu_s``): what the study costs on
     one worker, whatever else the machine was doing. None when a run does not record it
     (written by an older aqmlab)."""
@@ -446,7 +454,7 @@ def run_cpu(sweep_dirs) -> float | None:
     return total
 
 
-def write_index(out: Path, records: list[dict], quick: bool) -> Path:
+def write_index(out: Path, records: list[dict[str, Any]], quick: bool) -> Path:
     """``out/index.html``: one line per study with its question, runs and report."""
     rows = []
     for r in records:
@@ -466,7 +474,7 @@ def write_index(out: Path, records: list[dict], quick: bool) -> Path:
     return write_page(out / "index.html", "aqmlab: the reference studies", parts)
 
 
-def reproduction_cell(r: dict) -> str:
+def reproduction_cell(r: dict[str, Any]) -> str:
     """A study's scorecard totals for the index (a link to its scorecard.md)."""
     t = r.get("reproduction")
     if not t:
