@@ -99,6 +99,20 @@ pub struct LinkInfo<'a> {
     pub rng: Rng,
 }
 
+impl LinkInfo<'_> {
+    /// The link's `rate`, which every model needs as its channel (PHY) rate: 0 is an
+    /// error naming `LINK.rate` and the model kind.
+    pub fn channel_rate(&self, kind: &str) -> Result<u64> {
+        if self.rate_bps == 0 {
+            return Err(ScenarioError::new(
+                format!("{}.rate", self.path),
+                format!("0: the {kind} model needs a channel rate greater than zero"),
+            ));
+        }
+        Ok(self.rate_bps)
+    }
+}
+
 /// A registered model kind: its documentation, how to build it from its parameter table,
 /// and its own result tables, made from every link that uses a model of this type
 /// (none when no link does).

@@ -55,7 +55,7 @@ use crate::net::packet::PacketId;
 use crate::output::table::{col, Table};
 use crate::qdisc::{Discipline, Qdisc, QdiscCtx};
 use crate::results::ratio;
-use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::error::Result;
 use crate::scenario::params::{param, KindDoc, ParamDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::{tx_time, Nanos, NS_PER_S, NS_PER_US};
@@ -281,13 +281,7 @@ pub struct Wifi {
 }
 
 fn build(p: &mut Params, link: LinkInfo) -> Result<AnyAccess> {
-    if link.rate_bps == 0 {
-        return Err(ScenarioError::new(
-            format!("{}.rate", link.path),
-            "0: a wifi link needs a PHY rate greater than zero",
-        ));
-    }
-    let cfg = WifiConfig::read(p, link.rate_bps, link.mtu)?;
+    let cfg = WifiConfig::read(p, link.channel_rate("wifi")?, link.mtu)?;
     Ok(Wifi::new(cfg, link.rate_bps, link.mtu, link.rng).into())
 }
 

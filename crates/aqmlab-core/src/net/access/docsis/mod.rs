@@ -46,7 +46,7 @@ use super::{Access, AnyAccess, ExtraQueue, Kind, LinkInfo};
 use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
 use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx};
-use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Nanos;
@@ -95,13 +95,7 @@ pub const KIND: Kind = Kind {
 };
 
 fn build(p: &mut Params, link: LinkInfo) -> Result<AnyAccess> {
-    if link.rate_bps == 0 {
-        return Err(ScenarioError::new(
-            format!("{}.rate", link.path),
-            "0: a docsis link needs a channel rate greater than zero",
-        ));
-    }
-    let cfg = DocsisConfig::read(p, link.rate_bps, link.mtu)?;
+    let cfg = DocsisConfig::read(p, link.channel_rate("docsis")?, link.mtu)?;
     Ok(Docsis::new(cfg, link.rng).into())
 }
 

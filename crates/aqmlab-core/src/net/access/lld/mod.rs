@@ -54,7 +54,7 @@ use crate::measure::link_stats::LinkStats;
 use crate::net::packet::PacketId;
 use crate::qdisc::periodic;
 use crate::qdisc::{Discipline, DropReason, Qdisc, QdiscCtx, Stage};
-use crate::scenario::error::{Result, ScenarioError};
+use crate::scenario::error::Result;
 use crate::scenario::params::{KindDoc, Params};
 use crate::sim::rng::Rng;
 use crate::sim::time::Nanos;
@@ -158,13 +158,7 @@ pub const KIND: Kind = Kind {
 };
 
 fn build(p: &mut Params, link: LinkInfo) -> Result<AnyAccess> {
-    if link.rate_bps == 0 {
-        return Err(ScenarioError::new(
-            format!("{}.rate", link.path),
-            "0: an lld link needs a channel rate greater than zero",
-        ));
-    }
-    let cfg = LldConfig::read(p, link.rate_bps, link.mtu)?;
+    let cfg = LldConfig::read(p, link.channel_rate("lld")?, link.mtu)?;
     Ok(Lld::new(cfg, link.rng).into())
 }
 
