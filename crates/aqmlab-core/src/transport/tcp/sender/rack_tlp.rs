@@ -5,7 +5,7 @@
 use super::{SenderState, TcpSender};
 use crate::measure::flow_stats::FlowStats;
 use crate::sim::time::Nanos;
-use crate::transport::tcp::cc::{Cause, CongestionEvent};
+use crate::transport::tcp::cc::Cause;
 use crate::transport::tcp::rack;
 use crate::transport::tcp::Segment;
 
@@ -179,14 +179,7 @@ impl TcpSender {
                 return;
             }
             let flight = self.loss_base(self.snd_nxt - self.snd_una);
-            self.w.ssthresh = self.cc.on_congestion(
-                &self.w,
-                &CongestionEvent {
-                    now,
-                    flight,
-                    cause: Cause::Loss,
-                },
-            );
+            self.cut_ssthresh(now, flight, Cause::Loss);
             self.w.cwnd = self.w.ssthresh;
         }
     }

@@ -12,6 +12,14 @@ use crate::transport::tcp::cc::{AckSample, Cause, CongestionEvent};
 use crate::transport::tcp::Segment;
 
 impl TcpSender {
+    /// ssthresh from the controller for a congestion signal (`cause`) with the loss base
+    /// `flight` (RFC 5681 eq. 4 by default; each controller's own rule otherwise).
+    pub(super) fn cut_ssthresh(&mut self, now: Nanos, flight: u64, cause: Cause) {
+        self.w.ssthresh = self
+            .cc
+            .on_congestion(&self.w, &CongestionEvent { now, flight, cause });
+    }
+
     pub(super) fn on_new_ack(
         &mut self,
         now: Nanos,
@@ -175,14 +183,7 @@ impl TcpSender {
         } else if ece && self.snd_una > self.ecn_recover {
             // RFC 3168 §6.1.2: at most one reduction per window of data.
             let flight = self.loss_base(self.snd_nxt - self.snd_una + acked);
-            self.w.ssthresh = self.cc.on_congestion(
-                &self.w,
-                &CongestionEvent {
-                    now,
-                    flight,
-                    cause: Cause::Ecn,
-                },
-            );
+            self.cut_ssthresh(now, flight, Cause::Ecn);
             if !own_cwnd {
                 self.w.cwnd = self.w.ssthresh;
             }
@@ -226,14 +227,7 @@ impl TcpSender {
         // With `ssthresh_from_pipe` this is the pipe with the head already marked lost,
         // as ns-3 marks it before calling `BytesInFlight()`.
         let flight = self.loss_base(self.snd_nxt - self.snd_una);
-        self.w.ssthresh = self.cc.on_congestion(
-            &self.w,
-            &CongestionEvent {
-                now,
-                flight,
-                cause: Cause::Loss,
-            },
-        );
+        self.cut_ssthresh(now, flight, Cause::Loss);
         self.recover = Some(self.snd_nxt);
         self.ecn_recover = self.snd_nxt;
         self.in_recovery = true;

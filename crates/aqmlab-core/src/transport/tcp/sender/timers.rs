@@ -6,7 +6,7 @@ use super::{ts, Recovery, SenderState, TcpSender};
 use crate::measure::flow_stats::FlowStats;
 use crate::net::packet::tcp_flags as F;
 use crate::sim::time::Nanos;
-use crate::transport::tcp::cc::{Cause, CongestionEvent, RtoEvent};
+use crate::transport::tcp::cc::{Cause, RtoEvent};
 use crate::transport::tcp::Segment;
 
 impl TcpSender {
@@ -97,14 +97,7 @@ impl TcpSender {
                     self.rto_streak == 0 && !self.in_recovery
                 };
                 if cut {
-                    self.w.ssthresh = self.cc.on_congestion(
-                        &self.w,
-                        &CongestionEvent {
-                            now,
-                            flight,
-                            cause: Cause::Rto,
-                        },
-                    );
+                    self.cut_ssthresh(now, flight, Cause::Rto);
                 }
                 self.rto_streak += 1;
                 self.cc.on_rto(
