@@ -25,6 +25,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,7 @@ def jain(vs: list[float]) -> float:
 
 def _tolerance(v: Any, where: str) -> str:
     if v in ("relative", "points"):
-        return v
+        return str(v)
     if isinstance(v, str) and v.startswith("abs:"):
         try:
             x = float(v[4:])
@@ -250,7 +251,7 @@ def read_paper(path: str | Path, study: Path | None = None) -> Paper:
     return paper
 
 
-def entries(paper: Paper):
+def entries(paper: Paper) -> Iterator[tuple[str, str, Cell, str]]:
     """``(entry id, field prefix, cell, note)`` of every cell in the file."""
     for n in paper.numbers:
         yield n.id, f"number[{n.id}]", n.cell, n.note
@@ -340,7 +341,7 @@ class Reader:
         self.dirs = {e: experiment_out(study, e, study_out) for e in self.exps}
         self.only = next(iter(self.exps)) if len(self.exps) == 1 else None
         self.tables: dict[tuple[str, str], pl.DataFrame] = {}
-        self.specs: dict[str, dict[str, Any]] = {}
+        self.specs: dict[str, dict[str, Any] | None] = {}
 
     def spec(self, exp: str) -> dict[str, Any] | None:
         if exp not in self.specs:
@@ -384,12 +385,12 @@ class Reader:
         if cell.entity is not None:
             if key is None:
                 raise _err(f"{where}.entity", f'"{cell.entity}": the summary table has one row per run (omit entity)')
-            have = sorted(set(df[key].cast(pl.Utf8).to_list()))
+            have_keys = sorted(set(df[key].cast(pl.Utf8).to_list()))
             df = df.filter(pl.col(key).cast(pl.Utf8) == cell.entity)
             if df.height == 0:
                 if note:
                     return {**empty, "why": f"no {key} {cell.entity!r} in {cell.table}"}
-                raise _err(f"{where}.entity", f'"{cell.entity}": no such {key} in the {cell.table} table; it has: {", ".join(have)}')
+                raise _err(f"{where}.entity", f'"{cell.entity}": no such {key} in the {cell.table} table; it has: {", ".join(have_keys)}')
         if cell.apps:
             have = set(df["app"].cast(pl.Utf8).to_list())
             missing = [a for a in cell.apps if a not in have]
@@ -397,9 +398,10 @@ class Reader:
                 raise _err(f"{where}.apps", f'"{missing[0]}": no such app in the {cell.table} table; it has: {", ".join(sorted(have))}')
             df = df.filter(pl.col("app").is_in(list(cell.apps)))
         per_run = df.group_by("run_id", maintain_order=True).agg(pl.col(cell.metric).cast(pl.Float64).alias("v"), pl.len().alias("rows"))
-        if cell.reduce is None and per_run["rows"].max() > 1:
+        most_rows = int(per_run["rows"].max() or 0)  # type: ignore[arg-type]
+        if cell.reduce is None and most_rows > 1:
             ents = sorted(set(df[key].cast(pl.Utf8).to_list())) if key else []
-            raise _err(f"{where}.entity", f"selects {per_run['rows'].max()} rows per run ({', '.join(ents)}); name one entity or set reduce")
+            raise _err(f"{where}.entity", f"selects {most_rows} rows per run ({', '.join(ents)}); name one entity or set reduce")
         vals = []
         for vs in per_run["v"].to_list():
             vs = [v for v in vs if v is not None and math.isfinite(v)]
@@ -432,11 +434,11 @@ def number_verdict(n: Number, mean: float | None) -> str:
 
 def _above(x: dict[str, Any], y: dict[str, Any]) -> bool:
     """x's interval lies entirely above y's (both known)."""
-    return x["ci_low"] is not None and y["ci_high"] is not None and x["ci_low"] > y["ci_high"]
+    return x["ci_low"] is not None and y["ci_high"] is not None and bool(x["ci_low"] > y["ci_high"])
 
 
 def _close(x: dict[str, Any], y: dict[str, Any]) -> bool:
-    return abs(x["mean"] - y["mean"]) <= REL * max(abs(x["mean"]), abs(y["mean"]))
+    return bool(abs(x["mean"] - y["mean"]) <= REL * max(abs(x["mean"]), abs(y["mean"])))
 
 
 def trend_verdict(op: str, a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -475,7 +477,8 @@ def missing_outputs(reader: Reader, paper: Paper) -> list[str]:
 
 
 def mode_of(reader: Reader) -> str:
-    flags = {reader.spec(e).get("quick") for e in reader.exps if reader.spec(e) is not None}
+    specs = [reader.spec(e) for e in reader.exps]
+    flags = {s.get("quick") for s in specs if s is not None}
     if not flags:
         return "not run"
     if None in flags:
@@ -514,7 +517,9 @@ def score(name: str, study: Path, study_out: Path) -> dict[str, Any]:
         trends.append({"id": t.id, "where": t.where, "quote": t.quote, "op": t.op,
                        "a": {"cell": t.a.describe(), **a}, "b": {"cell": t.b.describe(), **b},
                        "verdict": trend_verdict(t.op, a, b), "note": t.note})
-    counts = lambda rows, v: sum(r["verdict"] == v for r in rows)
+    def counts(rows: list[dict[str, Any]], v: str) -> int:
+        return sum(r["verdict"] == v for r in rows)
+
     totals = {
         "trends_held": counts(trends, "holds"), "trends_total": len(trends),
         "numbers_ok": counts(numbers, "inside") + counts(numbers, "within"), "numbers_total": len(numbers),
@@ -579,8 +584,10 @@ def rows(card: dict[str, Any]) -> tuple[list[str], list[list[str]], list[str], l
 
 
 def markdown(card: dict[str, Any]) -> str:
-    def md_table(head, body):
-        esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    def md_table(head: list[str], body: list[list[Any]]) -> str:
+        def esc(s: Any) -> str:
+            return str(s).replace("|", "\\|").replace("\n", " ")
+
         return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(esc(c) for c in r) + " |" for r in body])
 
     nh, nr, th, tr = rows(card)
