@@ -19,19 +19,25 @@ from __future__ import annotations
 import os
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import IO, Any, cast
 
-import matplotlib
 import matplotlib.pyplot as plt
 import matplotlib.text
 import numpy as np
 import polars as pl
+from cycler import cycler
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from . import safefile
 from .aggregate import axis_value, bottleneck_link, is_sweep, load, load_runs, point_label, read_spec
 from .names import axis_name, axis_value_names, point_name
+
+#: A run or sweep folder.
+PathArg = str | os.PathLike[str]
 
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with every common
 #: colour-vision deficiency. Yellow comes late: it is faint on white.
@@ -41,7 +47,7 @@ CDF_POINTS = 2000
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 LINESTYLES = ["-", "--", "-.", ":"]
 
-STYLE = {
+STYLE: dict[str, Any] = {
     "figure.figsize": (6.4, 4.0),
     "figure.dpi": 100,
     "savefig.dpi": 300,
@@ -54,7 +60,7 @@ STYLE = {
     "grid.linewidth": 0.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.prop_cycle": matplotlib.cycler(color=OKABE_ITO),
+    "axes.prop_cycle": cycler(color=OKABE_ITO),
     "legend.frameon": False,
     "legend.fontsize": 9,
     "xtick.labelsize": 9,
@@ -123,7 +129,7 @@ def n_note(q: pl.DataFrame) -> str:
 
 
 def _style() -> AbstractContextManager[None]:
-    return plt.rc_context(STYLE)
+    return plt.rc_context(cast(Any, STYLE))
 
 
 #: Widest figure, inches: a two-column-wide figure in the IEEE and ACM templates (7.16 in).
@@ -132,15 +138,15 @@ PRINT_WIDTH_IN = 7.16
 MIN_FONT_PT = 8.0
 
 
-def _wrap(text, width_in: float) -> None:
+def _wrap(text: matplotlib.text.Text, width_in: float) -> None:
     """Break a title that is wider than ``width_in`` at word boundaries."""
     t = text.get_text()
-    chars = max(20, int(width_in * 72 / (0.55 * text.get_fontsize())))
+    chars = max(20, int(width_in * 72 / (0.55 * float(text.get_fontsize()))))
     if "\n" not in t and len(t) > chars:
         text.set_text(textwrap.fill(t, chars))
 
 
-def print_ready(fig) -> None:
+def print_ready(fig: Figure) -> None:
     """Make ``fig`` printable as it is: no wider than `PRINT_WIDTH_IN` (a wider figure is
     narrowed, its height kept, so that its text is not shrunk when it is printed at that
     width) and no text below `MIN_FONT_PT`."""
@@ -148,16 +154,17 @@ def print_ready(fig) -> None:
     if w > PRINT_WIDTH_IN + 1e-9:
         fig.set_size_inches(PRINT_WIDTH_IN, h)
     for t in fig.findobj(matplotlib.text.Text):
-        if t.get_text() and t.get_fontsize() < MIN_FONT_PT:
+        if t.get_text() and float(t.get_fontsize()) < MIN_FONT_PT:
             t.set_fontsize(MIN_FONT_PT)
     for ax in fig.axes:
         _wrap(ax.title, ax.get_position().width * fig.get_size_inches()[0])
         for axis in (ax.xaxis, ax.yaxis):
             ticks = axis.get_major_ticks()
-            if ticks and ticks[0].label1.get_fontsize() < MIN_FONT_PT:
+            if ticks and float(ticks[0].label1.get_fontsize()) < MIN_FONT_PT:
                 axis.set_tick_params(which="both", labelsize=MIN_FONT_PT)
-    if fig._suptitle is not None:
-        _wrap(fig._suptitle, fig.get_size_inches()[0])
+    suptitle: matplotlib.text.Text | None = getattr(fig, "_suptitle", None)  # no public getter of the Text
+    if suptitle is not None:
+        _wrap(suptitle, fig.get_size_inches()[0])
     if fig.get_layout_engine() is None:
         try:
             fig.tight_layout()
@@ -165,7 +172,7 @@ def print_ready(fig) -> None:
             pass
 
 
-def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "pdf"), close: bool = True) -> list[Path]:
+def save(fig: Figure, stem: PathArg, formats: Sequence[str] = ("png", "svg", "pdf"), close: bool = True) -> list[Path]:
     """Write ``fig`` as ``STEM.png`` (300 dpi), ``STEM.svg`` and ``STEM.pdf`` (each
     atomically) and close it, after `print_ready`. PDF is for papers (vector, fonts
     embedded); SVG for the web."""
@@ -176,19 +183,23 @@ def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "
         print_ready(fig)
         for fmt in formats:
             dest = stem.with_suffix(f".{fmt}")
-            safefile.write_with(dest, lambda f, fmt=fmt: fig.savefig(f, format=fmt))
+
+            def write(f: IO[Any], fmt: str = fmt) -> None:
+                fig.savefig(f, format=fmt)
+
+            safefile.write_with(dest, write)
             out.append(dest)
     if close:
         plt.close(fig)
     return out
 
 
-def save_copy(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "svg", "pdf")) -> list[Path]:
+def save_copy(fig: Figure, stem: PathArg, formats: Sequence[str] = ("png", "svg", "pdf")) -> list[Path]:
     """Like `save`, but the figure stays open (for a report that embeds it next)."""
     return save(fig, stem, formats, close=False)
 
 
-def _numeric(v) -> float | None:
+def _numeric(v: Any) -> float | None:
     """``"100pkt"`` → 100.0, ``5`` → 5.0, ``"codel"`` → None."""
     if isinstance(v, bool):
         return None
@@ -201,7 +212,7 @@ def _numeric(v) -> float | None:
     return None
 
 
-def _unit(values) -> str:
+def _unit(values: Iterable[Any]) -> str:
     for v in values:
         if isinstance(v, str):
             m = re.match(r"^\s*[-+]?\d+(?:\.\d+)?\s*([A-Za-z/%]+)\s*$", v)
@@ -210,17 +221,17 @@ def _unit(values) -> str:
     return ""
 
 
-def axis_title(path: str, values=()) -> str:
+def axis_title(path: str, values: Iterable[Any] = ()) -> str:
     u = _unit(values)
     return f"{axis_name(path)}{f' ({u})' if u else ''}"
 
 
-def _names(spec: dict) -> dict:
+def _names(spec: dict[str, Any]) -> dict[str, dict[Any, str]]:
     """Per axis: stored value → readable name (`aqmlab.names`)."""
     return axis_value_names(spec, axis_value)
 
 
-def _label_names(path) -> dict[str, str]:
+def _label_names(path: PathArg) -> dict[str, str]:
     """A sweep's stored point labels → readable point names."""
     if not is_sweep(path):
         return {}
@@ -229,31 +240,31 @@ def _label_names(path) -> dict[str, str]:
     return {point_label(r["point"]): point_name(r["point"], names, axis_value) for r in spec["runs"]}
 
 
-def _legend_below(ax, title: str | None = None) -> None:
+def _legend_below(ax: Axes, title: str | None = None) -> None:
     """A legend under the axes (off the data: CDF lines fill the plot area), in two
     columns when it has more than four entries."""
     n = len(ax.get_legend_handles_labels()[1])
     ncol = 2 if n > 4 else 1
-    fig = ax.get_figure()
+    fig = cast(Figure, ax.get_figure())
     w, h = fig.get_size_inches()
     grow = 0.17 * -(-n // ncol) + (0.25 if title else 0.1)  # room for the rows, the axes keep their height
     fig.set_size_inches(w, h + grow)
     ax.legend(title=title, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 * 4.0 / (h - 0.8)), ncol=ncol)
 
 
-def _doubling(values: list) -> bool:
+def _doubling(values: list[Any]) -> bool:
     """Positive values, at least three, each at least twice the one before (sorted)."""
     v = sorted(set(x for x in values if x is not None))
     return len(v) >= 3 and v[0] > 0 and all(b >= 2 * a for a, b in zip(v, v[1:]))
 
 
-def _category_ticks(ax, labels: list[str]) -> None:
+def _category_ticks(ax: Axes, labels: list[str]) -> None:
     """Category tick labels that do not overlap: slanted when they are long or many."""
     crowded = sum(len(t) for t in labels) > 60 or len(labels) > 8
     ax.set_xticks(range(len(labels)), labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
 
 
-def _pick_axes(spec: dict, x: str | None, hue: str | None) -> tuple[str | None, str | None]:
+def _pick_axes(spec: dict[str, Any], x: str | None, hue: str | None) -> tuple[str | None, str | None]:
     axes = spec["axes"]
     if x is None and axes:
         numeric = [a for a in axes if all(_numeric(axis_value(r["point"].get(a))) is not None for r in spec["runs"])]
@@ -279,16 +290,16 @@ def _select(agg: pl.DataFrame, metric: str, table: str | None, entity: str | Non
     return q
 
 
-def default_entity(path, table: str) -> tuple[str | None, str | None]:
+def default_entity(path: PathArg, table: str) -> tuple[str | None, str | None]:
     """(entity, app) defaults: the bottleneck link for queues, nothing otherwise."""
     if table == "queues":
         return bottleneck_link(path), None
     return None, None
 
 
-def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x: str | None = None, hue: str | None = None,
+def sweep_lines(path: PathArg, metric: str = "sojourn_ms_mean", table: str = "queues", x: str | None = None, hue: str | None = None,
                 entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None, logy: bool = False,
-                logx: bool | None = None):
+                logx: bool | None = None) -> Figure:
     """Metric versus swept parameter ``x``: mean and 95 % CI band, one line per ``hue``.
     ``logx`` defaults to a log axis when the swept values grow by factors of 2 or more
     (e.g. 1, 2, 4, 8 Mbit/s), linear otherwise."""
@@ -311,17 +322,17 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
     with _style():
         fig, ax = plt.subplots()
         for i, g in enumerate(groups):
-            d = q if g is None else q.filter(pl.col(hue) == g)
-            xv = [_numeric(v) if numeric_x else cats.index(v) for v in d[x].to_list()]
-            order = np.argsort(xv)
-            xv = np.asarray(xv, float)[order]
+            d = q if g is None or hue is None else q.filter(pl.col(hue) == g)
+            x_at: list[Any] = [_numeric(v) if numeric_x else cats.index(v) for v in d[x].to_list()]
+            order = np.argsort(x_at)
+            xv = np.asarray(x_at, float)[order]
             mean = np.asarray(d["mean"].to_list(), float)[order] * scale
             lo = np.asarray([np.nan if v is None else v for v in d["ci_low"].to_list()], float)[order] * scale
             hi = np.asarray([np.nan if v is None else v for v in d["ci_high"].to_list()], float)[order] * scale
             c = OKABE_ITO[i % len(OKABE_ITO)]
             # a line and a band only where x is a number; categories get points and bars
             ls = LINESTYLES[i % len(LINESTYLES)] if numeric_x else "none"
-            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=names.get(hue, {}).get(g, str(g)) if g is not None else metric)
+            ax.plot(xv, mean, marker=MARKERS[i % len(MARKERS)], linestyle=ls, color=c, label=names.get(cast(str, hue), {}).get(g, str(g)) if g is not None else metric)
             if numeric_x:
                 ax.fill_between(xv, lo, hi, color=c, alpha=0.18, linewidth=0)
             ax.errorbar(xv, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor=c, capsize=3, linewidth=1)
@@ -341,9 +352,9 @@ def sweep_lines(path, metric: str = "sojourn_ms_mean", table: str = "queues", x:
     return fig
 
 
-def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | None = None, hue: str | None = None,
+def bars(path: PathArg, metric: str = "drop_rate", table: str = "queues", group: str | None = None, hue: str | None = None,
          entity: str | None = None, app: str | None = None, agg: pl.DataFrame | None = None, title: str | None = None,
-         by_entity: bool = False):
+         by_entity: bool = False) -> Figure:
     """Grouped bars of a metric per sweep point (``group`` on the x axis, ``hue`` as bar
     colour), with 95 % CI error bars. With ``by_entity`` the colours are the entities
     (links, flows or apps) instead of an axis."""
@@ -370,7 +381,7 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
     with _style():
         fig, ax = plt.subplots(figsize=(PRINT_WIDTH_IN, 4.0))
         for i, h in enumerate(hues):
-            d = q if h is None else q.filter(pl.col(hue) == h)
+            d = q if h is None or hue is None else q.filter(pl.col(hue) == h)
             pos, mean, below, above = [], [], [], []
             for row in d.iter_rows(named=True):
                 if row["mean"] is None:  # no run of this point has the metric: leave its bar out
@@ -382,7 +393,7 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
                 lo, hi = row["ci_low"], row["ci_high"]
                 below.append((row["mean"] - lo) * scale if lo is not None else 0.0)
                 above.append((hi - row["mean"]) * scale if hi is not None else 0.0)
-            ax.bar(pos, mean, width=width * 0.92, yerr=[below, above], capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=names.get(hue, {}).get(h, str(h)) if h is not None else None, error_kw={"linewidth": 1})
+            ax.bar(pos, mean, width=width * 0.92, yerr=[below, above], capsize=3, color=OKABE_ITO[i % len(OKABE_ITO)], label=names.get(cast(str, hue), {}).get(h, str(h)) if h is not None else None, error_kw={"linewidth": 1})
         _category_ticks(ax, [names.get(group, {}).get(c, str(c)) for c in cats] if group else ["all"])
         if group:
             ax.set_xlabel(axis_title(group, cats))
@@ -396,7 +407,7 @@ def bars(path, metric: str = "drop_rate", table: str = "queues", group: str | No
     return fig
 
 
-def _ts_frame(path, link: str | None) -> tuple[pl.DataFrame, str]:
+def _ts_frame(path: PathArg, link: str | None) -> tuple[pl.DataFrame, str]:
     ts = load_runs(path, "timeseries")
     if ts.height == 0:
         raise ValueError(f"{path}: no timeseries table (set output.timeseries in the scenario)")
@@ -409,8 +420,8 @@ def _ts_frame(path, link: str | None) -> tuple[pl.DataFrame, str]:
     return ts, link
 
 
-def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "label", title: str | None = None, logx: bool = False,
-        where: dict | None = None, after_s: float = 0.0):
+def cdf(path: PathArg, metric: str = "sojourn_ms", link: str | None = None, by: str = "label", title: str | None = None, logx: bool = False,
+        where: dict[str, Any] | None = None, after_s: float = 0.0) -> Figure:
     """Empirical CDF of ``sojourn_ms`` or ``qlen_pkts`` samples at ``link`` (default: the
     bottleneck), one line per value of ``by`` (default: per sweep point; seeds pooled).
     ``where`` keeps only the points with these axis values, e.g.
@@ -465,7 +476,8 @@ def cdf(path, metric: str = "sojourn_ms", link: str | None = None, by: str = "la
     return fig
 
 
-def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str | None, logx: bool, where: dict | None):
+def _packet_cdf(path: PathArg, hist: pl.DataFrame, link: str | None, by: str, title: str | None, logx: bool,
+                where: dict[str, Any] | None) -> Figure:
     """Per-packet sojourn CDF from the ``sojourn_hist`` tables, seeds pooled."""
     link = link or bottleneck_link(path) or hist["link"][0]
     hist = hist.filter(pl.col("link") == link)
@@ -506,7 +518,8 @@ def _packet_cdf(path, hist: pl.DataFrame, link: str | None, by: str, title: str 
 OWD_MAX_FLOWS = 8
 
 
-def owd_cdf(path, flows: Sequence[int] | None = None, app: str | None = None, title: str | None = None, logx: bool = False):
+def owd_cdf(path: PathArg, flows: Sequence[int] | None = None, app: str | None = None, title: str | None = None,
+            logx: bool = False) -> Figure:
     """Per-flow one-way delay CDF over every delivered packet, from the ``owd_hist``
     tables (runs with ``output.owd_hist = true``), seeds of a point pooled: one line per
     (sweep point, flow). ``flows`` picks flow ids, ``app`` the flows of one traffic entry;
@@ -567,8 +580,8 @@ def _window(df: pl.DataFrame, t_from: float | None, t_to: float | None) -> pl.Da
     return df
 
 
-def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = None, seed: int | None = None, title: str | None = None,
-               t_from: float | None = None, t_to: float | None = None):
+def timeseries(path: PathArg, link: str | None = None, metrics: Sequence[str] | None = None, seed: int | None = None, title: str | None = None,
+               t_from: float | None = None, t_to: float | None = None) -> Figure:
     """Time-series panels at ``link``: queue length, sojourn, drop/mark probability
     (when the discipline has one), link rate, and cwnd per flow when the run has a
     ``tcp`` table. A sweep gets one column of panels per point (its first seed, or
@@ -583,7 +596,7 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
     tcp_cols = [c for c in tcp.columns if c in ("cwnd_bytes", "ssthresh_bytes", "srtt_ms", "bytes_in_flight")] if tcp.height else []
     if metrics is None:  # the default panels that have data and vary (a constant link rate says nothing)
         metrics = [m for m in TS_DEFAULT if m in ts.columns
-                   and ts.group_by("label").agg(pl.col(m).cast(pl.Float64).fill_nan(None).drop_nulls().n_unique().alias("u"))["u"].max() > 1]
+                   and cast(int, ts.group_by("label").agg(pl.col(m).cast(pl.Float64).fill_nan(None).drop_nulls().n_unique().alias("u"))["u"].max()) > 1]
         metrics += ["cwnd_bytes"] if "cwnd_bytes" in tcp_cols else []
     for m in metrics:
         if m not in available and m not in tcp_cols:
@@ -643,7 +656,7 @@ def timeseries(path, link: str | None = None, metrics: Sequence[str] | None = No
 KINDS = ("cdf", "timeseries", "sweep", "bars", "owd-cdf", "plt-cdf", "plt-box")
 
 
-def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequence[str] = ("png", "svg", "pdf"), **kw) -> list[Path]:
+def plot(path: PathArg, kind: str, out: PathArg | None = None, formats: Sequence[str] = ("png", "svg", "pdf"), **kw: Any) -> list[Path]:
     """Make one figure of ``kind`` from a run or sweep folder and save it (PNG, SVG, PDF).
     Default file stem: ``PATH/figures/KIND-METRIC``."""
     path = Path(path)
@@ -670,7 +683,7 @@ def plot(path, kind: str, out: str | os.PathLike | None = None, formats: Sequenc
     return save(fig, stem, formats)
 
 
-def _pages(path, app: str | None) -> pl.DataFrame:
+def _pages(path: PathArg, app: str | None) -> pl.DataFrame:
     pages = load_runs(path, "pages")
     if pages.height == 0:
         raise ValueError(f"{path}: no pages table (set page_rows = true on the web entry)")
@@ -683,7 +696,7 @@ def _pages(path, app: str | None) -> pl.DataFrame:
     return pages
 
 
-def plt_cdf(path, app: str | None = None, title: str | None = None, logx: bool = True):
+def plt_cdf(path: PathArg, app: str | None = None, title: str | None = None, logx: bool = True) -> Figure:
     """CDF of every page's load time per sweep point (seeds pooled). Failed pages count
     as never loading: a line ends below 1 by the share of pages that failed."""
     pages = _pages(path, app)
@@ -709,7 +722,7 @@ def plt_cdf(path, app: str | None = None, title: str | None = None, logx: bool =
     return fig
 
 
-def plt_box(path, app: str | None = None, title: str | None = None, logy: bool = True):
+def plt_box(path: PathArg, app: str | None = None, title: str | None = None, logy: bool = True) -> Figure:
     """Box plot of every completed page's load time per sweep point (seeds pooled;
     whiskers at 1.5 IQR, Tukey), with the count of failed pages under each box."""
     pages = _pages(path, app)
@@ -735,7 +748,7 @@ def plt_box(path, app: str | None = None, title: str | None = None, logy: bool =
     return fig
 
 
-def mos_goodput(path, voice_app: str, bulk_app: str, agg: pl.DataFrame | None = None, title: str | None = None):
+def mos_goodput(path: PathArg, voice_app: str, bulk_app: str, agg: pl.DataFrame | None = None, title: str | None = None) -> Figure:
     """The voice question in one picture: per sweep point the call's MOS (y) against the
     bulk traffic's goodput (x), each with its 95 % interval; up and right is better."""
     spec = read_spec(path)
