@@ -127,6 +127,19 @@ def htsim_counts(output: str) -> dict[str, float]:
     return kv
 
 
+def check_same_run(sim: Sim, seconds: float, run_scenario_output: str) -> None:
+    """The counts come from the installed ``aqmlab`` CLI, the instructions from the binary:
+    both must have run the same simulation (same events), or the ratios mean nothing."""
+    kv = dict(_KV.findall(run_scenario_output))
+    events, expected = float(kv.get("events", "nan")), sim.stats[seconds]["events"]
+    if events != expected:
+        raise SystemExit(
+            f"{sim.label}, {seconds:g} s: the binary ran {events:g} events, the installed aqmlab "
+            f"{expected:g}: they simulate differently (rebuild with make install, or compare "
+            "binaries of behaviour-identical builds only)"
+        )
+
+
 def cachegrind(argv: list[str], tmp: Path) -> tuple[int, str]:
     r = sh(["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={tmp}/cg.out", *argv])
     m = _IREFS.search(r.stderr)
@@ -176,6 +189,7 @@ def main() -> None:
                     sim.stats[d] = htsim_counts(out)
                 else:
                     sim.stats[d] = aqmlab_counts(with_duration(sim.scenario, d, tmp))
+                    check_same_run(sim, d, out)
         if not a.no_perf:
             for _ in range(a.repeats):  # interleaved: each round runs every binary once
                 for sim in sims:
@@ -185,8 +199,10 @@ def main() -> None:
 
 def report(sims: list[Sim], a: argparse.Namespace) -> None:
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; short {a.short:g} s, long {a.long:g} s")
-    cols = ["events/pkt", "events/deliv", "instr/event", "instr/pkt", "instr/deliv", "cpu_s", "drops", "RTOs", "Mbit/s"]
+    cols = ["events/pkt", "events/deliv", "instr/event", "instr/pkt", "instr/deliv", "cpu_s", "cpu/htsim"]
+    cols += ["drops", "RTOs", "Mbit/s"]
     print(f"{'simulator':<42}" + "".join(f"{c:>13}" for c in cols))
+    htsim_cpu = statistics.median(sims[0].cpu) if sims[0].cpu else float("nan")
     for s in sims:
         lo, hi = s.stats[a.short], s.stats[a.long]
         di = s.irefs[a.long] - s.irefs[a.short]
@@ -197,6 +213,7 @@ def report(sims: list[Sim], a: argparse.Namespace) -> None:
             di / (hi["packets"] - lo["packets"]),
             di / (hi["delivered"] - lo["delivered"]),
             statistics.median(s.cpu) if s.cpu else float("nan"),
+            statistics.median(s.cpu) / htsim_cpu if s.cpu else float("nan"),
             hi["bottleneck_drops"],
             hi["rtos"],
             hi["in_order_mbit_s"],
