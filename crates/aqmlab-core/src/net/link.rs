@@ -148,17 +148,12 @@ pub struct Link {
     /// delay is constant.
     pub jitter: Option<Box<Jitter>>,
     pub to: u32,
-    pub mtu: u32,
     /// Bernoulli loss on entry (0 = none).
     pub loss: f64,
     /// An access model in place of the plain transmitter (`model = { kind = ... }`,
     /// `net/access`): the qdisc is then its feed, and the model decides when packets
     /// leave.
     pub access: Option<Box<AnyAccess>>,
-    /// The link whose queue this link's discipline monitors (`qdisc.monitor`).
-    pub monitor: Option<u32>,
-    /// The time of the pending qdisc timer event, if any.
-    pub timer_at: Option<Nanos>,
     /// Outage windows [start, end), sorted: every packet offered while the link is down
     /// is lost (packets already queued or propagating are not affected).
     pub outages: Vec<(Nanos, Nanos)>,
@@ -171,6 +166,12 @@ pub struct Link {
     /// Another link's discipline reads this link's state (`qdisc.monitor`).
     pub watched: bool,
     pub stats: LinkStats,
+    /// Read at qdisc calls, not at a cut-through hop.
+    pub mtu: u32,
+    /// The link whose queue this link's discipline monitors (`qdisc.monitor`).
+    pub monitor: Option<u32>,
+    /// The time of the pending qdisc timer event, if any.
+    pub timer_at: Option<Nanos>,
     pub qdisc: Qdisc,
     /// Randomness of the qdisc (e.g. RED's coin) and of the loss model, kept apart.
     pub qdisc_rng: Rng,
