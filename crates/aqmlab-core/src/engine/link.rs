@@ -184,11 +184,11 @@ impl Simulation {
     fn complete_lazy_tx(&mut self, l: usize) {
         let link = &mut self.links[l];
         let end = link.tx_end;
-        let (p, started) = link.tx.take().expect("an event-less transmission");
+        let (_, started) = link.tx.take().expect("an event-less transmission");
         link.tx_lazy = None;
         link.stats.busy_ns += end - started.max(link.stats.window_start);
         // as of the transmission's end: nothing touched the link since (it would have settled)
-        link.stats.sent(end, self.packets[p].size);
+        link.stats.sent(end, link.tx_size);
         link.idle_since.get_or_insert(end);
         self.hops += 1;
     }
@@ -357,6 +357,7 @@ impl Simulation {
         }
         link.stats.last_sojourn = sojourn;
         link.tx = Some((p, now));
+        link.tx_size = pk.size;
         let done = now + tx_time(pk.size, link.rate_bps);
         link.tx_end = done;
         // On a plain FIFO link nobody watches the packet goes in flight now (every packet
@@ -399,7 +400,7 @@ impl Simulation {
         let link = &mut self.links[l];
         let (p, started) = link.tx.take().expect("tx done without a packet");
         link.stats.busy_ns += now - started.max(link.stats.window_start);
-        link.stats.sent(now, self.packets[p].size);
+        link.stats.sent(now, link.tx_size);
         self.hops += 1;
         if !link.tx_in_flight {
             if let Some(arrive) = link.put_in_flight(now, p) {

@@ -148,6 +148,10 @@ pub struct Link {
     /// delay is constant.
     pub jitter: Option<Box<Jitter>>,
     pub to: u32,
+    /// The size of the packet being serialised: the counters at the end of its
+    /// transmission need it, and by then the packet itself is in flight, a cache miss
+    /// away (this field fills what was padding).
+    pub tx_size: u32,
     /// Bernoulli loss on entry (0 = none).
     pub loss: f64,
     /// An access model in place of the plain transmitter (`model = { kind = ... }`,
