@@ -46,7 +46,7 @@ fn a_source_too_fast_for_nanoseconds_stops_with_an_error_instead_of_hanging() {
 #[test]
 fn an_overloaded_huge_queue_stops_at_max_memory() {
     // 100 Mbit/s into 10 Mbit/s with a 10^8-packet queue: the backlog grows by
-    // 11 250 packets/s; at ~180 B per packet 20 MB are reached within 10 s.
+    // 11 250 packets/s; at 192 B per packet 20 MB are reached within 10 s.
     let spec = scenario(
         "max_memory = \"20MB\"",
         "kind = \"udp-cbr\"\nrate = \"100Mbit\"",

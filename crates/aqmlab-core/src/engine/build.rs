@@ -70,12 +70,12 @@ impl Simulation {
             for &l in &pcap_links {
                 let link = &mut links[l as usize];
                 let path = crate::output::pcap::unique_pcap_path(dir, &link.name, &pcap_files);
-                link.pcap = Some(PcapWriter::create(&path).map_err(|e| {
+                link.pcap = Some(Box::new(PcapWriter::create(&path).map_err(|e| {
                     ScenarioError::new(
                         "output.pcap",
                         format!("cannot write {}: {e}", path.display()),
                     )
-                })?);
+                })?));
                 pcap_files.push(path);
             }
         }

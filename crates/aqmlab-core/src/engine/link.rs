@@ -117,10 +117,10 @@ impl Simulation {
     pub(super) fn link_enqueue(&mut self, l: usize, p: PacketId) {
         let now = self.now();
         self.settle_tx(l, self.events.key());
-        let size = self.packets[p].size;
         let link = &mut self.links[l];
-        link.stats.arrive(now, size);
         let pk = &mut self.packets[p];
+        let size = pk.size;
+        link.stats.arrive(now, size);
         pk.enqueued = now;
         pk.marked_here = false;
         if !link.outages.is_empty() && link.is_down(now) {
@@ -184,11 +184,11 @@ impl Simulation {
     fn complete_lazy_tx(&mut self, l: usize) {
         let link = &mut self.links[l];
         let end = link.tx_end;
-        let (p, started) = link.tx.take().expect("an event-less transmission");
+        let (_, started) = link.tx.take().expect("an event-less transmission");
         link.tx_lazy = None;
         link.stats.busy_ns += end - started.max(link.stats.window_start);
         // as of the transmission's end: nothing touched the link since (it would have settled)
-        link.stats.sent(end, self.packets[p].size);
+        link.stats.sent(end, link.tx_size);
         link.idle_since.get_or_insert(end);
         self.hops += 1;
     }
@@ -342,6 +342,7 @@ impl Simulation {
     }
 
     /// Start serialising packet `p`, just dequeued from link `l` (`queued` packets left).
+    /// One borrow of the link throughout (no re-indexing per field group).
     #[inline]
     fn transmit(&mut self, l: usize, p: PacketId, queued: usize) {
         let now = self.now();
@@ -356,6 +357,7 @@ impl Simulation {
         }
         link.stats.last_sojourn = sojourn;
         link.tx = Some((p, now));
+        link.tx_size = pk.size;
         let done = now + tx_time(pk.size, link.rate_bps);
         link.tx_end = done;
         // On a plain FIFO link nobody watches the packet goes in flight now (every packet
@@ -370,25 +372,14 @@ impl Simulation {
             self.events
                 .schedule(done, Event::LinkTxDone { link: l as u32 });
         }
-        if self.links[l].tx_in_flight {
-            self.put_in_flight(l, done, p);
+        if link.tx_in_flight {
+            if let Some(arrive) = link.put_in_flight(done, p) {
+                self.events
+                    .schedule(arrive, Event::LinkArrival { link: l as u32 });
+            }
         }
-        if self.links[l].pcap.is_some() {
+        if link.pcap.is_some() {
             self.write_pcap(l, p);
-        }
-    }
-
-    /// Packet `p` leaves link `l`'s transmitter at `done` and reaches the far end one
-    /// propagation delay later. Inlined into its two callers (once per packet-hop): out
-    /// of line, saving and restoring registers cost a fifth of its instructions.
-    #[inline(always)]
-    fn put_in_flight(&mut self, l: usize, done: Nanos, p: PacketId) {
-        let link = &mut self.links[l];
-        let arrive = crate::net::jitter::arrival(&mut link.jitter, done, link.delay);
-        link.in_flight.push_back((arrive, p));
-        if link.in_flight.len() == 1 {
-            self.events
-                .schedule(arrive, Event::LinkArrival { link: l as u32 });
         }
     }
 
@@ -409,10 +400,13 @@ impl Simulation {
         let link = &mut self.links[l];
         let (p, started) = link.tx.take().expect("tx done without a packet");
         link.stats.busy_ns += now - started.max(link.stats.window_start);
-        link.stats.sent(now, self.packets[p].size);
+        link.stats.sent(now, link.tx_size);
         self.hops += 1;
         if !link.tx_in_flight {
-            self.put_in_flight(l, now, p);
+            if let Some(arrive) = link.put_in_flight(now, p) {
+                self.events
+                    .schedule(arrive, Event::LinkArrival { link: l as u32 });
+            }
         }
         self.start_tx(l);
     }

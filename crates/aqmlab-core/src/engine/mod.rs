@@ -52,39 +52,44 @@ use std::path::PathBuf;
 
 /// A flow: packets between two nodes under one application. `Simulation::flows` is
 /// indexed by slot, not by id: a finished connection's slot is reused (`conns.rs`).
+/// A flow, its fields in the order the per-packet paths read them (`new_packet`,
+/// `deliver`, `discard`, `tcp_input`): `repr(C)` keeps those together at the front,
+/// followed by the statistics (`FlowStats`, per-packet counters first), and what only
+/// building, apps and reporting read at the end.
+#[repr(C)]
 pub struct Flow {
     /// The flow's id: unique in the run, handed out in creation order.
     pub id: u32,
-    pub entry: u32,
-    pub kind: FlowKind,
+    /// Its packets in the network (the slot is kept until they are all gone).
+    in_net: u32,
     pub src: u32,
     pub dst: u32,
-    /// Congestion control name (TCP), or "".
-    pub cc: &'static str,
     pub hash: u32,
-    pub stats: FlowStats,
     /// TCP flows: (sender endpoint, receiver endpoint).
     pub tcp: Option<(u32, u32)>,
-    /// The app that owns the flow.
-    pub app: u32,
+    /// DSCP of its forward packets (the entry's `dscp`); reverse packets carry 0.
+    pub dscp: u8,
+    /// Finished (FIN acknowledged or aborted): release once `in_net` is 0.
+    closing: bool,
+    /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
+    pub pep: Option<PepLeg>,
     /// Priority class of its packets: the entry's `class`, fixed or drawn per packet
     /// from `class_rng` (the entry's `class.flow[k]` stream).
     pub class: crate::app::ClassSpec,
+    pub stats: FlowStats,
     pub class_rng: Option<crate::sim::rng::Rng>,
-    /// DSCP of its forward packets (the entry's `dscp`); reverse packets carry 0.
-    pub dscp: u8,
     /// ECN codepoint of its forward datagrams (the entry's `ecn`); TCP flows set theirs
     /// per segment.
     pub ecn: Ecn,
-    /// Which leg of a PEP-split connection this flow is, if any (`engine/pep.rs`).
-    pub pep: Option<PepLeg>,
+    pub entry: u32,
+    pub kind: FlowKind,
+    /// Congestion control name (TCP), or "".
+    pub cc: &'static str,
+    /// The app that owns the flow.
+    pub app: u32,
     /// A connection its app opened while running (not a PEP leg): released when it is
     /// finished, and reported in its entry's totals (`conns.rs`).
     pub conn: bool,
-    /// Its packets in the network (the slot is kept until they are all gone).
-    in_net: u32,
-    /// Finished (FIN acknowledged or aborted): release once `in_net` is 0.
-    closing: bool,
 }
 
 /// Options that are not part of the scenario.

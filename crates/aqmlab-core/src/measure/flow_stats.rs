@@ -3,7 +3,11 @@
 use super::histogram::Histogram;
 use crate::sim::time::Nanos;
 
+/// `repr(C)`, in the order a packet updates them: the counters, the active span and
+/// the one-way-delay histogram a data packet's send and delivery update, the RTT
+/// histogram the sender's ACKs update, then the rare ones.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct FlowStats {
     pub packets_sent: u64,
     pub bytes_sent: u64,
@@ -11,22 +15,6 @@ pub struct FlowStats {
     /// Packets of this flow (data direction) dropped in the network.
     pub packets_dropped: u64,
     pub bytes_delivered: u64,
-    /// One-way delay of delivered data packets, ns.
-    pub owd: Histogram,
-    pub retransmits: u64,
-    pub timeouts: u64,
-    /// Round-trip time samples, ns (transports that measure RTT).
-    pub rtt: Histogram,
-    /// Flow completion time, for finite transfers.
-    pub completion: Option<Nanos>,
-    /// Finite transfers completed (all bytes acknowledged), TCP.
-    pub transfers: u64,
-    /// The flow's active span in the measurement window, for `goodput_bps`: from its
-    /// first packet (the earliest send in the window, or the warm-up for a packet sent
-    /// before it and delivered after) to the last delivery that added to
-    /// `bytes_delivered`. `None` until it happened.
-    pub active_from: Option<Nanos>,
-    pub active_to: Option<Nanos>,
     /// TCP: the first sequence number whose delivery counts in `bytes_delivered` — the
     /// sender's next new sequence number at the warm-up (bytes for the segment-level
     /// TCP, packets for ns-2's agents; 0 without a warm-up). Data first sent before the
@@ -38,6 +26,22 @@ pub struct FlowStats {
     pub ipdv_sum: u64,
     pub ipdv_pairs: u64,
     pub last_owd: Option<Nanos>,
+    /// The flow's active span in the measurement window, for `goodput_bps`: from its
+    /// first packet (the earliest send in the window, or the warm-up for a packet sent
+    /// before it and delivered after) to the last delivery that added to
+    /// `bytes_delivered`. `None` until it happened.
+    pub active_from: Option<Nanos>,
+    pub active_to: Option<Nanos>,
+    /// One-way delay of delivered data packets, ns.
+    pub owd: Histogram,
+    /// Round-trip time samples, ns (transports that measure RTT).
+    pub rtt: Histogram,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Finite transfers completed (all bytes acknowledged), TCP.
+    pub transfers: u64,
+    /// Flow completion time, for finite transfers.
+    pub completion: Option<Nanos>,
 }
 
 impl FlowStats {

@@ -6,7 +6,10 @@
 //! (0.4 %), and the absolute error below 128 ns is at most 0.5 ns. Counting is O(1).
 //! Only the buckets between the smallest and the largest value seen are stored (128
 //! per octave of spread), so a flow whose delays stay within a few octaves costs a few
-//! KB however large the delays are: many short flows stay cheap.
+//! KB however large the delays are: many short flows stay cheap. Zeros are counted
+//! apart from the buckets: a link whose packets never wait (an idle access link, where
+//! every packet cuts through its empty FIFO) records only zeros, and its histogram then
+//! allocates nothing and touches no memory outside the link.
 
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
@@ -16,6 +19,8 @@ pub struct Histogram {
     /// Counts of buckets `offset..offset + counts.len()`.
     counts: Vec<u64>,
     offset: usize,
+    /// Values of 0 (bucket 0, [0, 1)), never in `counts`.
+    zeros: u64,
     n: u64,
     sum: u128,
     max: u64,
@@ -53,12 +58,16 @@ impl Histogram {
 
     #[inline]
     pub fn record(&mut self, v: u64) {
-        let i = index(v);
-        // The common case, a bucket inside the window, in one bounds check (below the
-        // window, the subtraction wraps to a huge index).
-        match self.counts.get_mut(i.wrapping_sub(self.offset)) {
-            Some(c) => *c += 1,
-            None => self.grow_to(i),
+        if v == 0 {
+            self.zeros += 1;
+        } else {
+            let i = index(v);
+            // The common case, a bucket inside the window, in one bounds check (below
+            // the window, the subtraction wraps to a huge index).
+            match self.counts.get_mut(i.wrapping_sub(self.offset)) {
+                Some(c) => *c += 1,
+                None => self.grow_to(i),
+            }
         }
         self.n += 1;
         self.sum += v as u128;
@@ -93,7 +102,10 @@ impl Histogram {
         if other.n == 0 {
             return;
         }
-        if self.counts.is_empty() {
+        self.zeros += other.zeros;
+        if other.counts.is_empty() {
+            // Only zeros: no window to merge.
+        } else if self.counts.is_empty() {
             self.counts.clone_from(&other.counts);
             self.offset = other.offset;
         } else {
@@ -136,7 +148,11 @@ impl Histogram {
         }
         // The rank of the smallest value with at least q·n values at or below it.
         let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
-        let mut seen = 0;
+        // Bucket 0 first: [0, 1), width 1.
+        let mut seen = self.zeros;
+        if seen >= rank {
+            return 0.0;
+        }
         for (j, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
@@ -153,14 +169,19 @@ impl Histogram {
     /// The non-empty buckets as (low, high, count), low to high; values in a bucket lie
     /// in [low, high).
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|&(_, &c)| c > 0)
-            .map(|(j, &c)| {
-                let (lo, hi) = bounds(self.offset + j);
-                (lo, hi, c)
-            })
+        let zeros = (self.zeros > 0).then_some((0, 1, self.zeros));
+        zeros
+            .into_iter()
+            .chain(
+                self.counts
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &c)| c > 0)
+                    .map(|(j, &c)| {
+                        let (lo, hi) = bounds(self.offset + j);
+                        (lo, hi, c)
+                    }),
+            )
     }
 }
 
@@ -257,6 +278,31 @@ mod tests {
         );
         assert_eq!((merged.count(), merged.max()), (7, 2_000_000_000));
         assert_eq!(merged.mean(), direct.mean());
+    }
+
+    /// 0, 0, 0, 5: the zeros are bucket [0, 1) with count 3, listed and ranked before
+    /// the window's buckets; ranks 1–3 of 4 are 0 (q ≤ 0.75), rank 4 is 5. A histogram
+    /// of zeros alone allocates nothing, and merging it adds its zeros only.
+    #[test]
+    fn zeros_are_bucket_zero_outside_the_window() {
+        let mut h = Histogram::new();
+        for v in [0, 5, 0, 0] {
+            h.record(v);
+        }
+        assert_eq!(h.buckets().collect::<Vec<_>>(), vec![(0, 1, 3), (5, 6, 1)]);
+        assert_eq!(h.counts.len(), 1);
+        assert_eq!((h.quantile(0.75), h.quantile(1.0)), (0.0, 5.0));
+        assert_eq!((h.count(), h.max(), h.mean()), (4, 5, 1.25));
+        let mut z = Histogram::new();
+        z.record(0);
+        z.record(0);
+        assert_eq!(z.counts.capacity(), 0);
+        assert_eq!(z.quantile(1.0), 0.0);
+        h.merge(&z);
+        assert_eq!(h.buckets().next(), Some((0, 1, 5)));
+        assert_eq!((h.counts.len(), h.offset), (1, 5));
+        z.merge(&h);
+        assert_eq!(z.buckets().collect::<Vec<_>>(), vec![(0, 1, 7), (5, 6, 1)]);
     }
 
     #[test]

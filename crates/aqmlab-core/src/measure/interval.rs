@@ -51,8 +51,11 @@ impl Moments {
     }
 }
 
-/// The per-interval samples of one link (off while `interval` is 0).
+/// The per-interval samples of one link (off while `interval` is 0). `repr(C)`: the two
+/// fields `advance` reads at every packet come first (`LinkStats` keeps them next to
+/// its per-packet counters), the moments it updates once per interval after them.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
 pub struct IntervalSamples {
     interval: Nanos,
     /// End of the interval being filled.

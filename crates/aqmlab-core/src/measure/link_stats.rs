@@ -6,7 +6,13 @@ use super::time_avg::TimeAverage;
 use crate::qdisc::{DropReason, Stage};
 use crate::sim::time::Nanos;
 
+/// The counters in the order a packet's hop updates them: `repr(C)` keeps the per-packet
+/// ones (arrival, enqueue, dequeue, transmission, the sojourn histogram, the sampler's
+/// due time) together at the front, where `net::link::Link` places them right after its
+/// own per-hop fields; the queue-length averages (every qdisc call) follow, the drop
+/// counters (rare) come last.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct LinkStats {
     /// Packets offered to the link (before random loss and the qdisc).
     pub arrivals: u64,
@@ -16,6 +22,20 @@ pub struct LinkStats {
     pub enqueued: u64,
     /// Packets the qdisc handed to the link.
     pub dequeued: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Time the link spent serialising packets, ns.
+    pub busy_ns: u64,
+    /// Sojourn of the last dequeued packet (for time series).
+    pub last_sojourn: Nanos,
+    /// Start of the measurement window.
+    pub window_start: Nanos,
+    /// Sojourn (queue waiting) time of every dequeued packet, ns.
+    pub sojourn: Histogram,
+    /// Fixed-interval samples in the window (`output.stats_interval`).
+    pub samples: IntervalSamples,
+    pub qlen_pkts: TimeAverage,
+    pub qlen_bytes: TimeAverage,
     pub drops_overflow: u64,
     pub drops_early: u64,
     pub drops_forced: u64,
@@ -25,20 +45,6 @@ pub struct LinkStats {
     pub drops_outage: u64,
     pub drops_at_dequeue: u64,
     pub marks: u64,
-    /// Sojourn (queue waiting) time of every dequeued packet, ns.
-    pub sojourn: Histogram,
-    pub qlen_pkts: TimeAverage,
-    pub qlen_bytes: TimeAverage,
-    /// Time the link spent serialising packets, ns.
-    pub busy_ns: u64,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    /// Sojourn of the last dequeued packet (for time series).
-    pub last_sojourn: Nanos,
-    /// Start of the measurement window.
-    pub window_start: Nanos,
-    /// Fixed-interval samples in the window (`output.stats_interval`).
-    pub samples: IntervalSamples,
 }
 
 impl LinkStats {

@@ -190,6 +190,7 @@ impl Builder {
                 .collect(),
             qdisc: q,
             tx: None,
+            tx_size: 0,
             tx_end: 0,
             tx_lazy: None,
             tx_in_flight: false,
