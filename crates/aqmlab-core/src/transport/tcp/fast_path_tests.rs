@@ -1,7 +1,8 @@
 //! The per-ACK fast paths agree with the general code: a sender and a receiver joined
 //! by a lossy, reordering path (random drops of data and ACKs, random extra delay) are
 //! run twice, once with the fast paths and once with `FORCE_SLOW_PATHS`, and every
-//! segment either side sends, with the time and the sender's window, must be the same.
+//! segment either side sends, with the time, the sender's window, timers and RACK state,
+//! must be the same.
 //! Many seeds, loss rates and settings (SACK and RACK on and off) make the random ACK
 //! sequences: holes, SACK blocks, lost retransmissions, reordering, RTOs.
 
@@ -62,11 +63,12 @@ fn trace(c: TcpConfig, p: Path, seed: u64, duration: Nanos, slow: bool) -> Vec<S
             order += 1;
         }
         log.push(format!(
-            "{now} cwnd {} ssthresh {} pipe {} next {:?}",
+            "{now} cwnd {} ssthresh {} pipe {} next {:?} {:?}",
             snd.w.cwnd,
             snd.w.ssthresh,
             snd.pipe(),
-            snd.next_deadline()
+            snd.next_deadline(),
+            snd.rack_state()
         ));
         let arrival = q.peek().map(|Reverse((t, ..))| *t);
         let next = [arrival, snd.next_deadline(), rcv.next_deadline()]

@@ -17,6 +17,7 @@ impl TcpSender {
     /// then the retransmitted ones in `rtx_order`. A segment already marked lost and not
     /// retransmitted, or SACKed, is skipped. The set of segments examined is the one a
     /// walk over the whole scoreboard would examine, so marks and timer are the same.
+    #[inline(always)]
     pub(super) fn rack_detect_loss(&mut self, now: Nanos) {
         if self.rack_idle() {
             self.reo_at = None;
@@ -47,6 +48,7 @@ impl TcpSender {
     }
 
     /// The walk of `rack_detect_loss` (see there).
+    #[inline(never)]
     fn rack_walk(&mut self, now: Nanos) {
         let sacked_enough = self.sacked_bytes >= self.cfg.dupthresh as u64 * self.w.mss;
         let reo = self.rack.reo_wnd(
