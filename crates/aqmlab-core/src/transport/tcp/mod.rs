@@ -57,6 +57,8 @@
 
 pub mod accecn;
 pub mod cc;
+#[cfg(test)]
+mod fast_path_tests;
 pub mod ns2;
 pub mod rack;
 pub mod rate;
@@ -65,6 +67,22 @@ pub mod rtt;
 pub mod sender;
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to run the general code instead of the per-ACK fast paths, to
+    /// show that both give the same segments and state (`tests::fast_paths_*`).
+    pub(crate) static FORCE_SLOW_PATHS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a fast path must not be taken (only ever true in tests).
+#[inline(always)]
+pub(crate) fn force_slow_paths() -> bool {
+    #[cfg(test)]
+    return FORCE_SLOW_PATHS.with(|c| c.get());
+    #[cfg(not(test))]
+    false
+}
 
 use crate::net::packet::{Ecn, TcpHeader};
 use crate::sim::time::{Nanos, NS_PER_MS, NS_PER_S};

@@ -409,6 +409,12 @@ impl TcpSender {
 
     // ---- state for reports ----------------------------------------------------------
 
+    /// RACK's state (tests compare it between the fast and the general paths).
+    #[cfg(test)]
+    pub(crate) fn rack_state(&self) -> Rack {
+        self.rack
+    }
+
     /// RFC 6675 pipe: bytes the sender believes are in the network.
     #[inline]
     pub fn pipe(&self) -> u64 {

@@ -17,7 +17,39 @@ impl TcpSender {
     /// then the retransmitted ones in `rtx_order`. A segment already marked lost and not
     /// retransmitted, or SACKed, is skipped. The set of segments examined is the one a
     /// walk over the whole scoreboard would examine, so marks and timer are the same.
+    #[inline(always)]
     pub(super) fn rack_detect_loss(&mut self, now: Nanos) {
+        if self.rack_idle() {
+            self.reo_at = None;
+            return;
+        }
+        self.rack_walk(now);
+    }
+
+    /// The fast path of `rack_detect_loss` (most ACKs of a flow without loss): no
+    /// segment is SACKed, marked lost or retransmitted (the byte counters are exact, so
+    /// every scoreboard entry is a plain original), no retransmission is queued in
+    /// `rtx_order`, the walk would start at the head (`rack_from` at or below it), and
+    /// the head was not sent before the RACK segment. The walk would then stop at the
+    /// head with no deadline: nothing is marked and the reordering timer is cleared.
+    #[inline]
+    fn rack_idle(&self) -> bool {
+        if self.sacked_bytes != 0
+            || self.lost_bytes != 0
+            || self.retrans_bytes != 0
+            || !self.rtx_order.is_empty()
+            || crate::transport::tcp::force_slow_paths()
+        {
+            return false;
+        }
+        self.sb.front().is_none_or(|x| {
+            self.rack_from <= x.start && self.rack.deadline(x.xmit_ts, x.end(), 0).is_none()
+        })
+    }
+
+    /// The walk of `rack_detect_loss` (see there).
+    #[inline(never)]
+    fn rack_walk(&mut self, now: Nanos) {
         let sacked_enough = self.sacked_bytes >= self.cfg.dupthresh as u64 * self.w.mss;
         let reo = self.rack.reo_wnd(
             self.in_recovery,

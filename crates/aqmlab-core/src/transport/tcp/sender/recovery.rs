@@ -33,6 +33,9 @@ impl TcpSender {
         let prior_in_flight = self.pipe();
         let acked = ack - self.snd_una;
         let mut delivered = acked;
+        if self.plain_scoreboard() {
+            self.pop_plain(now, ack);
+        }
         while let Some(e) = self.sb.front() {
             if e.end() > ack {
                 break;
@@ -193,6 +196,36 @@ impl TcpSender {
             && (!self.cfg.cwv || self.is_cwnd_limited())
         {
             self.cc.on_ack(&mut self.w, &sample);
+        }
+    }
+
+    /// Every scoreboard entry is a plain original (none SACKed, lost or retransmitted:
+    /// the byte counters are exact) and no per-segment delivery record is kept (no
+    /// rate sampling, no `ca_rtt`): the usual state of a flow without loss.
+    #[inline]
+    fn plain_scoreboard(&self) -> bool {
+        self.sacked_bytes == 0
+            && self.lost_bytes == 0
+            && self.retrans_bytes == 0
+            && !self.rate_on
+            && !self.ca_rtt
+            && !crate::transport::tcp::force_slow_paths()
+    }
+
+    /// The cumulative-ACK loop of `on_new_ack` for a `plain_scoreboard`: of the
+    /// general loop's per-segment work only RACK's delivery record is left (nothing
+    /// to take off the SACKed, lost or retransmitted bytes, no delivery-rate record).
+    #[inline]
+    fn pop_plain(&mut self, now: Nanos, ack: u64) {
+        while let Some(e) = self.sb.front() {
+            if e.end() > ack {
+                break;
+            }
+            if self.cfg.rack {
+                self.rack
+                    .on_delivered(now, e.xmit_ts, e.end(), false, self.rtt.min_rtt);
+            }
+            self.sb.pop_front();
         }
     }
 

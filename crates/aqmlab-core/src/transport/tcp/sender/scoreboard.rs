@@ -154,12 +154,19 @@ impl TcpSender {
         true
     }
 
-    /// The first lost, unretransmitted, unSACKed segment.
-    #[inline]
+    /// The first lost, unretransmitted, unSACKed segment. The check for none (every
+    /// send attempt of a flow without loss) is inlined into the caller; the search is not.
+    #[inline(always)]
     pub(super) fn next_lost(&mut self) -> Option<usize> {
         if self.lost_bytes == 0 || self.lost_from == u64::MAX {
             return None;
         }
+        self.find_lost()
+    }
+
+    /// `next_lost` past its check: the scoreboard walk from `lost_from`.
+    #[inline(never)]
+    fn find_lost(&mut self) -> Option<usize> {
         let from = self.index_end(self.lost_from);
         for i in from..self.sb.len() {
             let e = &self.sb[i];
