@@ -328,4 +328,40 @@ mod tests {
         );
         assert_eq!(q.key(), (5, 2));
     }
+
+    /// The shape of a dumbbell's queue (measured on `benches/scenarios/scale.toml`: ~70
+    /// link arrivals within 10 ms, ~175 transport timers, half of them 100 ms or more
+    /// ahead): far-future timers stay put while near events are handled through the stale
+    /// root, the clock never goes back, and a timer scheduled at the same instant as a
+    /// near event pops after it (insertion order).
+    #[test]
+    fn far_future_timers_wait_behind_a_stream_of_near_events() {
+        let mut q = EventQueue::new();
+        q.schedule(200_000_000, Event::Transport { endpoint: 0 }); // seq 0: RTO, 200 ms
+        q.schedule(1_000, Event::LinkArrival { link: 0 }); // seq 1
+        let mut last = 0;
+        let mut arrivals = 0;
+        while let Some((t, ev)) = q.pop() {
+            assert!(t >= last, "time went back: {t} after {last}");
+            last = t;
+            match ev {
+                Event::LinkArrival { .. } => {
+                    arrivals += 1;
+                    // Each arrival schedules the next one 1 µs on, until 200 ms exactly.
+                    if t < 200_000_000 {
+                        q.schedule(t + 1_000, Event::LinkArrival { link: 0 });
+                    }
+                }
+                Event::Transport { .. } => {
+                    // Scheduled before the arrival at 200 ms (seq 0), so it pops first.
+                    assert_eq!((t, arrivals), (200_000_000, 199_999));
+                }
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(
+            (arrivals, q.now(), q.popped()),
+            (200_000, 200_000_000, 200_001)
+        );
+    }
 }
