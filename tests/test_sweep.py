@@ -15,7 +15,7 @@ import pytest
 from aqmlab import ScenarioError
 from aqmlab.aggregate import aggregate, load_runs
 from aqmlab.stats import mean_ci, t_ppf
-from aqmlab.sweep import make_tasks, read_sweep_file, run_id
+from aqmlab.sweep import Executor, execute, make_tasks, read_sweep_file, run_id
 from conftest import AQMLAB, EXAMPLES, ROOT
 
 #: A run of about 0.1 s: the small dumbbell example, shortened.
@@ -411,3 +411,58 @@ def test_a_table_axis_and_a_path_inside_it_combine_per_point():
     assert got == [("codel", "20pkt"), ("codel", "50pkt"), ("pfifo", "20pkt"), ("pfifo", "50pkt")]
     assert tables == [{"kind": "pfifo"}, {"kind": "codel", "target": "5ms"}]
     assert all("limit" not in p["bottleneck.qdisc"] for p in points)
+
+
+class RecordingExecutor(Executor):
+    """Runs tasks in this process, in the order given, and remembers that order."""
+
+    kind = "recording"
+
+    def __init__(self):
+        self.order = []
+
+    def run(self, tasks):
+        for t in tasks:
+            self.order.append(t.id)
+            yield t, execute(t)
+
+
+def test_run_plans_runs_the_longest_first_across_sweeps_and_results_do_not_depend_on_the_order(tmp_path):
+    from aqmlab.sweep import plan_sweep, run_plans
+
+    durations = {"short": "20s", "long": "60s", "mid": "40s"}
+    plans = [plan_sweep(BASE, grid={"bottleneck.qdisc.limit": ["20pkt", "50pkt"]}, seeds=1, set={**FAST, "duration": d},
+                        out=tmp_path / name) for name, d in durations.items()]
+    completed = []
+    ex = RecordingExecutor()
+    run_plans(plans, executor=ex, on_complete=lambda p: completed.append((p.out.name, p.result.ran)))
+    # longest simulated time first, whatever the plan; equal times keep the plans' order
+    by_plan = {t.id: p.out.name for p in plans for t in p.todo}
+    assert [by_plan[i] for i in ex.order] == ["long", "long", "mid", "mid", "short", "short"]
+    # each plan is complete exactly once, after its own last run
+    assert completed == [("long", 2), ("mid", 2), ("short", 2)]
+    outcomes = {p.out.name: p.finish() for p in plans}
+    assert all((o.total, o.ok, o.n_failed) == (2, 2, 0) for o in outcomes.values())
+    # the same tables as each sweep run alone, in its own order
+    alone = aqmlab.sweep(BASE, grid={"bottleneck.qdisc.limit": ["20pkt", "50pkt"]}, seeds=1, set={**FAST, "duration": "20s"},
+                         out=tmp_path / "alone", workers=1)
+    assert alone.ok == 2
+    for i in run_dirs(tmp_path / "alone"):
+        for table in ("summary", "queues", "flows"):
+            a = pl.read_parquet(tmp_path / "alone" / "runs" / i / f"{table}.parquet")
+            b = pl.read_parquet(tmp_path / "short" / "runs" / i / f"{table}.parquet")
+            cost = [c for c in a.columns if c in ("wall_time_s", "events_per_s", "arena_slots")]  # the run's cost
+            assert a.drop(cost).equals(b.drop(cost)), (i, table)
+
+
+def test_expected_cost_is_the_simulated_time_and_a_bad_duration_costs_nothing():
+    from aqmlab.sweep import expected_cost
+    from aqmlab.sweep.points import Task
+
+    def cost(**sc):
+        return expected_cost(Task("x", {}, "p", 1, sc))
+
+    assert cost(warmup="100s", duration="20min") == 1300.0
+    assert cost(duration=5) == 5.0
+    assert cost(duration="soon") == 0.0  # the run reports the bad value; the order does not care
+    assert cost() == 0.0

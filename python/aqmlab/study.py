@@ -45,7 +45,7 @@ import polars as pl
 from .errors import ScenarioError
 from .report import Figure, build, figures_html, markdown_html, write_page
 from .scenario import parse_overrides
-from .sweep import SweepOutcome, read_sweep_file, run_sweep_file
+from .sweep import SweepOutcome, SweepPlan, plan_sweep_file, read_sweep_file, run_plans
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,9 +132,22 @@ def prepare(name: str) -> dict[str, Any]:
 
 def run(name: str, quick: bool = False, out: str | os.PathLike[str] | None = None,
         only: list[str] | None = None, **kw: Any) -> dict[str, SweepOutcome]:
-    """Run a study's sweeps (resuming by default), all or the experiments in ``only``.
-    Keyword arguments go to `aqmlab.sweep` (``executor``, ``workers``, ``address``,
-    ``progress``, ``set``, ...). Returns each experiment's outcome."""
+    """Run a study's sweeps (resuming by default), all or the experiments in ``only``,
+    in one pool (`aqmlab.sweep.run_plans`: the longest runs first, whatever their
+    experiment). Keyword arguments go to `aqmlab.sweep` (``executor``, ``workers``,
+    ``address``, ``progress``, ``set``, ...). Returns each experiment's outcome."""
+    pool = {k: kw.pop(k, None) for k in ("executor", "workers", "address")}
+    plans = plan(name, quick, out, only, **kw)
+    run_plans(list(plans.values()), **pool)
+    return {exp: p.finish() for exp, p in plans.items()}
+
+
+def plan(name: str, quick: bool = False, out: str | os.PathLike[str] | None = None,
+         only: list[str] | None = None, progress_of: Callable[[str], Any] | None = None,
+         **kw: Any) -> dict[str, SweepPlan]:
+    """A study's sweeps resolved (`aqmlab.sweep.plan_sweep`), by experiment; arguments
+    as `run` without the pool's (``executor``, ``workers``, ``address``).
+    ``progress_of(experiment)``, if given, is each experiment's progress callback."""
     d = study_dir(name)
     exps = experiments(d)
     for e in only or []:
@@ -142,13 +155,15 @@ def run(name: str, quick: bool = False, out: str | os.PathLike[str] | None = Non
             raise ScenarioError("experiment", f'"{e}": no such experiment in study {d.name}; expected one of: {", ".join(exps)}')
     out = Path(out) if out else default_out(d.name)
     kw["set"] = {**prepare(str(d)), **parse_overrides(kw.get("set"))}
-    outcomes = {}
+    plans = {}
     for exp, f in exps.items():
         if only and exp not in only:
             continue
         sf = read_sweep_file(f)
-        outcomes[exp] = run_sweep_file(sf, quick=quick, out=experiment_out(d, exp, out), **kw)
-    return outcomes
+        if progress_of is not None:
+            kw["progress"] = progress_of(exp)
+        plans[exp] = plan_sweep_file(sf, quick=quick, out=experiment_out(d, exp, out), **kw)
+    return plans
 
 
 def _load_module(name: str, f: Path) -> ModuleType:
@@ -392,40 +407,79 @@ def report(name: str, study_out: str | os.PathLike[str] | None = None, out: str 
 def run_all(out: str | os.PathLike[str] = "out", quick: bool = False, only: list[str] | None = None,
             progress_for: Callable[[str], Any] | None = None, **kw: Any) -> tuple[Path, list[dict[str, Any]]]:
     """Run every study (or those in ``only``) into ``out/NAME/``, write each report, and
-    write ``out/index.html`` linking them. A study that fails is reported in the index
-    and the others still run; finished runs are kept. Returns the index and one record
-    per study (name, runs, failed, wall_s, report or error)."""
+    write ``out/index.html`` linking them. The runs of all studies share one pool, the
+    longest first (`aqmlab.sweep.run_plans`), so both cores stay busy to the end; a
+    study's report is written as soon as its last run is in. A study that fails is
+    reported in the index and the others still run; finished runs are kept. Returns the
+    index and one record per study (name, runs, failed, wall_s: seconds from the start
+    until its report was written, report or error). ``progress_for`` is called once
+    (with "run-all"); its callback gets each sweep's events with ``"name"``
+    (STUDY/EXPERIMENT) added."""
     out = Path(out)
+    t0 = time.monotonic()
     names = [s["name"] for s in list_studies()]
     for n in only or []:
         if n not in names:
             raise ScenarioError("study", f'"{n}": no such study; known: {", ".join(names)}')
-    records = []
+    pool = {k: kw.pop(k, None) for k in ("executor", "workers", "address")}
+    bar = progress_for("run-all") if progress_for is not None else None
+    records: dict[str, dict[str, Any]] = {}
+    plans: dict[str, dict[str, SweepPlan]] = {}
     for s in list_studies():
         if only and s["name"] not in only:
             continue
-        t0 = time.monotonic()
-        rec: dict[str, Any] = {"name": s["name"], "title": s["title"], "runs": 0, "failed": 0}
-        bar = progress_for(s["name"]) if progress_for is not None else None
+        name = s["name"]
+        records[name] = {"name": name, "title": s["title"], "runs": 0, "failed": 0}
         try:
-            outcomes = run(s["name"], quick=quick, out=out / s["name"], progress=bar, **kw)
-            rec["runs"] = sum(o.total for o in outcomes.values())
-            rec["failed"] = sum(o.n_failed for o in outcomes.values())
-            rec["sim_s"], rec["events"] = simulated(o.out for o in outcomes.values())
-            rec["cpu_s"] = run_cpu(o.out for o in outcomes.values())
-            rec["report"] = str(report(s["name"], out / s["name"]))
-            card = out / s["name"] / "scorecard.json"
-            if (Path(s["path"]) / "paper.toml").exists() and card.exists():
-                c = json.loads(card.read_text())
-                rec["reproduction"] = {**c["totals"], "mode": c["mode"]}
+            plans[name] = plan(name, quick=quick, out=out / name, progress_of=_named(bar, name), **kw)
         except Exception as e:  # one broken study must not hide the others' results
-            rec["error"] = f"{type(e).__name__}: {e}"
-        finally:
-            if bar is not None and hasattr(bar, "stop"):
-                bar.stop()
-        rec["wall_s"] = round(time.monotonic() - t0, 1)
-        records.append(rec)
-    return write_index(out, records, quick), records
+            records[name]["error"] = f"{type(e).__name__}: {e}"
+            records[name]["wall_s"] = round(time.monotonic() - t0, 1)
+    study_of = {id(p): name for name, ps in plans.items() for p in ps.values()}
+    waiting = {name: len(ps) for name, ps in plans.items()}
+
+    def study_done(p: SweepPlan) -> None:
+        name = study_of[id(p)]
+        waiting[name] -= 1
+        if waiting[name] == 0:
+            _finish_study(name, plans[name], records[name], out)
+            records[name]["wall_s"] = round(time.monotonic() - t0, 1)
+
+    try:
+        run_plans([p for ps in plans.values() for p in ps.values()], on_complete=study_done, **pool)
+    finally:
+        if bar is not None and hasattr(bar, "stop"):
+            bar.stop()
+    for study, left in waiting.items():  # a study without any plan to run (no experiment selected)
+        if left == 0 and "wall_s" not in records[study]:
+            _finish_study(study, plans[study], records[study], out)
+            records[study]["wall_s"] = round(time.monotonic() - t0, 1)
+    recs = list(records.values())
+    return write_index(out, recs, quick), recs
+
+
+def _named(bar: Callable[[dict[str, Any]], Any] | None, study: str) -> Callable[[str], Any] | None:
+    """The progress callback of each experiment of ``study`` on the one run-all ``bar``."""
+    if bar is None:
+        return None
+    return lambda exp: lambda ev: bar({**ev, "name": study if exp == study else f"{study}/{exp}"})
+
+
+def _finish_study(name: str, plans: dict[str, SweepPlan], rec: dict[str, Any], out: Path) -> None:
+    """A study's runs are all in: its outcomes, totals, report and scorecard into ``rec``."""
+    try:
+        outcomes = {exp: p.finish() for exp, p in plans.items()}
+        rec["runs"] = sum(o.total for o in outcomes.values())
+        rec["failed"] = sum(o.n_failed for o in outcomes.values())
+        rec["sim_s"], rec["events"] = simulated(o.out for o in outcomes.values())
+        rec["cpu_s"] = run_cpu(o.out for o in outcomes.values())
+        rec["report"] = str(report(name, out / name))
+        card = out / name / "scorecard.json"
+        if (study_dir(name) / "paper.toml").exists() and card.exists():
+            c = json.loads(card.read_text())
+            rec["reproduction"] = {**c["totals"], "mode": c["mode"]}
+    except Exception as e:  # one broken study must not hide the others' results
+        rec["error"] = f"{type(e).__name__}: {e}"
 
 
 def simulated(sweep_dirs: Iterable[Path]) -> tuple[float, int]:
@@ -463,14 +517,14 @@ def write_index(out: Path, records: list[dict[str, Any]], quick: bool) -> Path:
         rows.append([html.escape(r["name"]), html.escape(r["title"]), str(r["runs"]), str(r["failed"]),
                      f'{r.get("sim_s", 0) / 3600:.1f}', f'{r.get("events", 0) / 1e6:.0f}',
                      f'{r["wall_s"]:.1f}', "" if r.get("cpu_s") is None else f'{r["cpu_s"]:.1f}', reproduction_cell(r), link])
-    total = sum(r["wall_s"] for r in records)
+    total = max((r["wall_s"] for r in records), default=0.0)  # the studies ran together
     sim_h = sum(r.get("sim_s", 0) for r in records) / 3600
     mode = "quick mode (fewer seeds, shorter runs: the same picture, wider intervals)" if quick else "full mode"
     parts = [f"<p class=meta>{len(records)} studies in {mode}, {total:.0f} s of wall time "
              f"for {sim_h:.1f} simulated hours. "
              f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.</p>",
              html_table(["study", "question", "runs", "failed runs", "simulated time (h)", "events (M)",
-                         "wall time (s)", "run CPU (s)", "reproduction (vs the paper)", ""], rows)]
+                         "report after (s)", "run CPU (s)", "reproduction (vs the paper)", ""], rows)]
     return write_page(out / "index.html", "aqmlab: the reference studies", parts)
 
 

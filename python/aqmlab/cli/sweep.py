@@ -22,13 +22,15 @@ T = TypeVar("T")
 
 
 class SweepProgress:
-    """A rich progress bar for a sweep: runs done of total, failures, elapsed, ETA."""
+    """A rich progress bar for a sweep: runs done of total, failures, elapsed, ETA; one
+    row per sweep named by the events' ``"name"`` (run-all's STUDY/EXPERIMENT)."""
 
     def __init__(self, console: Console, title: str = "sweep"):
         from rich.progress import MofNCompleteColumn, TimeElapsedColumn
 
         self.bar = Progress(
             TextColumn(f"[bold]{title}"),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("[red]{task.fields[failed]} failed[/]"),
@@ -38,16 +40,18 @@ class SweepProgress:
             console=console,
             transient=False,
         )
-        self.task: TaskID | None = None
+        self.tasks: dict[str, TaskID] = {}
 
     def __call__(self, ev: dict[str, Any]) -> None:
+        name = ev.get("name", "runs")
         if ev["event"] == "start":
             self.bar.start()
-            self.task = self.bar.add_task("runs", total=ev["todo"], failed=0)
+            self.tasks[name] = self.bar.add_task(name, total=ev["todo"], failed=0)
             if ev["skipped"]:
-                self.bar.console.print(f"resume: {ev['skipped']} of {ev['total']} runs already done")
-        elif self.task is not None:
-            self.bar.update(self.task, completed=ev["done"], failed=ev["failed"])
+                which = f"{ev['name']}: " if "name" in ev else ""
+                self.bar.console.print(f"resume: {which}{ev['skipped']} of {ev['total']} runs already done")
+        elif name in self.tasks:
+            self.bar.update(self.tasks[name], completed=ev["done"], failed=ev["failed"])
             if ev["status"] != "ok":
                 err = ev["error"]
                 where = f"{err['path']}: " if err.get("path") else ""

@@ -11,9 +11,9 @@ The pieces (see docs/sweeps.md): `points` (grid/zip points, seeds, run ids),
 build fingerprint, checks), `driver` (`sweep` itself) and `files` (sweep files).
 """
 
-from .driver import SweepFailed, SweepOutcome, sweep
+from .driver import SweepFailed, SweepOutcome, SweepPlan, expected_cost, plan_sweep, run_plans, sweep
 from .executors import MAX_WORKER_DEATHS, DaskExecutor, Executor, LocalExecutor, execute, make_executor
-from .files import SWEEP_KEYS, SweepFile, read_sweep_file, run_sweep_file
+from .files import SWEEP_KEYS, SweepFile, plan_sweep_file, read_sweep_file, run_sweep_file, sweep_file_args
 from .points import Task, canonical_json, expand_points, expand_seeds, make_tasks, point_id, run_id
 from .store import build_id, versions, write_failure, write_run
 
@@ -26,19 +26,25 @@ __all__ = [
     "SweepFailed",
     "SweepFile",
     "SweepOutcome",
+    "SweepPlan",
     "Task",
     "build_id",
     "canonical_json",
     "execute",
     "expand_points",
     "expand_seeds",
+    "expected_cost",
     "make_executor",
     "make_tasks",
+    "plan_sweep",
+    "plan_sweep_file",
     "point_id",
     "read_sweep_file",
     "run_id",
+    "run_plans",
     "run_sweep_file",
     "sweep",
+    "sweep_file_args",
     "versions",
     "write_failure",
     "write_run",

@@ -15,6 +15,7 @@ hand the rest to an executor and write each run as it arrives.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -27,8 +28,9 @@ import polars as pl
 
 from ..errors import ScenarioError, SimulationError
 from ..scenario import ScenarioLike, parse_overrides
+from ..units import parse_duration_s
 from .executors import Executor, make_executor
-from .points import expand_seeds, make_tasks
+from .points import Task, expand_seeds, make_tasks
 from .store import build_id, check_out_dir, verify_run, versions, write_failure, write_json_atomic, write_run
 
 
@@ -166,6 +168,70 @@ def sweep(
     ``quick`` is only recorded (``"quick"`` in ``sweep.json``): the caller applied a
     sweep file's ``[quick]`` settings, so the results are a first look, not the study.
     """
+    plan = plan_sweep(base, grid, zip, seeds, out, resume, set, progress, name, allow_mixed, quick)
+    run_plans([plan], executor, workers, address)
+    return plan.finish()
+
+
+@dataclass
+class SweepPlan:
+    """A sweep resolved and ready to run (`plan_sweep`): its folder holds ``sweep.json``,
+    ``todo`` are the runs still to make. `run_plans` runs the ``todo`` of several plans
+    in one pool; `finish` writes ``status.json`` and returns the outcome."""
+
+    out: Path
+    todo: list[Task]
+    result: SweepOutcome
+    build: str
+    progress: ProgressFn | None
+    t_start: float
+    kind: str = "local"
+
+    def record(self, task: Task, outcome: dict[str, Any]) -> None:
+        """Write one finished run (or its failure) and report it."""
+        result = self.result
+        result.ran += 1
+        if outcome["status"] == "ok":
+            write_run(self.out, task, {**outcome, "executor": self.kind}, self.build)
+            (self.out / "failed" / f"{task.id}.json").unlink(missing_ok=True)
+            result.ok += 1
+        else:
+            result.failed.append(write_failure(self.out, task, outcome))
+        if self.progress:
+            ev = {"event": "run", "done": result.ran, "todo": len(self.todo), "failed": result.n_failed, "id": task.id, "point": task.point, "seed": task.seed, "status": outcome["status"], "pid": outcome.get("pid")}
+            if outcome["status"] != "ok":
+                ev["error"] = outcome["error"]
+            self.progress(ev)
+
+    @property
+    def complete(self) -> bool:
+        return self.result.ran == len(self.todo)
+
+    def finish(self) -> SweepOutcome:
+        """Write ``status.json``; raise `SweepFailed` when no run succeeded."""
+        result = self.result
+        result.wall_s = time.perf_counter() - self.t_start
+        write_json_atomic(self.out / "status.json", result.to_dict())
+        if result.n_failed and result.ok + result.skipped == 0:
+            raise SweepFailed(result)
+        return result
+
+
+def plan_sweep(
+    base: ScenarioLike,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    zip: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]] | None = None,
+    seeds: int | Sequence[int] = 1,
+    out: str | os.PathLike[str] = "out/sweep",
+    resume: bool = True,
+    set: Sequence[str] | Mapping[str, Any] | None = None,
+    progress: ProgressFn | None = None,
+    name: str | None = None,
+    allow_mixed: bool = False,
+    quick: bool = False,
+) -> SweepPlan:
+    """Resolve a sweep (arguments as `sweep`), write its ``sweep.json`` and find the runs
+    still to make; nothing is simulated yet."""
     t_start = time.perf_counter()
     out = Path(out)
     check_out_dir(out)
@@ -191,45 +257,71 @@ def sweep(
         "quick": bool(quick),
     }
     write_json_atomic(out / "sweep.json", spec)
-
     result = SweepOutcome(out=out, total=len(tasks), skipped=skipped, broken=broken)
     if progress:
         progress({"event": "start", "total": len(tasks), "todo": len(todo), "skipped": skipped, "broken": len(broken)})
-    if todo:
-        ex = make_executor(executor, workers, address)
-        result.workers = ex.workers
-        try:
-            for task, outcome in ex.run(todo):
-                result.ran += 1
-                if outcome["status"] == "ok":
-                    write_run(out, task, {**outcome, "executor": ex.kind}, build)
-                    (out / "failed" / f"{task.id}.json").unlink(missing_ok=True)
-                    result.ok += 1
-                else:
-                    result.failed.append(write_failure(out, task, outcome))
-                if progress:
-                    ev = {"event": "run", "done": result.ran, "todo": len(todo), "failed": result.n_failed, "id": task.id, "point": task.point, "seed": task.seed, "status": outcome["status"], "pid": outcome.get("pid")}
-                    if outcome["status"] != "ok":
-                        ev["error"] = outcome["error"]
-                    progress(ev)
-        except KeyboardInterrupt as e:
-            # Stop the workers now; what finished is on disk already. The result rides
-            # on the exception so that a `--json` caller can still say what finished.
-            result.interrupted = True
-            ex.abort()
-            e.sweep_result = result  # type: ignore[attr-defined]
-            raise
-        finally:
-            if not isinstance(executor, Executor) and not result.interrupted:
-                ex.close()
-            result.wall_s = time.perf_counter() - t_start
-            write_json_atomic(out / "status.json", result.to_dict())
-    else:
-        result.wall_s = time.perf_counter() - t_start
-        write_json_atomic(out / "status.json", result.to_dict())
-    if result.n_failed and result.ok + result.skipped == 0:
-        raise SweepFailed(result)
-    return result
+    return SweepPlan(out=out, todo=todo, result=result, build=build, progress=progress, t_start=t_start)
+
+
+def expected_cost(task: Task) -> float:
+    """A run's expected cost for ordering, known before it runs: its simulated time
+    (warm-up + duration, seconds). Crude, but the long runs of the studies are the
+    long simulated times, and only the order uses it."""
+    total = 0.0
+    for key in ("warmup", "duration"):
+        v = task.scenario.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            total += float(v)
+        elif isinstance(v, str):
+            with contextlib.suppress(ValueError):  # a bad value is the run's error to report, not the order's
+                total += parse_duration_s(v)
+    return total
+
+
+def run_plans(plans: Sequence[SweepPlan], executor: str | Executor | None = "local", workers: int | None = None,
+              address: str | None = None, on_complete: Callable[[SweepPlan], None] | None = None) -> None:
+    """Run the ``todo`` of every plan in one pool, the longest expected first
+    (`expected_cost`; ties keep the plans' order), so that no worker idles while a long
+    run finishes alone at the end of each sweep. Each run is written into its own plan
+    as it arrives; ``on_complete(plan)`` is called when a plan's last run is written
+    (the pool keeps working meanwhile). Results are per-run files: they do not depend
+    on this order."""
+    order = [(plan, t) for plan in plans for t in plan.todo]
+    if not order:
+        for plan in plans:
+            if on_complete is not None:
+                on_complete(plan)
+        return
+    order.sort(key=lambda pt: -expected_cost(pt[1]))  # stable: ties keep their order
+    owner = {id(t): plan for plan, t in order}
+    ex = make_executor(executor, workers, address)
+    for plan in plans:
+        if plan.todo:
+            plan.result.workers = ex.workers
+            plan.kind = ex.kind
+        elif on_complete is not None:
+            on_complete(plan)
+    interrupted = False
+    try:
+        for task, outcome in ex.run([t for _, t in order]):
+            plan = owner[id(task)]
+            plan.record(task, outcome)
+            if plan.complete and on_complete is not None:
+                on_complete(plan)
+    except KeyboardInterrupt as e:
+        # Stop the workers now; what finished is on disk already. The result rides
+        # on the exception so that a `--json` caller can still say what finished.
+        interrupted = True
+        ex.abort()
+        for plan in plans:
+            plan.result.interrupted = True
+            plan.result.wall_s = time.perf_counter() - plan.t_start
+            write_json_atomic(plan.out / "status.json", plan.result.to_dict())
+        e.sweep_result = plans[0].result  # type: ignore[attr-defined]
+        raise
+    finally:
+        if not isinstance(executor, Executor) and not interrupted:
+            ex.close()
 
 
 def _axes(points: list[dict[str, Any]]) -> list[str]:

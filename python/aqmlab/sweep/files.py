@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ScenarioError
 from ..scenario import check_finite, parse_overrides, read_toml
-from .driver import SweepOutcome, sweep
+from .driver import SweepOutcome, SweepPlan, plan_sweep, sweep
 from .points import expand_points, expand_seeds
 from .store import check_name
 
@@ -92,9 +92,10 @@ def read_sweep_file(path: str | os.PathLike[str]) -> SweepFile:
     )
 
 
-def run_sweep_file(sf: SweepFile, quick: bool = False, **kw: Any) -> SweepOutcome:
-    """Run a sweep file; keyword arguments override its values (``out``, ``executor``,
-    ``workers``, ``address``, ``seeds``, ``progress``, ``resume``, ``set``)."""
+def sweep_file_args(sf: SweepFile, quick: bool = False, **kw: Any) -> dict[str, Any]:
+    """The `sweep` arguments of a sweep file; keyword arguments override its values
+    (``out``, ``executor``, ``workers``, ``address``, ``seeds``, ``progress``,
+    ``resume``, ``set``)."""
     seeds = sf.quick.get("seeds", sf.seeds) if quick else sf.seeds
     fixed = dict(sf.set)
     grid = sf.grid
@@ -108,4 +109,18 @@ def run_sweep_file(sf: SweepFile, quick: bool = False, **kw: Any) -> SweepOutcom
         quick=quick,
     )
     args.update({k: v for k, v in kw.items() if v is not None})
-    return sweep(**args)
+    return args
+
+
+def run_sweep_file(sf: SweepFile, quick: bool = False, **kw: Any) -> SweepOutcome:
+    """Run a sweep file (keyword arguments as `sweep_file_args`)."""
+    return sweep(**sweep_file_args(sf, quick, **kw))
+
+
+def plan_sweep_file(sf: SweepFile, quick: bool = False, **kw: Any) -> SweepPlan:
+    """A sweep file resolved for `run_plans` (keyword arguments as `sweep_file_args`;
+    ``executor``, ``workers`` and ``address`` are `run_plans`' own)."""
+    args = sweep_file_args(sf, quick, **kw)
+    for k in ("executor", "workers", "address"):
+        args.pop(k)
+    return plan_sweep(**args)
