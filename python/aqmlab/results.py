@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import safefile
 from .errors import ScenarioError
@@ -24,18 +24,37 @@ if TYPE_CHECKING:
 CORE_TABLES = ("summary", "queues", "flows", "apps")
 
 
-def frame(columns: list[tuple[str, str, list[Any]]]) -> pl.DataFrame:
+#: A core column: ``(name, dtype, values)``; numeric values come as ``bytes`` (native
+#: byte order, see ``table_to_py`` in crates/aqmlab-py), strings as a list of ``str``.
+CoreColumn = tuple[str, str, bytes | list[str]]
+
+#: The `memoryview.cast` format and numpy dtype of each numeric core dtype.
+_NUMERIC: dict[str, tuple[Literal["d", "Q", "q", "?"], str]] = {"f64": ("d", "float64"), "u64": ("Q", "uint64"), "i64": ("q", "int64"), "bool": ("?", "bool")}
+
+
+def frame(columns: list[CoreColumn]) -> pl.DataFrame:
+    """A core table as a polars frame: numeric columns straight from their buffers
+    (``numpy.frombuffer``, no Python object per value), strings from their list."""
+    import numpy as np
     import polars as pl
 
-    dtypes = {"f64": pl.Float64, "u64": pl.UInt64, "i64": pl.Int64, "str": pl.Utf8, "bool": pl.Boolean}
-    return pl.DataFrame({name: pl.Series(name, values, dtype=dtypes[ty]) for name, ty, values in columns})
+    series = [pl.Series(name, vals, dtype=pl.Utf8) if isinstance(vals, list) else pl.Series(name, np.frombuffer(vals, dtype=_NUMERIC[ty][1])) for name, ty, vals in columns]
+    return pl.DataFrame(series)
 
 
-def rows(columns: list[tuple[str, str, list[Any]]]) -> list[dict[str, Any]]:
+def values(ty: str, vals: bytes | list[str]) -> list[Any]:
+    """A core column's values as Python objects (no numpy: the fast ``--json`` path)."""
+    if isinstance(vals, list):
+        return vals
+    decoded: list[Any] = memoryview(vals).cast(_NUMERIC[ty][0]).tolist()
+    return decoded
+
+
+def rows(columns: list[CoreColumn]) -> list[dict[str, Any]]:
     """The rows of a core table as ``Results.to_dict`` gives them, without polars: the
     values a polars frame of these columns would yield (f64 as float, NaN/inf as None)."""
     names = [name for name, _, _ in columns]
-    cols = [[_clean(float(v)) if v is not None else None for v in values] if ty == "f64" else values for _, ty, values in columns]
+    cols = [[_clean(v) for v in values(ty, vals)] if ty == "f64" else values(ty, vals) for _, ty, vals in columns]
     return [dict(zip(names, row)) for row in zip(*cols)]
 
 
