@@ -7,6 +7,7 @@ straight from the core's columns and never loads it.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -174,13 +175,25 @@ class Results:
                 if old.stem not in self.tables:
                     old.unlink()
         written = []
-        for name, df in self.tables.items():
+        for name, (_, data) in self.parquet_files().items():
             dest = out / f"{name}.parquet"
-            safefile.write_with(dest, df.write_parquet)
+            safefile.write_bytes(dest, data)
             written.append(dest)
         if self.scenario:
             safefile.write_text(out / "scenario.json", json.dumps(self.scenario, indent=2))
         return written
+
+    def parquet_files(self) -> dict[str, tuple[int, bytes]]:
+        """Every table as ``(rows, contents of NAME.parquet)``. A sweep worker sends these
+        to its driver: bytes pickle at copy speed where frames are serialised column by
+        column, and encoding to memory skips polars' per-file sink set-up (about half of
+        a small table's write time)."""
+        files = {}
+        for name, df in self.tables.items():
+            buf = io.BytesIO()
+            df.write_parquet(buf)
+            files[name] = (df.height, buf.getvalue())
+        return files
 
     @classmethod
     def read_parquet(cls, path: str | os.PathLike[str]) -> Results:
