@@ -2,6 +2,7 @@
 (``table_to_py`` in crates/aqmlab-py) and become polars columns (`results.frame`) or
 JSON rows (`results.rows`) with the same dtypes, order and values as before."""
 
+import io
 import math
 import struct
 
@@ -104,3 +105,16 @@ def test_bool_columns_from_the_core():
     ty, sent = cols["sent"]
     assert ty == "bool" and set(sent) <= {0, 1} and 0 in set(cols["decodable"][1])
     assert res.frames["sent"].dtype == pl.Boolean and res.frames["sent"].to_list() == [bool(x) for x in sent]
+
+
+def test_parquet_files_hold_the_tables_and_their_row_counts(tmp_path):
+    """What a sweep worker sends its driver: each table's Parquet file contents."""
+    res = aqmlab.run(EXAMPLES / "mm1.toml", set={"duration": "1s"})
+    files = res.parquet_files()
+    assert list(files) == list(res.tables)
+    for name, (n, data) in files.items():
+        back = pl.read_parquet(io.BytesIO(data))
+        assert n == res.tables[name].height
+        assert_frame_equal(back, res.tables[name], check_exact=True)
+    written = res.write_parquet(tmp_path)
+    assert [p.read_bytes() for p in written] == [data for _, data in files.values()]
