@@ -1,6 +1,7 @@
-"""Core tables → Python: numeric columns arrive as native-order byte buffers
-(``table_to_py`` in crates/aqmlab-py) and become polars columns (`results.frame`) or
-JSON rows (`results.rows`) with the same dtypes, order and values as before."""
+"""Core tables → Python: numeric columns arrive as native-order byte buffers, strings as
+distinct values + u32 indices (``table_to_py`` in crates/aqmlab-py); they become polars
+columns (`results.frame`) or JSON rows (`results.rows`) with the same dtypes, order and
+values as the old one-object-per-value path."""
 
 import io
 import math
@@ -24,6 +25,13 @@ def packed(fmt: str, vals: list) -> bytes:
     return struct.pack(f"={len(vals)}{fmt}", *vals)
 
 
+def strings(vals: list[str]) -> tuple[list[str], bytes]:
+    """A string column as the core sends it: distinct values in order of first
+    appearance, one u32 index per row."""
+    distinct = list(dict.fromkeys(vals))
+    return distinct, packed("I", [distinct.index(v) for v in vals])
+
+
 def columns(n: int = 8) -> list:
     """One column of every dtype, ``n`` rows (edge values first), as the core sends them."""
     f = (FLOATS * n)[:n]
@@ -31,7 +39,7 @@ def columns(n: int = 8) -> list:
     i = ([I64_MIN, -1, 0, I64_MAX] * n)[:n]
     b = ([True, False, False] * n)[:n]
     s = (["a", "", "é→ü", "x" * 100] * n)[:n]
-    return [("f", "f64", packed("d", f)), ("u", "u64", packed("Q", u)), ("i", "i64", packed("q", i)), ("b", "bool", packed("?", b)), ("s", "str", s)]
+    return [("f", "f64", packed("d", f)), ("u", "u64", packed("Q", u)), ("i", "i64", packed("q", i)), ("b", "bool", packed("?", b)), ("s", "str", strings(s))]
 
 
 def frame_from_lists(cols: list) -> pl.DataFrame:
@@ -46,7 +54,7 @@ def test_values_decode_every_dtype_exactly():
     assert cols["i"] == [I64_MIN, -1, 0, I64_MAX] * 2
     assert cols["b"] == [True, False, False, True, False, False, True, False]
     assert all(type(x) is bool for x in cols["b"])
-    assert cols["s"][2] == "é→ü"
+    assert cols["s"] == ["a", "", "é→ü", "x" * 100] * 2
 
 
 def test_frame_has_the_dtypes_order_and_bits_of_the_old_path():
@@ -86,8 +94,10 @@ def test_the_core_sends_numeric_columns_as_buffers():
         heights = set()
         for _, ty, v in cols:
             if ty == "str":
-                assert isinstance(v, list)
-                heights.add(len(v))
+                distinct, codes = v
+                assert isinstance(distinct, list) and len(set(distinct)) == len(distinct)
+                assert isinstance(codes, bytes) and len(codes) % 4 == 0
+                heights.add(len(codes) // 4)
             else:
                 assert isinstance(v, bytes) and len(v) % WIDTH[ty] == 0
                 heights.add(len(v) // WIDTH[ty])

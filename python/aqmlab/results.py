@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 CORE_TABLES = ("summary", "queues", "flows", "apps")
 
 
-#: A core column: ``(name, dtype, values)``; numeric values come as ``bytes`` (native
-#: byte order, see ``table_to_py`` in crates/aqmlab-py), strings as a list of ``str``.
-CoreColumn = tuple[str, str, bytes | list[str]]
+#: A core column: ``(name, dtype, values)``. Numeric values come as ``bytes`` (native
+#: byte order), strings as ``(distinct strings, bytes of one u32 index per row)``; see
+#: ``table_to_py`` in crates/aqmlab-py: no Python object per value crosses over.
+CoreColumn = tuple[str, str, bytes | tuple[list[str], bytes]]
 
 #: The `memoryview.cast` format and numpy dtype of each numeric core dtype.
 _NUMERIC: dict[str, tuple[Literal["d", "Q", "q", "?"], str]] = {"f64": ("d", "float64"), "u64": ("Q", "uint64"), "i64": ("q", "int64"), "bool": ("?", "bool")}
@@ -35,18 +36,24 @@ _NUMERIC: dict[str, tuple[Literal["d", "Q", "q", "?"], str]] = {"f64": ("d", "fl
 
 def frame(columns: list[CoreColumn]) -> pl.DataFrame:
     """A core table as a polars frame: numeric columns straight from their buffers
-    (``numpy.frombuffer``, no Python object per value), strings from their list."""
+    (``numpy.frombuffer``), strings gathered from their distinct values by index."""
     import numpy as np
     import polars as pl
 
-    series = [pl.Series(name, vals, dtype=pl.Utf8) if isinstance(vals, list) else pl.Series(name, np.frombuffer(vals, dtype=_NUMERIC[ty][1])) for name, ty, vals in columns]
-    return pl.DataFrame(series)
+    def series(name: str, ty: str, vals: bytes | tuple[list[str], bytes]) -> pl.Series:
+        if isinstance(vals, tuple):
+            distinct, codes = vals
+            return pl.Series(name, distinct, dtype=pl.Utf8).gather(np.frombuffer(codes, dtype=np.uint32))
+        return pl.Series(name, np.frombuffer(vals, dtype=_NUMERIC[ty][1]))
+
+    return pl.DataFrame([series(name, ty, vals) for name, ty, vals in columns])
 
 
-def values(ty: str, vals: bytes | list[str]) -> list[Any]:
+def values(ty: str, vals: bytes | tuple[list[str], bytes]) -> list[Any]:
     """A core column's values as Python objects (no numpy: the fast ``--json`` path)."""
-    if isinstance(vals, list):
-        return vals
+    if isinstance(vals, tuple):
+        distinct, codes = vals
+        return [distinct[i] for i in memoryview(codes).cast("I")]
     decoded: list[Any] = memoryview(vals).cast(_NUMERIC[ty][0]).tolist()
     return decoded
 

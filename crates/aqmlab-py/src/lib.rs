@@ -9,6 +9,7 @@ use aqmlab_core::scenario::params::KindDoc;
 use aqmlab_core::{RunOptions, ScenarioSpec, Simulation as CoreSimulation};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -100,8 +101,36 @@ fn column_bytes<'py, T: Copy, const N: usize>(
     Ok(bytes.into_any())
 }
 
+/// A string column as `(distinct, codes)`: its distinct strings in order of first
+/// appearance and, per row, the `u32` index of its string (`column_bytes`). Table
+/// strings repeat (link, app and reason names over thousands of rows): Python makes one
+/// `str` per distinct value instead of one per row.
+fn str_column<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py, PyAny>> {
+    if u32::try_from(values.len()).is_err() {
+        return Err(simulation_error(format!(
+            "a string column of {} rows: more than a u32 index can address",
+            values.len()
+        )));
+    }
+    let mut index: HashMap<&str, u32> = HashMap::new();
+    let mut distinct: Vec<&str> = Vec::new();
+    let codes: Vec<u32> = values
+        .iter()
+        .map(|s| {
+            *index.entry(s.as_str()).or_insert_with(|| {
+                distinct.push(s);
+                (distinct.len() - 1) as u32 // < values.len(), checked above
+            })
+        })
+        .collect();
+    let codes = column_bytes(py, &codes, u32::to_ne_bytes)?;
+    Ok((PyList::new(py, distinct)?, codes)
+        .into_pyobject(py)?
+        .into_any())
+}
+
 /// A table as `[(column, dtype, values)]`: numeric columns as `bytes` (`column_bytes`),
-/// string columns as a list of `str`.
+/// string columns as `(distinct strings, codes)` (`str_column`).
 fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
     let cols = PyList::empty(py);
     for (name, col) in &t.columns {
@@ -110,7 +139,7 @@ fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> 
             Column::U64(v) => ("u64", column_bytes(py, v, u64::to_ne_bytes)?),
             Column::I64(v) => ("i64", column_bytes(py, v, i64::to_ne_bytes)?),
             Column::Bool(v) => ("bool", column_bytes(py, v, |b| [u8::from(b)])?),
-            Column::Str(v) => ("str", PyList::new(py, v)?.into_any()),
+            Column::Str(v) => ("str", str_column(py, v)?),
         };
         cols.append((name.as_str(), ty, values))?;
     }
