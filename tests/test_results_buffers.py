@@ -67,7 +67,7 @@ def test_frame_has_the_dtypes_order_and_bits_of_the_old_path():
     assert_frame_equal(df, frame_from_lists(columns()), check_exact=True)
 
 
-@pytest.mark.parametrize("n", [0, 1, 1000])
+@pytest.mark.parametrize("n", [0, 1, 999, 1000, 5000])  # both sides of _GATHER_FROM_ROWS
 def test_frame_and_rows_agree_for_any_length(n):
     df = frame(columns(n))
     assert df.height == n and df.dtypes == [pl.Float64, pl.UInt64, pl.Int64, pl.Boolean, pl.Utf8]
