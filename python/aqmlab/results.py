@@ -41,7 +41,8 @@ _GATHER_FROM_ROWS = 1000
 
 def frame(columns: list[CoreColumn]) -> pl.DataFrame:
     """A core table as a polars frame: numeric columns straight from their buffers
-    (``numpy.frombuffer``), strings gathered from their distinct values by index."""
+    (``numpy.frombuffer``), long string columns gathered from their distinct values by
+    index, short ones from a list."""
     import numpy as np
     import polars as pl
 
@@ -60,7 +61,7 @@ def values(ty: str, vals: bytes | tuple[list[str], bytes]) -> list[Any]:
     """A core column's values as Python objects (no numpy: the fast ``--json`` path)."""
     if isinstance(vals, tuple):
         distinct, codes = vals
-        return [distinct[i] for i in memoryview(codes).cast("I")]
+        return [distinct[i] for i in memoryview(codes).cast("I")]  # "I": 4 bytes, as u32
     decoded: list[Any] = memoryview(vals).cast(_NUMERIC[ty][0]).tolist()
     return decoded
 
