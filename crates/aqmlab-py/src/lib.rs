@@ -8,7 +8,8 @@ use aqmlab_core::output::table::{Column, Table};
 use aqmlab_core::scenario::params::KindDoc;
 use aqmlab_core::{RunOptions, ScenarioSpec, Simulation as CoreSimulation};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -82,15 +83,63 @@ fn validate(py: Python<'_>, json: &str) -> PyResult<Vec<String>> {
     }
 }
 
+/// A numeric column as one `bytes` object of its values in native byte order (8 bytes
+/// per f64/u64/i64, one byte 0/1 per bool): Python views it with `memoryview.cast` or
+/// `numpy.frombuffer` instead of receiving one Python object per value (issue 34: table
+/// building was a visible share of a short run). One copy, no per-value allocation.
+fn column_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_bytes: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = PyBytes::new_with(py, values.len() * N, |buf| {
+        for (chunk, &v) in buf.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&to_bytes(v));
+        }
+        Ok(())
+    })?;
+    Ok(bytes.into_any())
+}
+
+/// A string column as `(distinct, codes)`: its distinct strings in order of first
+/// appearance and, per row, the `u32` index of its string (`column_bytes`). Table
+/// strings repeat (link, app and reason names over thousands of rows): Python makes one
+/// `str` per distinct value instead of one per row.
+fn str_column<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py, PyAny>> {
+    if u32::try_from(values.len()).is_err() {
+        return Err(simulation_error(format!(
+            "a string column of {} rows: more than a u32 index can address",
+            values.len()
+        )));
+    }
+    let mut index: HashMap<&str, u32> = HashMap::new();
+    let mut distinct: Vec<&str> = Vec::new();
+    let codes: Vec<u32> = values
+        .iter()
+        .map(|s| {
+            *index.entry(s.as_str()).or_insert_with(|| {
+                distinct.push(s);
+                (distinct.len() - 1) as u32 // < values.len(), checked above
+            })
+        })
+        .collect();
+    let codes = column_bytes(py, &codes, u32::to_ne_bytes)?;
+    Ok((PyList::new(py, distinct)?, codes)
+        .into_pyobject(py)?
+        .into_any())
+}
+
+/// A table as `[(column, dtype, values)]`: numeric columns as `bytes` (`column_bytes`),
+/// string columns as `(distinct strings, codes)` (`str_column`).
 fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyList>> {
     let cols = PyList::empty(py);
     for (name, col) in &t.columns {
         let (ty, values): (&str, Bound<'py, PyAny>) = match col {
-            Column::F64(v) => ("f64", v.clone().into_pyobject(py)?.into_any()),
-            Column::U64(v) => ("u64", v.clone().into_pyobject(py)?.into_any()),
-            Column::I64(v) => ("i64", v.clone().into_pyobject(py)?.into_any()),
-            Column::Str(v) => ("str", v.clone().into_pyobject(py)?.into_any()),
-            Column::Bool(v) => ("bool", v.clone().into_pyobject(py)?.into_any()),
+            Column::F64(v) => ("f64", column_bytes(py, v, f64::to_ne_bytes)?),
+            Column::U64(v) => ("u64", column_bytes(py, v, u64::to_ne_bytes)?),
+            Column::I64(v) => ("i64", column_bytes(py, v, i64::to_ne_bytes)?),
+            Column::Bool(v) => ("bool", column_bytes(py, v, |b| [u8::from(b)])?),
+            Column::Str(v) => ("str", str_column(py, v)?),
         };
         cols.append((name.as_str(), ty, values))?;
     }
@@ -160,7 +209,7 @@ impl Simulation {
             .collect()
     }
 
-    /// The result tables: `[(name, [(column, dtype, values), ...]), ...]`.
+    /// The result tables: `[(name, [(column, dtype, values), ...]), ...]` (`table_to_py`).
     fn results<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let sim = &mut self.inner;
         if !self.finished {

@@ -77,13 +77,13 @@ def write_run(out: Path, task: Task, outcome: dict[str, Any], build: str) -> boo
     tmp = runs / f".tmp-{task.id}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir(parents=True)
     try:
-        for name, df in outcome["tables"].items():
-            df.write_parquet(tmp / f"{name}.parquet")
+        for name, (_, data) in outcome["tables"].items():
+            (tmp / f"{name}.parquet").write_bytes(data)
         (tmp / "scenario.json").write_text(json.dumps(task.scenario, indent=2))
         meta = {k: outcome.get(k) for k in ("id", "pid", "host", "started", "wall_s", "cpu_s", "executor")}
         meta.update(
             point=task.point, point_id=task.point_id, seed=task.seed, status="ok", written=time.time(),
-            build=build, tables={name: df.height for name, df in outcome["tables"].items()},
+            build=build, tables={name: rows for name, (rows, _) in outcome["tables"].items()},
         )
         (tmp / "run.json").write_text(json.dumps(meta, indent=2, default=str))
         os.rename(tmp, dest)
