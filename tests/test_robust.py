@@ -195,9 +195,10 @@ def test_ctrl_c_stops_a_quiet_run_at_once(tmp_path):
 def test_ctrl_c_stops_a_sweep_promptly_and_keeps_finished_runs(tmp_path):
     out = tmp_path / "sw"
     sf = tmp_path / "s.toml"
-    # two quick runs and two that take minutes each
+    # two quick runs and two that take minutes each; runs start longest first, so the two
+    # long ones hold two workers and the third finishes the quick ones
     sf.write_text(f'base = "{BASE}"\nseeds = 2\nset = {{ output = {{}} }}\n[grid]\nduration = ["20s", "1000000s"]\n')
-    p = subprocess.Popen([*AQMLAB, "sweep", str(sf), "--out", str(out), "--workers", "2", "--json"], cwd=ROOT, preexec_fn=_interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([*AQMLAB, "sweep", str(sf), "--out", str(out), "--workers", "3", "--json"], cwd=ROOT, preexec_fn=_interruptible, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for(lambda: (out / "runs").exists() and len(run_dirs(out)) >= 2)
     assert len(run_dirs(out)) == 2 and p.poll() is None
     p.send_signal(signal.SIGINT)
