@@ -144,6 +144,29 @@ def test_gso_and_quickack_knobs_set_the_tun_and_routes():
         emulate(doc, gso_max_segs=0)
 
 
+def test_the_emulator_runs_on_the_cpu_named_and_the_traffic_at_ordinary_priority():
+    """`cpu` pins the emulator (the `cpu` column; null when not asked); a CPU it may not
+    run on is refused before any namespace is left. The traffic workers drop a
+    real-time policy they inherit, so their threads cannot preempt the emulator."""
+    from aqmlab.emulate import WORKER
+    from aqmlab.errors import ScenarioError
+
+    doc = dumbbell({"kind": "pfifo", "limit": "100pkt"},
+                   [{"kind": "udp-cbr", "hosts": "a", "rate": "100kbit", "size": "200B"}], "0.6s", "0.1s")
+    allowed = sorted(os.sched_getaffinity(0))
+    assert emulate(doc, cpu=allowed[-1]).emulation["cpu"][0] == allowed[-1]
+    assert emulate(doc).emulation["cpu"][0] is None
+    with pytest.raises(ScenarioError) as e:
+        emulate(doc, cpu=4095)
+    assert e.value.path == "emulate.cpu" and "4095" in str(e.value) and str(allowed[0]) in str(e.value)
+    with pytest.raises(ValueError, match=r"cpu: -1; expected a CPU number"):
+        emulate(doc, cpu=-1)
+    assert not mine()
+    probe = f"import os, runpy; w = runpy.run_path({str(WORKER)!r}); w['ordinary_priority'](); print(os.sched_getscheduler(0))"
+    r = subprocess.run(["chrt", "-f", "5", sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert int(r.stdout) == os.SCHED_OTHER, r
+
+
 def test_sigterm_tears_down_and_stale_namespaces_are_swept(tmp_path):
     script = textwrap.dedent("""
         import sys, time
@@ -241,7 +264,9 @@ def test_compare_real_two_seeds_same_columns_both_sides(tmp_path):
         assert row[m]["simulated"] > 0, m
     assert info["kernel"] and info["sysctls"]["net.ipv4.tcp_sack"] == "1"
     assert "net.core.default_qdisc" in info["sysctls"]
-    assert [set(h) for h in info["emulator"]] == [{"sched_err_us_p99", "sched_err_us_p999", "late_over_1ms", "datagrams", "trusted"}] * 2
+    assert [set(h) for h in info["emulator"]] == [{"sched_err_us_p99", "sched_err_us_p999", "late_over_1ms", "datagrams", "trusted", "attempts"}] * 2
+    assert all(d["seed"] in (1, 2) and not d["trusted"] for d in info["discarded"])
+    assert len(info["discarded"]) == sum(h["attempts"] - 1 for h in info["emulator"])
     assert any(h["trusted"] for h in info["emulator"]), f"the emulator did not keep up in either run: {info['emulator']}"
     for m in ("goodput_mbps", "utilization"):
         assert abs(row[m]["emulated"] / row[m]["simulated"] - 1) < 0.10, row[m]

@@ -15,6 +15,8 @@ from ..results import check_run_out
 from .common import SetOpt, app, err_console, fail, out_console
 from .tables import FLOW_COLUMNS, QUEUE_COLUMNS, _fmt, _table
 
+CpuOpt = Annotated[int | None, typer.Option(help="Run the emulator on this CPU only, e.g. one kept free with isolcpus (default: wherever the scheduler puts it).", min=0)]
+
 
 @app.command()
 def emulate(
@@ -24,6 +26,7 @@ def emulate(
     out: Annotated[Path | None, typer.Option(help="Write the tables as Parquet here.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
+    cpu: CpuOpt = None,
 ) -> None:
     """Run the scenario's bottleneck live between two network namespaces, with the
     kernel's TCP (root; see docs/emulation.md)."""
@@ -34,7 +37,7 @@ def emulate(
             check_run_out(out)
         if not json_out:
             err_console.print("emulating in real time (the scenario's duration)...", highlight=False)
-        res = run_emulation(scenario, seed=seed, set=set, force=force, log=lambda m: err_console.print(m, highlight=False))
+        res = run_emulation(scenario, seed=seed, set=set, force=force, cpu=cpu, log=lambda m: err_console.print(m, highlight=False))
         if out is not None:
             res.write_parquet(out)
     except (ScenarioError, SimulationError) as e:
@@ -68,6 +71,8 @@ def compare_real(
     force: Annotated[bool, typer.Option("--force", help="Run above the measured rate limit of the emulator.")] = False,
     gso_max_segs: Annotated[int | None, typer.Option(help="Kernel-side experiment: cap the TUN devices' GSO segments per packet (1: the kernel sends single segments, no TSO bursts).", min=1, max=65535)] = None,
     quickack: Annotated[bool, typer.Option("--quickack", help="Kernel-side experiment: routes with quickack 1 (the kernel receivers ACK every segment).")] = False,
+    cpu: CpuOpt = None,
+    attempts: Annotated[int, typer.Option(help="Emulated runs per seed at most: a run whose emulator did not keep up is run again with the same seed.", min=1)] = 3,
 ) -> None:
     """Run the scenario simulated (TCP profile linux) and emulated (Linux TCP) with the
     same seeds; print per metric the mean ± sample sd (min–max) of each side over the
@@ -79,8 +84,8 @@ def compare_real(
     try:
         if out is not None:
             check_run_out(out)
-        t, _, _, info = run_compare(scenario, seed=seed, seeds=seeds, set=set, out=out, force=force,
-                                    gso_max_segs=gso_max_segs, quickack=quickack,
+        t, _, _, info = run_compare(scenario, seed=seed, seeds=seeds, set=set, out=out, force=force, attempts=attempts,
+                                    gso_max_segs=gso_max_segs, quickack=quickack, cpu=cpu,
                                     log=lambda m: err_console.print(m, highlight=False))
     except (ScenarioError, SimulationError) as e:
         fail(e)
@@ -111,6 +116,8 @@ def compare_real(
     out_console.print(tab)
     for s, h in zip(info["seeds"], info["emulator"]):
         flag = "" if h["trusted"] else "  [bold red]NOT TRUSTED: the emulator did not keep up (left out)[/]"
+        if h["attempts"] > 1:
+            flag += f" (attempt {h['attempts']}; earlier ones did not keep up)"
         out_console.print(f"seed {s}: emulator scheduling error p99 {h['sched_err_us_p99']:.1f} µs, p99.9 {h['sched_err_us_p999']:.1f} µs, "
                           f"{h['late_over_1ms']} of {h['datagrams']:,} datagrams later than 1 ms{flag}", highlight=False)
     hz = f", CONFIG_HZ={info['hz']}" if info["hz"] else ""

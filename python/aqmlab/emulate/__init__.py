@@ -52,14 +52,17 @@ def available() -> str | None:
 
 def emulate(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] | Mapping[str, Any] | None = None,
             *, force: bool = False, realtime: bool = True, busy_poll_us: float | None = None,
-            gso_max_segs: int | None = None, quickack: bool = False, log: Callable[[str], None] | None = None) -> Results:
+            gso_max_segs: int | None = None, quickack: bool = False, cpu: int | None = None, log: Callable[[str], None] | None = None) -> Results:
     """Run ``scenario`` in emulation and return its tables (see the module doc).
     ``busy_poll_us`` None: `busy_poll_for` the bottleneck rate. ``gso_max_segs``,
-    ``quickack``: kernel-side experiments (`netns.Testbed`)."""
+    ``quickack``: kernel-side experiments (`netns.Testbed`). ``cpu``: run the
+    emulator on this CPU only (None: wherever the scheduler puts it)."""
     if seed is not None:
         check_seed(seed, "seed")
     if gso_max_segs is not None and not 1 <= gso_max_segs <= 65535:
         raise ValueError(f"gso_max_segs: {gso_max_segs!r}; expected an integer from 1 to 65535")
+    if cpu is not None and (isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0):
+        raise ValueError(f"cpu: {cpu!r}; expected a CPU number (an integer from 0)")
     why = available()
     if why:
         raise SimulationError(why)
@@ -80,7 +83,7 @@ def emulate(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] 
     wall0 = time.monotonic()
     with Testbed(doc_seeded, plan.left, plan.right, seed=plan.seed, realtime=realtime, busy_poll_us=busy_poll_us,
                  max_duration_s=plan.duration_s + 60, measure_s=plan.duration_s, sysctls=plan.sysctls,
-                 gso_max_segs=gso_max_segs, quickack=quickack) as tb:
+                 gso_max_segs=gso_max_segs, quickack=quickack, cpu=cpu) as tb:
         workers: dict[str, subprocess.Popen[bytes]] = {}
         for side, hosts in (("l", plan.left), ("r", plan.right)):
             spec = _worker_spec(plan, tb, {h for h in hosts}, doc)

@@ -220,10 +220,15 @@ def kernel_info(sysctls: Mapping[str, Mapping[str, str]] | None = None) -> dict[
 
 
 def compare_real(scenario: ScenarioLike, seed: int | None = None, set: Sequence[str] | Mapping[str, Any] | None = None,
-                 out: str | Path | None = None, seeds: int = 1, **emulate_opts: Any) -> tuple[pl.DataFrame, list[Any], list[Any], dict[str, Any]]:
+                 out: str | Path | None = None, seeds: int = 1, attempts: int = 3,
+                 **emulate_opts: Any) -> tuple[pl.DataFrame, list[Any], list[Any], dict[str, Any]]:
     """Run ``scenario`` simulated and emulated for ``seeds`` seeds (``seed``,
     ``seed + 1``, …); return (table, simulated runs, emulated runs, info) where ``info``
-    has the kernel (`kernel_info`) and each emulated run's timing (`emulator_health`).
+    has the kernel (`kernel_info`) and each emulated run's timing (`emulator_health`,
+    with the number of ``attempts`` it took). An emulated run whose emulator did not
+    keep up (`trustworthy`) is run again with the same seed, at most ``attempts`` runs
+    per seed — a timing check that failed is a failed measurement, not a result; the
+    timing of every discarded attempt is kept in ``info["discarded"]``.
     With ``out``: each run's tables in ``out/sSEED/simulated`` and ``.../emulated``, the
     table as ``out/comparison.csv``, ``out/info.json`` and the figure
     ``out/comparison.png``."""
@@ -234,15 +239,23 @@ def compare_real(scenario: ScenarioLike, seed: int | None = None, set: Sequence[
 
     if seeds < 1:
         raise ValueError("seeds must be at least 1")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ValueError(f"attempts: {attempts!r}; expected an integer of at least 1")
     doc = with_tcp_series(load_scenario(scenario, set))
     first = int(doc.get("seed", 1) if seed is None else seed)
     warmup_ns = int(make_plan(doc, first).warmup_s * 1e9)
-    sims, emus = [], []
+    sims, emus, health, discarded = [], [], [], []
     for s in range(first, first + seeds):
         sims.append(simulate(linux_profile(doc), seed=s))
-        emus.append(emulate(doc, seed=s, **emulate_opts))
-    health = [emulator_health(e) for e in emus]
-    info = {"seeds": list(range(first, first + seeds)), "emulator": health,
+        for attempt in range(1, attempts + 1):
+            emu = emulate(doc, seed=s, **emulate_opts)
+            h = {**emulator_health(emu), "attempts": attempt}
+            if h["trusted"] or attempt == attempts:
+                break
+            discarded.append({"seed": s, **h})
+        emus.append(emu)
+        health.append(h)
+    info = {"seeds": list(range(first, first + seeds)), "emulator": health, "discarded": discarded,
             "gso_max_segs": emulate_opts.get("gso_max_segs"), "quickack": bool(emulate_opts.get("quickack")),
             **kernel_info(make_plan(doc, first).sysctls)}
     t = table([metrics(r, warmup_ns) for r in sims], [metrics(r, warmup_ns) for r in emus], [h["trusted"] for h in health])

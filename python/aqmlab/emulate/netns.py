@@ -110,7 +110,7 @@ class Testbed:
                  realtime: bool = True, busy_poll_us: float = 50.0, max_duration_s: float = 600.0,
                  measure_s: float | None = None,
                  sysctls: dict[str, dict[str, str]] | None = None, gso_max_segs: int | None = None,
-                 quickack: bool = False):
+                 quickack: bool = False, cpu: int | None = None):
         self.scenario = scenario
         self.left_hosts, self.right_hosts = left_hosts, right_hosts
         self.addr = {h: host_ip("l", k) for k, h in enumerate(left_hosts)}
@@ -122,6 +122,7 @@ class Testbed:
         self.measure_s = measure_s
         self.sysctls = sysctls or {}
         self.gso_max_segs, self.quickack = gso_max_segs, quickack
+        self.cpu = cpu
         self.pump: subprocess.Popen[bytes] | None = None
         self.children: list[subprocess.Popen[bytes]] = []
         self.tmp = tempfile.TemporaryDirectory(prefix="aqmlab-emu-")
@@ -159,6 +160,7 @@ class Testbed:
                 "seed": self.seed,
                 "busy_poll_ns": int(self.busy_poll_us * 1000),
                 "realtime": self.realtime,
+                "cpu": self.cpu,
                 "max_duration_ns": int(self.max_duration_s * 1e9),
                 "measure_ns": None if self.measure_s is None else int(self.measure_s * 1e9),
             },

@@ -22,6 +22,7 @@ part of the delay.
 from __future__ import annotations
 
 import json
+import os
 import random
 import select
 import socket
@@ -246,7 +247,16 @@ def udp_receiver(spec: dict[str, Any], sock: socket.socket, clk: Clock, out: dic
     out.update(packets_delivered=got, bytes_delivered=got_bytes, owd_ms=owd)
 
 
+def ordinary_priority() -> None:
+    """Run as an ordinary process (SCHED_OTHER): the hosts are the real Linux stack
+    under normal scheduling, and a caller started under a real-time policy (``chrt -f``)
+    must not pass it on to the traffic, whose threads would then preempt the emulator."""
+    if os.sched_getscheduler(0) != os.SCHED_OTHER:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
 def main() -> None:
+    ordinary_priority()
     spec = json.load(open(sys.argv[1]))
     clk = Clock()
     results: dict[str, dict[str, Any]] = {str(f["id"]): {} for f in spec["receivers"] + spec["senders"]}

@@ -60,6 +60,10 @@ pub struct EmuConfig {
     /// Ask for SCHED_FIFO (root).
     #[serde(default)]
     pub realtime: bool,
+    /// Run on this CPU only (None: wherever the scheduler puts it), e.g. one kept
+    /// free of other work with `isolcpus`.
+    #[serde(default)]
+    pub cpu: Option<usize>,
     /// Stop after this long even without a stop command (a safety net, ns).
     pub max_duration_ns: u64,
     /// End of the measurement, after the start command (ns; None: at the stop). The
@@ -326,6 +330,7 @@ pub fn run(
     sys::set_nonblocking(control).map_err(sys_err("control fd"))?;
     sys::precise_timers();
     let realtime = cfg.realtime && sys::realtime(10);
+    let cpu = choose_cpu(cfg.cpu)?;
     let (lfd, rfd) = (tun_l.as_raw_fd(), tun_r.as_raw_fd());
     sys::write(ready_fd, b"ready\n").map_err(sys_err("ready fd"))?;
 
@@ -475,6 +480,7 @@ pub fn run(
     let extra = json!({
         "stop": stop_reason,
         "realtime": realtime,
+        "cpu": cpu,
         "busy_poll_ns": cfg.busy_poll_ns,
         "t0_mono_ns": z,
         "drops": drops,
@@ -488,6 +494,21 @@ pub fn run(
         r.extend(e);
     }
     Ok(report)
+}
+
+/// Pin the emulator to `wanted` (None: leave it to the scheduler); a CPU outside the
+/// allowed set is an error naming both.
+fn choose_cpu(wanted: Option<usize>) -> Result<Option<usize>, EmuError> {
+    let Some(c) = wanted else { return Ok(None) };
+    let allowed = sys::allowed_cpus().map_err(sys_err("CPU affinity"))?;
+    if !allowed.contains(&c) {
+        return Err(EmuError::Scenario(ScenarioError::new(
+            "emulate.cpu",
+            format!("{c}: not a CPU this process may run on; expected one of {allowed:?}"),
+        )));
+    }
+    sys::pin_to_cpu(c).map_err(sys_err("CPU affinity"))?;
+    Ok(Some(c))
 }
 
 /// The measured part of the report, as the statistics stand at `end`.

@@ -173,12 +173,63 @@ pub fn precise_timers() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
-/// Ask for SCHED_FIFO at `priority` (needs CAP_SYS_NICE); false if refused. The
-/// kernel's RT throttling (`sched_rt_runtime_us`) still leaves 5 % to other tasks.
+/// Ask for SCHED_FIFO at `priority`, or one above the priority this process already
+/// runs at if that is higher (needs CAP_SYS_NICE); false if refused. The emulator is
+/// the wire: a caller started under `chrt -f 20` must not preempt it (SCHED_FIFO runs
+/// the higher priority first, and an equal one only when the running task blocks).
+/// The kernel's RT throttling (`sched_rt_runtime_us`) still leaves 5 % to other tasks.
 pub fn realtime(priority: i32) -> bool {
-    let p = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: valid sched_param for the calling thread.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
+    // SAFETY: plain syscalls on the calling thread with valid arguments.
+    unsafe {
+        let current = match libc::sched_getscheduler(0) {
+            libc::SCHED_FIFO | libc::SCHED_RR => {
+                let mut p = libc::sched_param { sched_priority: 0 };
+                if libc::sched_getparam(0, &mut p) == 0 {
+                    p.sched_priority
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        let max = libc::sched_get_priority_max(libc::SCHED_FIFO);
+        let p = libc::sched_param {
+            sched_priority: priority.max(current + 1).min(max),
+        };
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
+    }
+}
+
+/// The CPUs this thread may run on (`sched_getaffinity(2)`).
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; the size passed is its own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        check(libc::sched_getaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &mut set,
+        ))?;
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect())
+    }
+}
+
+/// Run this thread on `cpu` only (`sched_setaffinity(2)`).
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: as in `allowed_cpus`; `cpu` is below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        check(libc::sched_setaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &set,
+        ))
+        .map(|_| ())
+    }
 }
