@@ -3,32 +3,11 @@
 //! as an enqueue followed at once by a dequeue, and a limit below one packet must still
 //! refuse it. Hand-worked traces of one link.
 
-use aqmlab_core::{RunOptions, Simulation};
+use aqmlab_core::Simulation;
 
 mod common;
 
 const MS: u64 = 1_000_000;
-
-/// a -> b at 1 Mbit/s with 10 ms delay behind `qdisc`: a 1000 B datagram takes 8 ms to
-/// send. CBR at `rate`, 1000 B datagrams, from t = 0.
-fn one_link(rate: &str, qdisc: &str) -> Simulation {
-    let text = format!(
-        r#"
-duration = "1s"
-[topology]
-kind = "graph"
-nodes = [{{ name = "a" }}, {{ name = "b" }}]
-links = [{{ from = "a", to = "b", rate = "1Mbit", delay = "10ms", qdisc = {qdisc} }}]
-[[traffic]]
-kind = "udp-cbr"
-src = "a"
-dst = "b"
-rate = "{rate}"
-size = "1000B"
-"#
-    );
-    Simulation::new(&common::spec(&text), Some(1), &RunOptions::default()).unwrap()
-}
 
 /// (arrivals, enqueued, dequeued, overflow drops, sojourn samples, max sojourn ns)
 fn counts(sim: &Simulation) -> (u64, u64, u64, u64, u64, u64) {
@@ -48,7 +27,7 @@ fn an_idle_fifo_counts_the_packet_as_queued_and_sent_at_once() {
     // 500 kbit/s: a datagram every 16 ms (0, 16, ..., 96 ms), each finds the link idle
     // (8 ms per packet): 7 arrivals by 100 ms, each enqueued and dequeued with sojourn
     // 0, the queue never longer than 0 packets on average.
-    let mut sim = one_link("500kbit", r#"{ kind = "pfifo", limit = "100pkt" }"#);
+    let mut sim = common::one_link_cbr("500kbit", r#"{ kind = "pfifo", limit = "100pkt" }"#);
     sim.run_until(100 * MS).unwrap();
     assert_eq!(counts(&sim), (7, 7, 7, 0, 7, 0));
     assert_eq!(sim.links[0].stats.qlen_pkts.mean(100 * MS), 0.0);
@@ -65,7 +44,7 @@ fn a_packet_behind_a_busy_link_is_queued_as_before() {
     // waits until 8 ms (sojourn 4 ms), the one at 8 ms waits behind it until 16 ms
     // (sojourn 8 ms). At 10 ms: 3 arrivals, 3 enqueued, 2 dequeued, one packet queued
     // since 8 ms (and one from 4 to 8 ms): mean length (4 + 2) / 10 = 0.6 packets.
-    let mut sim = one_link("2Mbit", r#"{ kind = "pfifo", limit = "100pkt" }"#);
+    let mut sim = common::one_link_cbr("2Mbit", r#"{ kind = "pfifo", limit = "100pkt" }"#);
     sim.run_until(10 * MS).unwrap();
     assert_eq!(counts(&sim), (3, 3, 2, 0, 2, 4 * MS));
     assert!((sim.links[0].stats.qlen_pkts.mean(10 * MS) - 0.6).abs() < 1e-12);
@@ -74,20 +53,20 @@ fn a_packet_behind_a_busy_link_is_queued_as_before() {
 #[test]
 fn a_limit_below_one_packet_refuses_it_even_when_the_link_is_idle() {
     // bfifo of 500 B: a 1000 B packet never fits, idle link or not.
-    let mut sim = one_link("500kbit", r#"{ kind = "bfifo", limit = "500B" }"#);
+    let mut sim = common::one_link_cbr("500kbit", r#"{ kind = "bfifo", limit = "500B" }"#);
     sim.run_until(100 * MS).unwrap();
     assert_eq!(counts(&sim), (7, 0, 0, 7, 0, 0));
     assert_eq!(sim.delivered, 0);
     // ns-2 DropTail with limit 1: drops when length + 1 >= limit (queue/drop-tail.cc:91),
     // so an arrival at the empty queue is dropped too.
-    let mut sim = one_link(
+    let mut sim = common::one_link_cbr(
         "500kbit",
         r#"{ kind = "droptail", limit = "1pkt", defaults = "ns2" }"#,
     );
     sim.run_until(100 * MS).unwrap();
     assert_eq!(counts(&sim), (7, 0, 0, 7, 0, 0));
     // With limit 2 it holds one packet besides none on the wire: the idle link takes it.
-    let mut sim = one_link(
+    let mut sim = common::one_link_cbr(
         "500kbit",
         r#"{ kind = "droptail", limit = "2pkt", defaults = "ns2" }"#,
     );

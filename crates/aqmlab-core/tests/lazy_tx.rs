@@ -1,32 +1,12 @@
 //! A FIFO link's transmission that starts with nothing else queued completes without an
 //! event (`engine/link.rs`): hand-worked traces of one link, stepped through time.
 
-use aqmlab_core::{RunOptions, Simulation};
+use aqmlab_core::Simulation;
 
 mod common;
 
 const MS: u64 = 1_000_000;
-
-/// a -> b at 1 Mbit/s with 10 ms delay: a 1000 B datagram takes 8 ms to send and
-/// arrives 18 ms after it starts. CBR at `rate`, 1000 B datagrams.
-fn one_link(rate: &str) -> Simulation {
-    let text = format!(
-        r#"
-duration = "1s"
-[topology]
-kind = "graph"
-nodes = [{{ name = "a" }}, {{ name = "b" }}]
-links = [{{ from = "a", to = "b", rate = "1Mbit", delay = "10ms", qdisc = {{ kind = "pfifo", limit = "100pkt" }} }}]
-[[traffic]]
-kind = "udp-cbr"
-src = "a"
-dst = "b"
-rate = "{rate}"
-size = "1000B"
-"#
-    );
-    Simulation::new(&common::spec(&text), Some(1), &RunOptions::default()).unwrap()
-}
+const PFIFO: &str = r#"{ kind = "pfifo", limit = "100pkt" }"#;
 
 /// (packets sent on a->b, busy ns, packet-hops, delivered, events handled)
 fn state(sim: &Simulation) -> (u64, u64, u64, u64, u64) {
@@ -44,7 +24,7 @@ fn state(sim: &Simulation) -> (u64, u64, u64, u64, u64) {
 fn an_idle_link_sends_with_one_event_per_packet_and_counts_it_when_done() {
     // 500 kbit/s: a datagram every 16 ms, each finds the link idle. Events: the app's
     // send (0, 16, 32 ms, ...) and the arrival (18, 34, ... ms); no transmission-complete.
-    let mut sim = one_link("500kbit");
+    let mut sim = common::one_link_cbr("500kbit", PFIFO);
     sim.run_until(4 * MS).unwrap();
     assert_eq!(
         state(&sim),
@@ -74,7 +54,7 @@ fn a_packet_queued_behind_an_eventless_transmission_gets_the_event() {
     // 2 Mbit/s: a datagram every 4 ms, sent from 8k ms, arriving at 8k + 18 ms. The one
     // sent at 4 ms waits behind the first: the first transmission ends with its event
     // at 8 ms, which starts the second.
-    let mut sim = one_link("2Mbit");
+    let mut sim = common::one_link_cbr("2Mbit", PFIFO);
     sim.run_until(7 * MS).unwrap();
     assert_eq!(state(&sim), (0, 0, 0, 0, 2), "sends at 0 and 4 ms");
     sim.run_until(8 * MS).unwrap();

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use aqmlab_core::{run_scenario, Results, RunOptions, ScenarioSpec};
+use aqmlab_core::{run_scenario, Results, RunOptions, ScenarioSpec, Simulation};
 
 pub fn spec(toml_text: &str) -> ScenarioSpec {
     ScenarioSpec::from_toml_str(toml_text).unwrap_or_else(|e| panic!("bad test scenario: {e}"))
@@ -48,4 +48,26 @@ pub fn without_wall(mut r: Results) -> String {
             .retain(|(n, _)| n != "wall_time_s" && n != "events_per_s");
     }
     format!("{:?}", r.tables)
+}
+
+/// One link a -> b at 1 Mbit/s with 10 ms delay behind `qdisc` (a TOML inline table):
+/// a 1000 B datagram takes 8 ms to send and arrives 18 ms after it starts. UDP CBR at
+/// `rate`, 1000 B datagrams, from t = 0; seed 1, 1 s, not yet run.
+pub fn one_link_cbr(rate: &str, qdisc: &str) -> Simulation {
+    let text = format!(
+        r#"
+duration = "1s"
+[topology]
+kind = "graph"
+nodes = [{{ name = "a" }}, {{ name = "b" }}]
+links = [{{ from = "a", to = "b", rate = "1Mbit", delay = "10ms", qdisc = {qdisc} }}]
+[[traffic]]
+kind = "udp-cbr"
+src = "a"
+dst = "b"
+rate = "{rate}"
+size = "1000B"
+"#
+    );
+    Simulation::new(&spec(&text), Some(1), &RunOptions::default()).unwrap()
 }
