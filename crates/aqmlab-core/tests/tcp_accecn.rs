@@ -2,31 +2,20 @@
 //! and the ACE counter across many wraps, also when ACKs are thinned so that one ACK
 //! covers more than 7 packets (the safe delta of Linux `__tcp_accecn_process`).
 //!
-//! The path is built by hand, as in `tcp_ecn.rs`: a sans-IO sender and receiver joined
-//! by a 10 Mbit/s bottleneck with a 100-packet FIFO that sets CE on every ECT packet arriving to
+//! The path is built by hand (`common::marking_path`, as in `tcp_ecn.rs`): a sans-IO
+//! sender and receiver joined by a 10 Mbit/s bottleneck with a 100-packet FIFO that sets CE on every ECT packet arriving to
 //! at least `k` queued packets (a step AQM), 20 ms each way; the ACK path keeps only
 //! every `ack_every`-th ACK (and the SYN-ACK and the final ACK).
 
-use aqmlab_core::measure::flow_stats::FlowStats;
+mod common;
 use aqmlab_core::net::packet::{tcp_flags as F, Ecn};
-use aqmlab_core::sim::time::{tx_time, Nanos, NS_PER_MS, NS_PER_S};
+use aqmlab_core::sim::time::{NS_PER_MS, NS_PER_S};
 use aqmlab_core::transport::tcp::accecn::{Feedback, CEP_INIT};
 use aqmlab_core::transport::tcp::cc::CcSpec;
 use aqmlab_core::transport::tcp::receiver::TcpReceiver;
 use aqmlab_core::transport::tcp::sender::TcpSender;
-use aqmlab_core::transport::tcp::{EcnSupport, Segment, TcpConfig};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
-    QueueArrival(usize),
-    TxDone,
-    AtReceiver(usize),
-    AtSender(usize),
-    SenderTimer,
-    ReceiverTimer,
-}
+use aqmlab_core::transport::tcp::{EcnSupport, TcpConfig};
+use common::marking_path::MarkingPath;
 
 struct Run {
     snd: TcpSender,
@@ -45,126 +34,41 @@ struct Run {
 const LIMIT: usize = 100;
 
 fn transfer(cfg: TcpConfig, segs: u64, k: usize, ack_every: usize) -> Run {
-    let rate = 10_000_000u64;
-    let one_way = 20 * NS_PER_MS;
-    let mut snd = TcpSender::new(cfg);
-    let mut rcv = TcpReceiver::new(cfg, snd.caps.accurate_ecn());
     let total = segs * cfg.mss as u64;
-    let (mut sst, mut rst) = (FlowStats::default(), FlowStats::default());
-    let mut wire: Vec<Segment> = Vec::new();
-    let mut heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut push = |heap: &mut BinaryHeap<_>, t: Nanos, e: Ev| {
-        heap.push(Reverse((t, seq, e)));
-        seq += 1;
+    let mut p = MarkingPath::new(cfg, total, 10_000_000, 20 * NS_PER_MS, k, LIMIT);
+    let (mut ect0, mut ect1, mut not_ect, mut ace_acks, mut acks) = (0, 0, 0, 0, 0usize);
+    let mut on_data = |s: &aqmlab_core::transport::tcp::Segment| {
+        if s.tcp.payload > 0 {
+            match s.ecn {
+                Ecn::Ect0 => ect0 += 1,
+                Ecn::Ect1 => ect1 += 1,
+                _ => not_ect += 1,
+            }
+        }
     };
-    let mut queue: VecDeque<usize> = VecDeque::new();
-    let mut busy: Option<usize> = None;
-    let mut run = (0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut out = Vec::new();
-    snd.write(0, total, false, &mut out, &mut sst);
-    snd.open(0, &mut out);
-    let (mut s_timer, mut r_timer) = (None::<Nanos>, None::<Nanos>);
-    let mut now: Nanos = 0;
-    let mut acks = 0usize;
-    let mut from_rcv = false;
-    while snd.snd_una < total && now < 600 * NS_PER_S {
-        for s in out.drain(..) {
-            let id = wire.len();
-            wire.push(s);
-            if !from_rcv {
-                if s.tcp.payload > 0 {
-                    match s.ecn {
-                        Ecn::Ect0 => run.1 += 1,
-                        Ecn::Ect1 => run.2 += 1,
-                        _ => run.3 += 1,
-                    }
-                }
-                push(&mut heap, now, Ev::QueueArrival(id));
-            } else {
-                if s.tcp.flags & (F::ECE | F::CWR) != 0 || s.tcp.ae {
-                    run.4 += 1;
-                }
-                let keep = s.has(F::SYN) || s.tcp.ack >= total || acks.is_multiple_of(ack_every);
-                acks += 1;
-                if keep {
-                    push(&mut heap, now + one_way, Ev::AtSender(id));
-                }
-            }
+    let mut keep_ack = |s: &aqmlab_core::transport::tcp::Segment| {
+        if s.tcp.flags & (F::ECE | F::CWR) != 0 || s.tcp.ae {
+            ace_acks += 1;
         }
-        if let Some(d) = snd.next_deadline() {
-            if s_timer != Some(d) {
-                s_timer = Some(d);
-                push(&mut heap, d.max(now), Ev::SenderTimer);
-            }
-        }
-        if let Some(d) = rcv.next_deadline() {
-            if r_timer != Some(d) {
-                r_timer = Some(d);
-                push(&mut heap, d.max(now), Ev::ReceiverTimer);
-            }
-        }
-        let Some(Reverse((t, _, ev))) = heap.pop() else {
+        let keep = s.has(F::SYN) || s.tcp.ack >= total || acks.is_multiple_of(ack_every);
+        acks += 1;
+        keep
+    };
+    while p.snd.snd_una < total && p.now < 600 * NS_PER_S {
+        if !p.step(u64::MAX, &mut on_data, &mut keep_ack) {
             break;
-        };
-        now = t;
-        from_rcv = matches!(ev, Ev::AtReceiver(_) | Ev::ReceiverTimer);
-        match ev {
-            Ev::QueueArrival(_) if queue.len() >= LIMIT => {}
-            Ev::QueueArrival(id) => {
-                if queue.len() >= k && wire[id].ecn.is_capable() {
-                    wire[id].ecn = Ecn::Ce;
-                    run.0 += 1;
-                }
-                queue.push_back(id);
-                if busy.is_none() {
-                    let h = queue.pop_front().unwrap();
-                    busy = Some(h);
-                    push(
-                        &mut heap,
-                        now + tx_time(wire[h].wire_size(), rate),
-                        Ev::TxDone,
-                    );
-                }
-            }
-            Ev::TxDone => {
-                let id = busy.take().unwrap();
-                push(&mut heap, now + one_way, Ev::AtReceiver(id));
-                if let Some(h) = queue.pop_front() {
-                    busy = Some(h);
-                    push(
-                        &mut heap,
-                        now + tx_time(wire[h].wire_size(), rate),
-                        Ev::TxDone,
-                    );
-                }
-            }
-            Ev::AtReceiver(id) => rcv.on_segment(now, &wire[id], &mut out, &mut rst),
-            Ev::AtSender(id) => snd.on_segment(now, &wire[id], &mut out, &mut sst),
-            Ev::SenderTimer => {
-                if s_timer == Some(now) {
-                    s_timer = None;
-                    snd.on_timer(now, &mut out, &mut sst);
-                }
-            }
-            Ev::ReceiverTimer => {
-                if r_timer == Some(now) {
-                    r_timer = None;
-                    rcv.on_timer(now, &mut out);
-                }
-            }
         }
     }
-    assert_eq!(snd.snd_una, total, "the transfer completes");
+    assert_eq!(p.snd.snd_una, total, "the transfer completes");
     Run {
-        snd,
-        rcv,
-        marks: run.0,
-        ect0: run.1,
-        ect1: run.2,
-        not_ect: run.3,
-        ace_acks: run.4,
-        retransmits: sst.retransmits,
+        marks: p.marks,
+        ect0,
+        ect1,
+        not_ect,
+        ace_acks,
+        retransmits: p.sst.retransmits,
+        snd: p.snd,
+        rcv: p.rcv,
     }
 }
 

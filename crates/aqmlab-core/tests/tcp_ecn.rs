@@ -2,30 +2,16 @@
 //! at most once per RTT (RFC 3168 §6.1.2); DCTCP keeps the queue near its marking
 //! threshold and reduces in proportion to the marked fraction (RFC 8257).
 //!
-//! The marking queue is built here by hand (no AQM qdisc is needed): a sans-IO
+//! The marking queue is built by hand (`common::marking_path`; no AQM qdisc is needed): a sans-IO
 //! sender and receiver are joined by a bottleneck of rate R with a FIFO that sets CE on
 //! every ECT packet that arrives to find at least K packets queued (DCTCP's step
 //! marking), and drops only beyond a large limit. ACKs return over an uncongested path.
 
-use aqmlab_core::measure::flow_stats::FlowStats;
-use aqmlab_core::net::packet::Ecn;
-use aqmlab_core::sim::time::{tx_time, Nanos, NS_PER_MS, NS_PER_S};
+mod common;
+use aqmlab_core::sim::time::{Nanos, NS_PER_MS, NS_PER_S};
 use aqmlab_core::transport::tcp::cc::CcSpec;
-use aqmlab_core::transport::tcp::receiver::TcpReceiver;
-use aqmlab_core::transport::tcp::sender::TcpSender;
-use aqmlab_core::transport::tcp::{Segment, TcpConfig};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Ev {
-    QueueArrival(usize),
-    TxDone,
-    AtReceiver(usize),
-    AtSender(usize),
-    SenderTimer,
-    ReceiverTimer,
-}
+use aqmlab_core::transport::tcp::TcpConfig;
+use common::marking_path::MarkingPath;
 
 struct Run {
     drops: u64,
@@ -39,144 +25,35 @@ struct Run {
 }
 
 fn simulate(cc: CcSpec, k: usize, limit: usize, duration: Nanos) -> Run {
-    let rate = 10_000_000u64;
-    let one_way = 20 * NS_PER_MS;
     let cfg = TcpConfig {
         cc,
         ecn: true,
         ..TcpConfig::default()
     };
-    let mut snd = TcpSender::new(cfg);
-    let mut rcv = TcpReceiver::new(cfg, snd.caps.accurate_ecn());
-    let (mut sst, mut rst) = (FlowStats::default(), FlowStats::default());
-    let mut segs: Vec<Segment> = Vec::new(); // segment store, indexed by events
-    let mut heap: BinaryHeap<Reverse<(Nanos, u64, Ev)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut push = |heap: &mut BinaryHeap<_>, t: Nanos, e: Ev| {
-        heap.push(Reverse((t, seq, e)));
-        seq += 1;
-    };
-    let mut queue: VecDeque<usize> = VecDeque::new();
-    let mut busy: Option<usize> = None;
-    let mut run = Run {
-        drops: 0,
-        marks: 0,
-        reductions: vec![],
-        max_queue: 0,
-        mean_queue: 0.0,
-        delivered: 0,
-        srtt: 0,
-    };
-    let (mut q_area, mut q_last) = (0f64, 0 as Nanos);
-    let mut out = Vec::new();
-    snd.write(0, u64::MAX, false, &mut out, &mut sst);
-    snd.open(0, &mut out);
-    let (mut s_timer, mut r_timer) = (None::<Nanos>, None::<Nanos>);
-    let mut now: Nanos = 0;
-    let mut last_cwnd = snd.w.cwnd;
-    loop {
-        // Route what the endpoints just sent.
-        for s in out.drain(..) {
-            let id = segs.len();
-            let from_sender = s.tcp.ack == 0 && s.tcp.payload > 0 || s.has(0x02) && !s.has(0x10);
-            segs.push(s);
-            if from_sender {
-                push(&mut heap, now, Ev::QueueArrival(id));
-            } else {
-                push(&mut heap, now + one_way, Ev::AtSender(id));
-            }
-        }
+    let mut p = MarkingPath::new(cfg, u64::MAX, 10_000_000, 20 * NS_PER_MS, k, limit);
+    let mut reductions = Vec::new();
+    let mut last_cwnd = p.snd.w.cwnd;
+    while p.step(duration, &mut |_| {}, &mut |_| true) {
         // A reduction: cwnd falls (no loss here, so never by recovery or an RTO).
-        if snd.w.cwnd < last_cwnd {
-            run.reductions.push((now, snd.w.cwnd));
+        if p.snd.w.cwnd < last_cwnd {
+            reductions.push((p.now, p.snd.w.cwnd));
         }
-        last_cwnd = snd.w.cwnd;
-        if let Some(d) = snd.next_deadline() {
-            if s_timer != Some(d) {
-                s_timer = Some(d);
-                push(&mut heap, d.max(now), Ev::SenderTimer);
-            }
-        }
-        if let Some(d) = rcv.next_deadline() {
-            if r_timer != Some(d) {
-                r_timer = Some(d);
-                push(&mut heap, d.max(now), Ev::ReceiverTimer);
-            }
-        }
-        let Some(Reverse((t, _, ev))) = heap.pop() else {
-            break;
-        };
-        if t > duration {
-            break;
-        }
-        q_area += queue.len() as f64 * (t - q_last) as f64;
-        q_last = t;
-        now = t;
-        match ev {
-            Ev::QueueArrival(id) => {
-                if queue.len() >= limit {
-                    run.drops += 1;
-                } else {
-                    if queue.len() >= k && segs[id].ecn == Ecn::Ect0 {
-                        segs[id].ecn = Ecn::Ce;
-                        run.marks += 1;
-                    }
-                    queue.push_back(id);
-                    run.max_queue = run.max_queue.max(queue.len());
-                    if busy.is_none() {
-                        let h = queue.pop_front().unwrap();
-                        busy = Some(h);
-                        push(
-                            &mut heap,
-                            now + tx_time(segs[h].wire_size(), rate),
-                            Ev::TxDone,
-                        );
-                    }
-                }
-            }
-            Ev::TxDone => {
-                let id = busy.take().unwrap();
-                push(&mut heap, now + one_way, Ev::AtReceiver(id));
-                if let Some(h) = queue.pop_front() {
-                    busy = Some(h);
-                    push(
-                        &mut heap,
-                        now + tx_time(segs[h].wire_size(), rate),
-                        Ev::TxDone,
-                    );
-                }
-            }
-            Ev::AtReceiver(id) => {
-                let s = segs[id];
-                rcv.on_segment(now, &s, &mut out, &mut rst);
-            }
-            Ev::AtSender(id) => {
-                let s = segs[id];
-                snd.on_segment(now, &s, &mut out, &mut sst);
-            }
-            Ev::SenderTimer => {
-                if s_timer == Some(now) {
-                    s_timer = None;
-                    snd.on_timer(now, &mut out, &mut sst);
-                }
-            }
-            Ev::ReceiverTimer => {
-                if r_timer == Some(now) {
-                    r_timer = None;
-                    rcv.on_timer(now, &mut out);
-                }
-            }
-        }
+        last_cwnd = p.snd.w.cwnd;
     }
-    run.mean_queue = q_area / now as f64;
-    run.delivered = rst.bytes_delivered;
-    run.srtt = snd.rtt.srtt;
     assert_eq!(
-        sst.retransmits, 0,
+        p.sst.retransmits, 0,
         "no packet was lost, so nothing is retransmitted"
     );
-    assert_eq!(sst.timeouts, 0);
-    run
+    assert_eq!(p.sst.timeouts, 0);
+    Run {
+        drops: p.drops,
+        marks: p.marks,
+        reductions,
+        max_queue: p.max_queue,
+        mean_queue: p.queue_area / p.now as f64,
+        delivered: p.rst.bytes_delivered,
+        srtt: p.snd.rtt.srtt,
+    }
 }
 
 fn check_once_per_rtt(r: &Run, min_rtt: Nanos) {

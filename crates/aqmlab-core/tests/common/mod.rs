@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod marking_path;
+
 use aqmlab_core::{run_scenario, Results, RunOptions, ScenarioSpec, Simulation};
 
 pub fn spec(toml_text: &str) -> ScenarioSpec {
