@@ -156,6 +156,15 @@ def test_the_emulator_runs_on_the_cpu_named_and_the_traffic_at_ordinary_priority
     allowed = sorted(os.sched_getaffinity(0))
     assert emulate(doc, cpu=allowed[-1]).emulation["cpu"][0] == allowed[-1]
     assert emulate(doc).emulation["cpu"][0] is None
+    # Above a real-time caller (chrt -f 20, as benches/kernel runs it), else at 10.
+    before = os.sched_getscheduler(0), os.sched_getparam(0)
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+    try:
+        under_rt = emulate(doc).emulation
+    finally:
+        os.sched_setscheduler(0, before[0], before[1])
+    assert (under_rt["realtime"][0], under_rt["rt_priority"][0]) == (True, 21)
+    assert before[0] == os.SCHED_OTHER and emulate(doc).emulation["rt_priority"][0] == 10
     with pytest.raises(ScenarioError) as e:
         emulate(doc, cpu=4095)
     assert e.value.path == "emulate.cpu" and "4095" in str(e.value) and str(allowed[0]) in str(e.value)

@@ -139,7 +139,7 @@ def build_results(plan: Plan, doc: dict[str, Any], report: dict[str, Any], outs:
         "sched_err_us_p50": _f(se["p50_us"]), "sched_err_us_p99": _f(se["p99_us"]),
         "sched_err_us_p999": _f(se["p999_us"]), "sched_err_us_max": _f(se["max_us"]),
         "sched_err_us_mean": _f(se["mean_us"]), "datagrams": se["count"], "late_over_1ms": report["late_over_1ms"],
-        "realtime": report["realtime"], "cpu": report["cpu"], "busy_poll_us": report["busy_poll_ns"] / 1e3,
+        "realtime": report["realtime"], "rt_priority": report["priority"], "cpu": report["cpu"], "busy_poll_us": report["busy_poll_ns"] / 1e3,
         "write_errors": report["write_errors"], "rejected": report["rejected"], "measured_s": window,
         "loop_sleeps": report["loop"]["sleeps"], "loop_spins": report["loop"]["spins"],
     }])

@@ -329,7 +329,11 @@ pub fn run(
     drop(home);
     sys::set_nonblocking(control).map_err(sys_err("control fd"))?;
     sys::precise_timers();
-    let realtime = cfg.realtime && sys::realtime(10);
+    let priority = if cfg.realtime {
+        sys::realtime(10)
+    } else {
+        None
+    };
     let cpu = choose_cpu(cfg.cpu)?;
     let (lfd, rfd) = (tun_l.as_raw_fd(), tun_r.as_raw_fd());
     sys::write(ready_fd, b"ready\n").map_err(sys_err("ready fd"))?;
@@ -479,7 +483,8 @@ pub fn run(
     drops.extend(drop_rows(&rev, z, until));
     let extra = json!({
         "stop": stop_reason,
-        "realtime": realtime,
+        "realtime": priority.is_some(),
+        "priority": priority,
         "cpu": cpu,
         "busy_poll_ns": cfg.busy_poll_ns,
         "t0_mono_ns": z,

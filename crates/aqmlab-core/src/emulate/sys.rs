@@ -174,11 +174,11 @@ pub fn precise_timers() {
 }
 
 /// Ask for SCHED_FIFO at `priority`, or one above the priority this process already
-/// runs at if that is higher (needs CAP_SYS_NICE); false if refused. The emulator is
+/// runs at if that is higher (needs CAP_SYS_NICE); the priority granted, None if refused. The emulator is
 /// the wire: a caller started under `chrt -f 20` must not preempt it (SCHED_FIFO runs
 /// the higher priority first, and an equal one only when the running task blocks).
 /// The kernel's RT throttling (`sched_rt_runtime_us`) still leaves 5 % to other tasks.
-pub fn realtime(priority: i32) -> bool {
+pub fn realtime(priority: i32) -> Option<i32> {
     // SAFETY: plain syscalls on the calling thread with valid arguments.
     unsafe {
         let current = match libc::sched_getscheduler(0) {
@@ -196,7 +196,7 @@ pub fn realtime(priority: i32) -> bool {
         let p = libc::sched_param {
             sched_priority: priority.max(current + 1).min(max),
         };
-        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
+        (libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0).then_some(p.sched_priority)
     }
 }
 
