@@ -70,6 +70,11 @@ pub struct Docsis {
     shaper: Shaper,
     /// The RsQ's head packet, taken from the qdisc, waiting for tokens.
     slot: Option<PacketId>,
+    /// When the slot's packet conforms. Only releasing the slot's packet takes tokens, so
+    /// the time computed when it entered the slot stays exact until then (a bucket short
+    /// at `t` conforms at `last + ⌈(need − tokens)/rate⌉`, whatever `t`): every later
+    /// pull, one per packet arriving at the RsQ, compares instead of recomputing.
+    slot_ready: Nanos,
     /// When the shaper next needs to run (tokens due, or the downstream wire free).
     wake: Option<Nanos>,
     up: Option<Upstream>,
@@ -115,6 +120,7 @@ impl Docsis {
             config,
             shaper,
             slot: None,
+            slot_ready: 0,
             wake: None,
             up,
             wire_free: 0,
@@ -242,20 +248,20 @@ impl Access for Docsis {
                             rsq_stats.dequeued += 1;
                         }
                         self.slot = Some(p);
+                        self.slot_ready = self.shaper.ready_at(now, ctx.packets[p].size);
                         p
                     }
                     None => return,
                 },
             };
+            if self.slot_ready > now {
+                self.wake = Some(self.slot_ready);
+                return;
+            }
             let (size, enqueued) = {
                 let pk = &ctx.packets[p];
                 (pk.size, pk.enqueued)
             };
-            let ready = self.shaper.ready_at(now, size);
-            if ready > now {
-                self.wake = Some(ready);
-                return;
-            }
             self.shaper.take(now, size);
             self.slot = None;
             let sojourn = now - enqueued;
