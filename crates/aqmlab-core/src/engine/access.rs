@@ -29,8 +29,15 @@ impl Simulation {
         } else {
             model.pull(&mut link.qdisc, &mut ctx, &mut link.stats, link.rate_bps);
         }
+        // An untouched feed needs no `after_qdisc`: its drops and marks were applied, its
+        // length recorded and its timer armed when it last changed. (Recording the same
+        // length later adds the same area to its time average, and the sample intervals
+        // close with the same values at the next call, which comes before any change.)
+        let touched = model.touched_feed();
         self.launch(l);
-        self.after_qdisc(l);
+        if touched {
+            self.after_qdisc(l);
+        }
         self.arm_access_timer(l);
     }
 

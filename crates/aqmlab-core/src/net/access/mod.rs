@@ -67,6 +67,12 @@ pub trait Access {
         stats: &mut LinkStats,
         channel_bps: u64,
     );
+    /// Whether the last `pull` or `on_timer` called the feed. When it did not, the feed
+    /// is as the engine last read it (queue length, timer), so the engine skips reading it
+    /// again. `true`, the default, is always safe.
+    fn touched_feed(&self) -> bool {
+        true
+    }
     /// When the model next needs `on_timer`.
     fn next_timer(&self) -> Option<Nanos>;
     /// Departures since the last call: (time the last bit leaves, packet), in order.
@@ -164,6 +170,10 @@ macro_rules! registry {
             #[inline]
             fn on_timer(&mut self, feed: &mut Qdisc, ctx: &mut QdiscCtx, stats: &mut LinkStats, channel_bps: u64) {
                 match self { $( AnyAccess::$variant(m) => m.on_timer(feed, ctx, stats, channel_bps) ),* }
+            }
+            #[inline]
+            fn touched_feed(&self) -> bool {
+                match self { $( AnyAccess::$variant(m) => m.touched_feed() ),* }
             }
             #[inline]
             fn next_timer(&self) -> Option<Nanos> {

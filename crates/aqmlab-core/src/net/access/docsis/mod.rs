@@ -75,6 +75,9 @@ pub struct Docsis {
     /// at `t` conforms at `last + ⌈(need − tokens)/rate⌉`, whatever `t`): every later
     /// pull, one per packet arriving at the RsQ, compares instead of recomputing.
     slot_ready: Nanos,
+    /// Whether the last pull dequeued from the RsQ (`touched_feed`): most pulls find the
+    /// slot's packet still waiting for tokens and leave the RsQ alone.
+    touched_rsq: bool,
     /// When the shaper next needs to run (tokens due, or the downstream wire free).
     wake: Option<Nanos>,
     up: Option<Upstream>,
@@ -121,6 +124,7 @@ impl Docsis {
             shaper,
             slot: None,
             slot_ready: 0,
+            touched_rsq: false,
             wake: None,
             up,
             wire_free: 0,
@@ -139,6 +143,10 @@ impl Access for Docsis {
     /// The RsQ drains at the sustained rate.
     fn feed_rate_bps(&self) -> u64 {
         self.config.sustained_bps
+    }
+
+    fn touched_feed(&self) -> bool {
+        self.touched_rsq
     }
 
     fn next_timer(&self) -> Option<Nanos> {
@@ -221,6 +229,7 @@ impl Access for Docsis {
     ) {
         let now = ctx.now;
         self.wake = None;
+        self.touched_rsq = false;
         loop {
             match &self.up {
                 Some(u)
@@ -239,7 +248,10 @@ impl Access for Docsis {
             }
             let p = match self.slot {
                 Some(p) => p,
-                None => match rsq.dequeue(ctx) {
+                None => match {
+                    self.touched_rsq = true;
+                    rsq.dequeue(ctx)
+                } {
                     Some(p) => {
                         // It has left the RsQ (its children count it now too): the
                         // RsQ row counts it here, its sojourn when the shaper lets
