@@ -15,6 +15,9 @@ impl Simulation {
         let Some(model) = link.access.as_mut() else {
             return;
         };
+        if !timer && model.waits_for_timer(now) {
+            return;
+        }
         let mut ctx = QdiscCtx {
             monitor,
             now,

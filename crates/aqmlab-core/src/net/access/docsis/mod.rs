@@ -149,6 +149,15 @@ impl Access for Docsis {
         self.touched_rsq
     }
 
+    /// Upstream, a packet in the slot short of tokens blocks the shaper, and `wake` is
+    /// already its conformance time (the pull that left it there set it; nothing else
+    /// changes either). The TxQ cannot be full then (a packet enters the slot only when
+    /// the TxQ has room, and only a pull adds to it). Downstream, the wire's end may set
+    /// the wake instead: no shortcut there.
+    fn waits_for_timer(&self, now: Nanos) -> bool {
+        self.up.is_some() && self.slot.is_some() && self.slot_ready > now
+    }
+
     fn next_timer(&self) -> Option<Nanos> {
         let map = self.up.as_ref().and_then(|u| u.next_map);
         match (map, self.wake) {
