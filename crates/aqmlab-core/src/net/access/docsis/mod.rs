@@ -257,23 +257,23 @@ impl Access for Docsis {
             }
             let p = match self.slot {
                 Some(p) => p,
-                None => match {
+                None => {
                     self.touched_rsq = true;
-                    rsq.dequeue(ctx)
-                } {
-                    Some(p) => {
-                        // It has left the RsQ (its children count it now too): the
-                        // RsQ row counts it here, its sojourn when the shaper lets
-                        // it go.
-                        if ctx.packets[p].enqueued >= rsq_stats.window_start {
-                            rsq_stats.dequeued += 1;
+                    match rsq.dequeue(ctx) {
+                        Some(p) => {
+                            // It has left the RsQ (its children count it now too): the
+                            // RsQ row counts it here, its sojourn when the shaper lets
+                            // it go.
+                            if ctx.packets[p].enqueued >= rsq_stats.window_start {
+                                rsq_stats.dequeued += 1;
+                            }
+                            self.slot = Some(p);
+                            self.slot_ready = self.shaper.ready_at(now, ctx.packets[p].size);
+                            p
                         }
-                        self.slot = Some(p);
-                        self.slot_ready = self.shaper.ready_at(now, ctx.packets[p].size);
-                        p
+                        None => return,
                     }
-                    None => return,
-                },
+                }
             };
             if self.slot_ready > now {
                 self.wake = Some(self.slot_ready);
