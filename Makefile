@@ -7,7 +7,7 @@ STAMP := $(VENV)/.deps-stamp
 # One release build of the extension serves `make run`, `make test` and `make bench`.
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: run test lint test-rust test-python bench bench-instr bench-scale fuzz install clean
+.PHONY: run test lint test-rust test-python bench bench-instr bench-scale bench-pgo build-pgo fuzz install clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -68,6 +68,29 @@ bench-scale: install
 
 # Instructions per event and per packet of each bench scenario (cachegrind; needs valgrind).
 bench-instr: install
+	$(PY) benches/bench_instr.py
+
+# Opt-in profile-guided build of the extension (docs/benchmarks.md): an instrumented build
+# runs benches/scenarios/*.toml, then the extension is rebuilt with that profile and
+# installed into $(VENV) (`make install` goes back to the plain build after a source change).
+# The profile is made fresh each time by this machine's rustc, so it always matches its LLVM;
+# it needs rustc's own llvm-profdata (`rustup component add llvm-tools`). Own target dirs:
+# the plain build's cache stays warm.
+PGO := $(abspath target/pgo)
+LLVM_PROFDATA = $(firstword $(wildcard $(shell rustc --print sysroot)/lib/rustlib/*/bin/llvm-profdata))
+PGO_DEVELOP = VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q --features test-hooks
+
+build-pgo: $(STAMP)
+	@test -n "$(LLVM_PROFDATA)" || { echo "make build-pgo: no llvm-profdata in $$(rustc --print sysroot); run: rustup component add llvm-tools" >&2; exit 1; }
+	rm -rf $(PGO)/raw $(VENV)/.build-stamp
+	RUSTFLAGS="-Cprofile-generate=$(PGO)/raw" CARGO_TARGET_DIR=$(PGO)/gen $(PGO_DEVELOP)
+	for f in benches/scenarios/*.toml; do $(VENV)/bin/aqmlab run $$f --json > /dev/null || exit 1; done
+	$(LLVM_PROFDATA) merge -o $(PGO)/merged.profdata $(PGO)/raw
+	RUSTFLAGS="-Cprofile-use=$(PGO)/merged.profdata" CARGO_TARGET_DIR=$(PGO)/use $(PGO_DEVELOP)
+	touch $(VENV)/.build-stamp
+
+# bench-instr on the profile-guided build.
+bench-pgo: build-pgo
 	$(PY) benches/bench_instr.py
 
 clean:

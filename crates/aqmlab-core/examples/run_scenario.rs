@@ -8,7 +8,13 @@ fn main() {
     let spec = aqmlab_core::ScenarioSpec::from_toml_str(&text).expect("scenario");
     let r = aqmlab_core::run_scenario(&spec, None, &Default::default()).expect("run");
     let s = r.table("summary");
-    for name in ["wall_time_s", "events", "packet_hops", "events_per_s"] {
+    for name in [
+        "wall_time_s",
+        "events",
+        "packets",
+        "packet_hops",
+        "events_per_s",
+    ] {
         println!("{name} = {}", s.f64s(name)[0]);
     }
     if std::env::args().nth(2).as_deref() == Some("--dump") {

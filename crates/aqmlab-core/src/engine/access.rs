@@ -15,6 +15,9 @@ impl Simulation {
         let Some(model) = link.access.as_mut() else {
             return;
         };
+        if !timer && model.waits_for_timer(now) {
+            return;
+        }
         let mut ctx = QdiscCtx {
             monitor,
             now,
@@ -29,8 +32,15 @@ impl Simulation {
         } else {
             model.pull(&mut link.qdisc, &mut ctx, &mut link.stats, link.rate_bps);
         }
+        // An untouched feed needs no `after_qdisc`: its drops and marks were applied, its
+        // length recorded and its timer armed when it last changed. (Recording the same
+        // length later adds the same area to its time average, and the sample intervals
+        // close with the same values at the next call, which comes before any change.)
+        let touched = model.touched_feed();
         self.launch(l);
-        self.after_qdisc(l);
+        if touched {
+            self.after_qdisc(l);
+        }
         self.arm_access_timer(l);
     }
 

@@ -67,6 +67,19 @@ pub trait Access {
         stats: &mut LinkStats,
         channel_bps: u64,
     );
+    /// Whether a `pull` at `now` would change nothing: the model waits for its own timer
+    /// whatever enters the feed (DOCSIS's shaper holding a packet until its tokens come).
+    /// The engine then skips the call and what follows it. `false`, the default, is
+    /// always safe.
+    fn waits_for_timer(&self, _now: Nanos) -> bool {
+        false
+    }
+    /// Whether the last `pull` or `on_timer` called the feed. When it did not, the feed
+    /// is as the engine last read it (queue length, timer), so the engine skips reading it
+    /// again. `true`, the default, is always safe.
+    fn touched_feed(&self) -> bool {
+        true
+    }
     /// When the model next needs `on_timer`.
     fn next_timer(&self) -> Option<Nanos>;
     /// Departures since the last call: (time the last bit leaves, packet), in order.
@@ -164,6 +177,14 @@ macro_rules! registry {
             #[inline]
             fn on_timer(&mut self, feed: &mut Qdisc, ctx: &mut QdiscCtx, stats: &mut LinkStats, channel_bps: u64) {
                 match self { $( AnyAccess::$variant(m) => m.on_timer(feed, ctx, stats, channel_bps) ),* }
+            }
+            #[inline]
+            fn waits_for_timer(&self, now: Nanos) -> bool {
+                match self { $( AnyAccess::$variant(m) => m.waits_for_timer(now) ),* }
+            }
+            #[inline]
+            fn touched_feed(&self) -> bool {
+                match self { $( AnyAccess::$variant(m) => m.touched_feed() ),* }
             }
             #[inline]
             fn next_timer(&self) -> Option<Nanos> {

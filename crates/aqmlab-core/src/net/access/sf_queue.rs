@@ -10,9 +10,14 @@ use crate::qdisc::DropReason;
 use crate::sim::time::{Nanos, NS_PER_S};
 use std::collections::VecDeque;
 
-/// Time to send `bytes` at `rate_bps`, rounded up.
+/// Time to send `bytes` at `rate_bps`, rounded up. Below 2.3 GB the bit-nanoseconds fit
+/// in 64 bits and one 64-bit division replaces the 128-bit routine (it runs for every
+/// packet a grant completes); the quotient is the same.
 pub fn send_time(bytes: u64, rate_bps: u64) -> Nanos {
-    (bytes as u128 * 8 * NS_PER_S as u128).div_ceil(rate_bps as u128) as Nanos
+    match bytes.checked_mul(8 * NS_PER_S) {
+        Some(bit_ns) => bit_ns.div_ceil(rate_bps),
+        None => (bytes as u128 * 8 * NS_PER_S as u128).div_ceil(rate_bps as u128) as Nanos,
+    }
 }
 
 pub struct SfQueue {
@@ -132,6 +137,15 @@ impl SfQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both division paths round up: 1 B at 3 bit/s takes 2.67 s → 2 666 666 667 ns; 2^62 B
+    /// (beyond 64 bits of bit-nanoseconds) at 8 Gbit/s takes 2^62 ns.
+    #[test]
+    fn send_time_rounds_up_on_both_division_paths() {
+        assert_eq!(send_time(1, 3), 2_666_666_667);
+        assert_eq!(send_time(1500, 8_000_000), 1_500_000);
+        assert_eq!(send_time(1 << 62, 8_000_000_000), 1 << 62);
+    }
 
     /// 8 Mbit/s = 1 B/µs. Packets of 300 and 500 B; grants of 400 then 400 B: the first
     /// sends packet 0 (done at 300 µs) and 100 B of packet 1; the second, at 1000 µs,

@@ -70,6 +70,14 @@ pub struct Docsis {
     shaper: Shaper,
     /// The RsQ's head packet, taken from the qdisc, waiting for tokens.
     slot: Option<PacketId>,
+    /// When the slot's packet conforms. Only releasing the slot's packet takes tokens, so
+    /// the time computed when it entered the slot stays exact until then (a bucket short
+    /// at `t` conforms at `last + ⌈(need − tokens)/rate⌉`, whatever `t`): every later
+    /// pull, one per packet arriving at the RsQ, compares instead of recomputing.
+    slot_ready: Nanos,
+    /// Whether the last pull dequeued from the RsQ (`touched_feed`): most pulls find the
+    /// slot's packet still waiting for tokens and leave the RsQ alone.
+    touched_rsq: bool,
     /// When the shaper next needs to run (tokens due, or the downstream wire free).
     wake: Option<Nanos>,
     up: Option<Upstream>,
@@ -115,6 +123,8 @@ impl Docsis {
             config,
             shaper,
             slot: None,
+            slot_ready: 0,
+            touched_rsq: false,
             wake: None,
             up,
             wire_free: 0,
@@ -133,6 +143,19 @@ impl Access for Docsis {
     /// The RsQ drains at the sustained rate.
     fn feed_rate_bps(&self) -> u64 {
         self.config.sustained_bps
+    }
+
+    fn touched_feed(&self) -> bool {
+        self.touched_rsq
+    }
+
+    /// Upstream, a packet in the slot short of tokens blocks the shaper, and `wake` is
+    /// already its conformance time (the pull that left it there set it; nothing else
+    /// changes either). The TxQ cannot be full then (a packet enters the slot only when
+    /// the TxQ has room, and only a pull adds to it). Downstream, the wire's end may set
+    /// the wake instead: no shortcut there.
+    fn waits_for_timer(&self, now: Nanos) -> bool {
+        self.up.is_some() && self.slot.is_some() && self.slot_ready > now
     }
 
     fn next_timer(&self) -> Option<Nanos> {
@@ -215,6 +238,7 @@ impl Access for Docsis {
     ) {
         let now = ctx.now;
         self.wake = None;
+        self.touched_rsq = false;
         loop {
             match &self.up {
                 Some(u)
@@ -233,29 +257,32 @@ impl Access for Docsis {
             }
             let p = match self.slot {
                 Some(p) => p,
-                None => match rsq.dequeue(ctx) {
-                    Some(p) => {
-                        // It has left the RsQ (its children count it now too): the
-                        // RsQ row counts it here, its sojourn when the shaper lets
-                        // it go.
-                        if ctx.packets[p].enqueued >= rsq_stats.window_start {
-                            rsq_stats.dequeued += 1;
+                None => {
+                    self.touched_rsq = true;
+                    match rsq.dequeue(ctx) {
+                        Some(p) => {
+                            // It has left the RsQ (its children count it now too): the
+                            // RsQ row counts it here, its sojourn when the shaper lets
+                            // it go.
+                            if ctx.packets[p].enqueued >= rsq_stats.window_start {
+                                rsq_stats.dequeued += 1;
+                            }
+                            self.slot = Some(p);
+                            self.slot_ready = self.shaper.ready_at(now, ctx.packets[p].size);
+                            p
                         }
-                        self.slot = Some(p);
-                        p
+                        None => return,
                     }
-                    None => return,
-                },
+                }
             };
+            if self.slot_ready > now {
+                self.wake = Some(self.slot_ready);
+                return;
+            }
             let (size, enqueued) = {
                 let pk = &ctx.packets[p];
                 (pk.size, pk.enqueued)
             };
-            let ready = self.shaper.ready_at(now, size);
-            if ready > now {
-                self.wake = Some(ready);
-                return;
-            }
             self.shaper.take(now, size);
             self.slot = None;
             let sojourn = now - enqueued;
