@@ -69,6 +69,24 @@ def test_inside_reading_once_the_same_frames_come_back_and_equal_fresh_reads(swe
     assert aggregate._read_cache is None  # released when the block ends
 
 
+def test_frames_beyond_the_budget_are_read_again_not_held(sweep_dir, monkeypatch):
+    size = {t: aggregate.load_runs(sweep_dir, t).estimated_size() for t in ("summary", "queues", "apps")}
+    assert size["queues"] > size["summary"]
+    monkeypatch.setattr(aggregate, "READ_ONCE_BYTES", size["summary"])  # room for the summary table alone
+    with aggregate.reading_once():
+        summary = aggregate.load_runs(sweep_dir, "summary")
+        assert aggregate.load_runs(sweep_dir, "summary") is summary
+        queues = aggregate.load_runs(sweep_dir, "queues")  # larger than the budget: not kept
+        assert aggregate.load_runs(sweep_dir, "queues") is not queues
+        assert aggregate.load_runs(sweep_dir, "summary") is summary
+        budget = max(size["summary"], size["apps"]) + min(size["summary"], size["apps"]) - 1  # each fits, not both
+        monkeypatch.setattr(aggregate, "READ_ONCE_BYTES", budget)
+        apps = aggregate.load_runs(sweep_dir, "apps")  # the summary, used least recently, makes room
+        assert aggregate.load_runs(sweep_dir, "apps") is apps
+        assert aggregate.load_runs(sweep_dir, "summary") is not summary
+        assert aggregate._read_cache is not None and aggregate._read_cache.bytes <= budget
+
+
 def test_the_svg_file_is_the_inline_figure(tmp_path):
     import matplotlib.pyplot as plt
 

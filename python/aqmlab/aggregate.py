@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -96,23 +97,54 @@ def _axis_columns(spec: dict[str, Any]) -> dict[str, pl.Series]:
     return out
 
 
-#: The frames read inside `reading_once` (None outside it), by what was asked for.
-_read_cache: dict[tuple[Any, ...], pl.DataFrame] | None = None
+#: Bytes of frames `reading_once` keeps (polars' estimate): a report's tables read again
+#: and again are small and fit many times over; the largest — a study's stacked time
+#: series, gigabytes — are read again when asked again rather than held (the report's
+#: peak memory stays what it was).
+READ_ONCE_BYTES = 512 << 20
+
+
+class _Reads:
+    """The frames kept inside `reading_once`, least recently used out first once they
+    exceed `READ_ONCE_BYTES`; a frame larger than that is never kept."""
+
+    def __init__(self) -> None:
+        self.frames: OrderedDict[tuple[Any, ...], tuple[pl.DataFrame, int]] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, key: tuple[Any, ...], read: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+        if key in self.frames:
+            self.frames.move_to_end(key)
+            return self.frames[key][0]
+        df = read()
+        size = df.estimated_size()
+        if size <= READ_ONCE_BYTES:
+            self.frames[key] = (df, size)
+            self.bytes += size
+            while self.bytes > READ_ONCE_BYTES:
+                _, (_, gone) = self.frames.popitem(last=False)
+                self.bytes -= gone
+        return df
+
+
+#: The frames read inside `reading_once` (None outside it).
+_read_cache: _Reads | None = None
 
 
 @contextlib.contextmanager
 def reading_once() -> Iterator[None]:
     """Inside this block `load_runs` and `load` read each (folder, table) once and hand
     out the same frame again when asked again (polars frames are immutable, so callers
-    cannot change each other's copy). A report asks for the same table many times
-    (every figure, the scorecard, the tables): one read of a study's thousands of
-    Parquet files instead of dozens. The folders must not change inside the block — a
-    report is built from finished runs. Nested blocks share the outer one's reads."""
+    cannot change each other's copy), within `READ_ONCE_BYTES`. A report asks for the
+    same table many times (every figure, the scorecard, the tables): one read of a
+    study's thousands of Parquet files instead of dozens. The folders must not change
+    inside the block — a report is built from finished runs. Nested blocks share the
+    outer one's reads."""
     global _read_cache
     if _read_cache is not None:
         yield
         return
-    _read_cache = {}
+    _read_cache = _Reads()
     try:
         yield
     finally:
@@ -121,11 +153,7 @@ def reading_once() -> Iterator[None]:
 
 def _cached(key: tuple[Any, ...], read: Callable[[], pl.DataFrame]) -> pl.DataFrame:
     """``read()``, or inside `reading_once` the frame it gave for ``key`` before."""
-    if _read_cache is None:
-        return read()
-    if key not in _read_cache:
-        _read_cache[key] = read()
-    return _read_cache[key]
+    return read() if _read_cache is None else _read_cache.get(key, read)
 
 
 def load_runs(path: str | os.PathLike[str], table: str = "summary") -> pl.DataFrame:
