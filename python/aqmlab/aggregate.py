@@ -117,7 +117,7 @@ class _Reads:
             self.frames.move_to_end(key)
             return self.frames[key][0]
         df = read()
-        size = df.estimated_size()
+        size = int(df.estimated_size())
         if size <= READ_ONCE_BYTES:
             self.frames[key] = (df, size)
             self.bytes += size
