@@ -101,7 +101,7 @@ def _axis_columns(spec: dict[str, Any]) -> dict[str, pl.Series]:
 #: and again are small and fit many times over; the largest — a study's stacked time
 #: series, gigabytes — are read again when asked again rather than held (the report's
 #: peak memory stays what it was).
-READ_ONCE_BYTES = 512 << 20
+READ_ONCE_BYTES = 128 << 20
 
 
 class _Reads:
