@@ -97,10 +97,10 @@ def _axis_columns(spec: dict[str, Any]) -> dict[str, pl.Series]:
     return out
 
 
-#: Bytes of frames `reading_once` keeps (polars' estimate): a report's tables read again
-#: and again are small and fit many times over; the largest — a study's stacked time
-#: series, gigabytes — are read again when asked again rather than held (the report's
-#: peak memory stays what it was).
+#: Bytes of frames `reading_once` keeps (polars' estimate): the tables a study report
+#: reads again and again are small (< 30 MB each in the built-in studies) and fit; the
+#: largest — a study's stacked time series, gigabytes — are read again when asked again
+#: rather than held, so the report's peak memory stays what it was.
 READ_ONCE_BYTES = 128 << 20
 
 
