@@ -54,3 +54,24 @@ def test_forkserver_workers_start_with_polars_loaded():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_as_completed_yields_each_run_once_in_the_order_they_finish_and_waits_past_wake_ups():
+    import concurrent.futures as cf
+    import threading
+    import time
+
+    from aqmlab.sweep.executors import WAKE_S, _as_completed
+
+    futures = [cf.Future() for _ in range(5)]
+    futures[3].set_result(3)  # done before the driver looks
+
+    def finish_later():
+        for i in (1, 4, 0):
+            time.sleep(WAKE_S * 1.5)  # the driver wakes in between with nothing new
+            futures[i].set_result(i)
+        futures[2].set_exception(RuntimeError("worker died"))
+
+    threading.Thread(target=finish_later).start()
+    got = [f for f in _as_completed(futures)]
+    assert [futures.index(f) for f in got] == [3, 1, 4, 0, 2]

@@ -24,8 +24,11 @@ It is a polars DataFrame; ``.to_pandas()`` gives the same for pandas.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +97,75 @@ def _axis_columns(spec: dict[str, Any]) -> dict[str, pl.Series]:
     return out
 
 
+#: Bytes of frames `reading_once` keeps (polars' estimate): the tables a study report
+#: reads again and again are small (< 30 MB each in the built-in studies) and fit; the
+#: largest — a study's stacked time series, gigabytes — are read again when asked again
+#: rather than held, so the report's peak memory stays what it was.
+READ_ONCE_BYTES = 128 << 20
+
+
+class _Reads:
+    """The frames kept inside `reading_once`, least recently used out first once they
+    exceed `READ_ONCE_BYTES`; a frame larger than that is never kept."""
+
+    def __init__(self) -> None:
+        self.frames: OrderedDict[tuple[Any, ...], tuple[pl.DataFrame, int]] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, key: tuple[Any, ...], read: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+        if key in self.frames:
+            self.frames.move_to_end(key)
+            return self.frames[key][0]
+        df = read()
+        size = int(df.estimated_size())
+        if size <= READ_ONCE_BYTES:
+            self.frames[key] = (df, size)
+            self.bytes += size
+            while self.bytes > READ_ONCE_BYTES:
+                _, (_, gone) = self.frames.popitem(last=False)
+                self.bytes -= gone
+        return df
+
+
+#: The frames read inside `reading_once` (None outside it).
+_read_cache: _Reads | None = None
+
+
+@contextlib.contextmanager
+def reading_once() -> Iterator[None]:
+    """Inside this block `load_runs` and `load` read each (folder, table) once and hand
+    out the same frame again when asked again (polars frames are immutable, so callers
+    cannot change each other's copy), within `READ_ONCE_BYTES`. A report asks for the
+    same table many times (every figure, the scorecard, the tables): one read of a
+    study's thousands of Parquet files instead of dozens. The folders must not change
+    inside the block — a report is built from finished runs. Nested blocks share the
+    outer one's reads."""
+    global _read_cache
+    if _read_cache is not None:
+        yield
+        return
+    _read_cache = _Reads()
+    try:
+        yield
+    finally:
+        _read_cache = None
+
+
+def _cached(key: tuple[Any, ...], read: Callable[[], pl.DataFrame]) -> pl.DataFrame:
+    """``read()``, or inside `reading_once` the frame it gave for ``key`` before."""
+    return read() if _read_cache is None else _read_cache.get(key, read)
+
+
 def load_runs(path: str | os.PathLike[str], table: str = "summary") -> pl.DataFrame:
     """One table of every finished run of a sweep, stacked, with the run's axis values,
     ``point_id``, ``label``, ``seed`` and ``run_id`` in front. Also accepts the folder
     of a single run (``aqmlab run --out``)."""
     path = Path(path)
+    return _cached(("runs", str(path.resolve()), table), lambda: _read_runs(path, table))
+
+
+def _read_runs(path: Path, table: str) -> pl.DataFrame:
+    """`load_runs` without the cache."""
     if is_run(path) and not is_sweep(path):
         f = path / f"{table}.parquet"
         if not f.exists():
@@ -154,6 +221,11 @@ def aggregate(runs: pl.DataFrame, table: str, axes: list[str], level: float = 0.
 
 def load(path: str | os.PathLike[str], tables: tuple[str, ...] = CORE_TABLES, level: float = 0.95) -> pl.DataFrame:
     """The aggregated tidy table of a sweep folder (see the module docs)."""
+    return _cached(("load", str(Path(path).resolve()), tuple(tables), level), lambda: _aggregate_all(path, tables, level))
+
+
+def _aggregate_all(path: str | os.PathLike[str], tables: tuple[str, ...], level: float) -> pl.DataFrame:
+    """`load` without the cache."""
     spec = read_spec(path)
     axes = spec["axes"]
     parts = [aggregate(load_runs(path, t), t, axes, level) for t in tables]

@@ -31,6 +31,7 @@ from .aggregate import (
     load,
     load_runs,
     read_spec,
+    reading_once,
 )
 from .names import axis_name, axis_value_names
 from .units import fmt as fmt_unit
@@ -71,8 +72,9 @@ pre { background: #f6f8fa; padding: 12px; overflow-x: auto; font-size: 0.8em; bo
 """
 
 
-def svg_of(fig: MplFigure) -> str:
-    """A matplotlib figure as inline ``<svg>`` markup (XML header removed)."""
+def svg_document(fig: MplFigure) -> str:
+    """A matplotlib figure as an SVG file's text (fixed id salt: the same figure gives
+    the same ids); the figure is closed."""
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
@@ -81,8 +83,17 @@ def svg_of(fig: MplFigure) -> str:
     with plt.rc_context(style):
         fig.savefig(buf, format="svg")
     plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return buf.getvalue()
+
+
+def inline_svg(document: str) -> str:
+    """An SVG file's text as inline ``<svg>`` markup (XML header removed)."""
+    return document[document.index("<svg"):]
+
+
+def svg_of(fig: MplFigure) -> str:
+    """A matplotlib figure as inline ``<svg>`` markup (XML header removed)."""
+    return inline_svg(svg_document(fig))
 
 
 def _fmt(v: object) -> str:
@@ -443,6 +454,7 @@ def sweep_table(path: Path, agg: pl.DataFrame | None = None, metrics: Sequence[s
     return readable_axes(wide.select(cols), spec, axes)
 
 
+@reading_once()  # the default figures and the tables share one read of each table
 def build(path: str | os.PathLike[str], out: str | os.PathLike[str] | None = None, figures: list[Figure] | None = None,
           title: str | None = None, intro_md: str | None = None, figures_dir: str | os.PathLike[str] | None = None,
           extra_html: list[str] | None = None, lead_html: str = "") -> Path:
@@ -538,9 +550,15 @@ def figures_html(figures: list[Figure] | None, figures_dir: str | os.PathLike[st
         return ""
     parts = ['<h2>Figures</h2><div class="grid">']
     for i, f in enumerate(figures, 1):
-        if figures_dir is not None:
-            plots.save_copy(f.fig, Path(figures_dir) / f.name)
-        parts.append(f'<figure id="fig-{html.escape(f.name)}">{svg_of(f.fig)}<figcaption><strong>Figure {i}.</strong> {html.escape(f.title)}. {html.escape(f.caption)}</figcaption></figure>')
+        if figures_dir is None:
+            svg = svg_of(f.fig)
+        else:  # the SVG file is the inline figure's document: drawn once for both
+            stem = Path(figures_dir) / f.name
+            plots.save_copy(f.fig, stem, formats=("png", "pdf"))
+            document = svg_document(f.fig)
+            safefile.write_text(stem.with_suffix(".svg"), document)
+            svg = inline_svg(document)
+        parts.append(f'<figure id="fig-{html.escape(f.name)}">{svg}<figcaption><strong>Figure {i}.</strong> {html.escape(f.title)}. {html.escape(f.caption)}</figcaption></figure>')
     parts.append("</div>")
     return "".join(parts)
 

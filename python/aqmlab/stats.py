@@ -125,42 +125,115 @@ def metric_range(metric: str) -> tuple[float, float]:
     return (-_INF, _INF)
 
 
-def _exact_bootstrap_quantiles(xs: list[float], probs: tuple[float, float]) -> tuple[float, float]:
-    """Quantiles of the mean of n draws with replacement from ``xs``, enumerated exactly:
-    each multiset (counts k_1..k_n summing to n) has probability n!/(∏k_i!)·n^−n."""
-    n = len(xs)
+@lru_cache(maxsize=EXACT_BOOTSTRAP_N + 1)
+def _multisets(n: int) -> tuple[Any, Any]:
+    """Every way to draw n of n values with replacement, as counts ``(k_1..k_n)`` summing
+    to n (an int array, one row per multiset, in lexicographic order of the counts), and
+    each multiset's probability n!/(∏k_i!)·n^−n (float array). The probabilities do not
+    depend on the values: computed once per n, term by term in the order below."""
+    import numpy as np
+
     lf = [math.lgamma(k + 1) for k in range(n + 1)]
     base = lf[n] - n * math.log(n)
-    dist: dict[float, float] = {}
+    counts: list[tuple[int, ...]] = []
+    weights: list[float] = []
 
-    def walk(i: int, left: int, total: float, logw: float) -> None:
+    def walk(i: int, left: int, ks: tuple[int, ...], logw: float) -> None:
         if i == n - 1:
-            mean = (total + left * xs[i]) / n
-            dist[mean] = dist.get(mean, 0.0) + math.exp(base + logw - lf[left])
+            counts.append((*ks, left))
+            weights.append(math.exp(base + logw - lf[left]))
             return
         for k in range(left + 1):
-            walk(i + 1, left - k, total + k * xs[i], logw - lf[k])
+            walk(i + 1, left - k, (*ks, k), logw - lf[k])
 
-    walk(0, n, 0.0, 0.0)
-    out = []
-    for p in probs:
-        acc = 0.0
-        for v in sorted(dist):
-            acc += dist[v]
-            if acc >= p - 1e-12:
-                out.append(v)
-                break
-        else:  # rounding left the sum a hair under 1
-            out.append(max(dist))
-    return out[0], out[1]
+    walk(0, n, (), 0.0)
+    return np.array(counts, dtype=np.float64), np.array(weights, dtype=np.float64)
+
+
+#: Cells of one block of `_exact_bootstrap_quantiles` (rows × multisets): bounds memory.
+_BLOCK_CELLS = 1 << 20
+
+
+def _exact_bootstrap_quantiles(rows: list[list[float]], probs: tuple[float, float]) -> list[tuple[float, float]]:
+    """For each row (n sorted values, every row the same n): the ``probs`` quantiles of
+    the mean of n draws with replacement, enumerated exactly. A multiset's mean is
+    ((k_1·x_1 + k_2·x_2) + ...)/n summed left to right; multisets with equal means are
+    one value whose probability is their sum in multiset order; a quantile is the
+    smallest value whose cumulative probability (values ascending) reaches p − 1e-12,
+    else the largest value. Whole blocks of rows at once (numpy)."""
+    import numpy as np
+
+    n = len(rows[0])
+    counts, weights = _multisets(n)
+    step = max(1, _BLOCK_CELLS // len(weights))
+    out: list[tuple[float, float]] = []
+    for at in range(0, len(rows), step):
+        xs = np.array(rows[at:at + step], dtype=np.float64)
+        total = np.zeros((len(xs), len(weights)))
+        for i in range(n - 1):
+            total = total + counts[:, i] * xs[:, i:i + 1]
+        means = (total + counts[:, n - 1] * xs[:, n - 1:n]) / n
+        lo, hi = _quantiles_of(means, weights, probs)
+        out += zip(lo.tolist(), hi.tolist(), strict=True)
+    return out
+
+
+def _quantiles_of(means: Any, weights: Any, probs: tuple[float, float]) -> tuple[Any, Any]:
+    """Per row of ``means`` (one column per multiset, probability ``weights``): the two
+    quantiles of `_exact_bootstrap_quantiles`, each value's probability summed in
+    multiset order and the cumulative sum taken over values in ascending order."""
+    import numpy as np
+
+    rows, cols = means.shape
+    order = np.argsort(means, axis=1, kind="stable")  # equal means keep multiset order
+    m = np.take_along_axis(means, order, axis=1)
+    w = weights[order]
+    found = [np.full(rows, np.nan), np.full(rows, np.nan)]
+    limits = [p - 1e-12 for p in probs]
+    acc = np.zeros(rows)
+    value = m[:, 0].copy()  # the value being summed: its first multiset's mean
+    mass = w[:, 0].copy()
+    for j in range(1, cols + 1):
+        last = j == cols
+        closes = np.ones(rows, dtype=bool) if last else m[:, j] != m[:, j - 1]
+        summed = np.where(closes, acc + mass, acc)
+        for q, limit in enumerate(limits):
+            hit = closes & np.isnan(found[q]) & (summed >= limit)
+            found[q][hit] = value[hit]
+        acc = summed
+        if not last:
+            mass = np.where(closes, w[:, j], mass + w[:, j])
+            value = np.where(closes, m[:, j], value)
+    largest = value  # the last value, as first seen (only -0.0 and 0.0 can differ)
+    return (np.where(np.isnan(found[0]), largest, found[0]), np.where(np.isnan(found[1]), largest, found[1]))
+
+
+def bootstrap_mean_cis(samples: list[list[float]], level: float = 0.95) -> list[tuple[float, float]]:
+    """`bootstrap_mean_ci` of many samples (each finite, n ≥ 2) at once: the exact ones
+    grouped by n and enumerated together."""
+    probs = (0.5 - level / 2.0, 0.5 + level / 2.0)
+    rows = [sorted(float(v) for v in values) for values in samples]
+    out: list[tuple[float, float]] = [(math.nan, math.nan)] * len(rows)
+    by_n: dict[int, list[int]] = {}
+    for i, xs in enumerate(rows):
+        if len(xs) <= EXACT_BOOTSTRAP_N:
+            by_n.setdefault(len(xs), []).append(i)
+        else:
+            out[i] = _resampled_quantiles(xs, probs)
+    for idx in by_n.values():
+        for i, q in zip(idx, _exact_bootstrap_quantiles([rows[i] for i in idx], probs), strict=True):
+            out[i] = q
+    return out
 
 
 def bootstrap_mean_ci(values: Iterable[Any], level: float = 0.95) -> tuple[float, float]:
     """Percentile-bootstrap interval of the mean of ``values`` (finite, n ≥ 2)."""
-    xs = sorted(float(v) for v in values)
-    probs = (0.5 - level / 2.0, 0.5 + level / 2.0)
-    if len(xs) <= EXACT_BOOTSTRAP_N:
-        return _exact_bootstrap_quantiles(xs, probs)
+    return bootstrap_mean_cis([list(values)], level)[0]
+
+
+def _resampled_quantiles(xs: list[float], probs: tuple[float, float]) -> tuple[float, float]:
+    """The ``probs`` quantiles of `BOOTSTRAP_RESAMPLES` resampled means of ``xs``
+    (sorted; fixed seed)."""
     import numpy as np
 
     rng = np.random.default_rng(20_231_107)
@@ -176,10 +249,10 @@ def bound_intervals(agg: pl.DataFrame, values: pl.DataFrame, keys: list[str], le
     ``metric`` + ``value`` (one row per run). Adds ``ci_method``."""
     import polars as pl
 
-    lo_hi = [metric_range(m) for m in agg["metric"].to_list()]
+    ranges = {m: metric_range(m) for m in agg["metric"].unique().to_list()}  # a few names, millions of rows
     agg = agg.with_columns(
-        pl.Series("_lo", [a for a, _ in lo_hi], pl.Float64),
-        pl.Series("_hi", [b for _, b in lo_hi], pl.Float64),
+        pl.col("metric").replace_strict({m: lo for m, (lo, _) in ranges.items()}, return_dtype=pl.Float64).alias("_lo"),
+        pl.col("metric").replace_strict({m: hi for m, (_, hi) in ranges.items()}, return_dtype=pl.Float64).alias("_hi"),
     )
     few = pl.col("n") < MIN_N_FOR_CI
     outside = (~few) & ((pl.col("ci_low") < pl.col("_lo")) | (pl.col("ci_high") > pl.col("_hi")))
@@ -195,11 +268,9 @@ def bound_intervals(agg: pl.DataFrame, values: pl.DataFrame, keys: list[str], le
             .group_by([*keys, "metric"], maintain_order=True)
             .agg(pl.col("value"))
         )
-        rows = []
-        for r in vals.iter_rows(named=True):
-            lo, hi = bootstrap_mean_ci(r["value"], level)
-            rows.append({**{k: r[k] for k in keys}, "metric": r["metric"], "_blo": lo, "_bhi": hi})
-        boot = pl.DataFrame(rows, schema={**{k: agg.schema[k] for k in keys}, "metric": pl.Utf8, "_blo": pl.Float64, "_bhi": pl.Float64})
+        cis = bootstrap_mean_cis(vals["value"].to_list(), level)
+        boot = vals.select(*[pl.col(k).cast(agg.schema[k]) for k in keys], pl.col("metric").cast(pl.Utf8)).with_columns(
+            pl.Series("_blo", [lo for lo, _ in cis], pl.Float64), pl.Series("_bhi", [hi for _, hi in cis], pl.Float64))
         agg = agg.join(boot, on=[*keys, "metric"], how="left", nulls_equal=True)
         agg = agg.with_columns(
             pl.coalesce("_blo", "ci_low").alias("ci_low"),

@@ -42,6 +42,7 @@ from typing import Any
 
 import polars as pl
 
+from .aggregate import reading_once
 from .errors import ScenarioError
 from .report import Figure, build, figures_html, markdown_html, write_page
 from .scenario import parse_overrides
@@ -364,6 +365,7 @@ def reproduction_html(name: str, d: Path, study_out: Path) -> tuple[str, dict[st
     return "".join(parts), card
 
 
+@reading_once()  # the figures, the scorecard and the tables share one read of each table
 def report(name: str, study_out: str | os.PathLike[str] | None = None, out: str | os.PathLike[str] | None = None, figures_dir: str | os.PathLike[str] | None = None) -> Path:
     """Write the study's report (its README, its figures, the tables) and save the
     figures as PNG, SVG and PDF in ``figures_dir`` (default: beside the report). A study

@@ -87,7 +87,7 @@ def frame_metrics(sweep_dir: Path) -> pl.DataFrame:
         pl.col(QDISC).map_elements(qdisc_name, return_dtype=pl.Utf8).alias("qdisc"),
         (pl.col("sent_at_ns") // 10_000_000_000).cast(pl.Int64).alias("p"),
     ).filter(pl.col("p") < 3)
-    out = fr.group_by(["qdisc", "seed", "app", "p"]).agg(
+    out = fr.group_by(["qdisc", "seed", "app", "p"], maintain_order=True).agg(  # a fixed order of groups, so of figures
         pl.col("sent").sum().alias("frames_sent"),
         (~pl.col("sent")).sum().alias("frames_skipped"),
         pl.col("received").sum().alias("frames_received"),

@@ -24,6 +24,7 @@ import concurrent.futures as cf
 import contextlib
 import multiprocessing
 import os
+import queue
 import shutil
 import socket
 import sys
@@ -227,11 +228,21 @@ WAKE_S = 0.2
 def _as_completed(futures: Iterable[cf.Future[dict[str, Any]]]) -> Iterator[cf.Future[dict[str, Any]]]:
     """`concurrent.futures.as_completed` that wakes every `WAKE_S`. SIGINT may be
     delivered to one of the pool's threads; a main thread blocked without a timeout
-    would then never see the KeyboardInterrupt."""
-    pending = set(futures)
-    while pending:
-        done, pending = cf.wait(pending, timeout=WAKE_S, return_when=cf.FIRST_COMPLETED)
-        yield from done
+    would then never see the KeyboardInterrupt. Each future, once done, puts itself
+    on a queue: a wake-up costs the same with 5000 runs pending as with one
+    (`concurrent.futures.wait` looks at every pending future each time)."""
+    done: queue.SimpleQueue[cf.Future[dict[str, Any]]] = queue.SimpleQueue()
+    count = 0
+    for fut in futures:
+        fut.add_done_callback(done.put)
+        count += 1
+    for _ in range(count):
+        while True:
+            try:
+                yield done.get(timeout=WAKE_S)
+                break
+            except queue.Empty:
+                continue
 
 
 class LocalExecutor(Executor):
