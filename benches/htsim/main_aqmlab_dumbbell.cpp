@@ -91,28 +91,26 @@ int main(int argc, char** argv) {
     std::vector<CountingSrc*> srcs;
     std::vector<CountingSink*> sinks;
 
+    // One direction of a connection: its own access queue and pipe, the shared
+    // bottleneck queue and pipe, the far side's own access queue and pipe, the endpoint.
+    auto dumbbell_route = [&](Queue& bottleneck_q, Pipe& bottleneck_p, PacketSink* end) {
+        route_t* r = new route_t();
+        r->push_back(new Queue(access_rate, buffer, eventlist, NULL));
+        r->push_back(new Pipe(access_delay, eventlist));
+        r->push_back(&bottleneck_q);
+        r->push_back(&bottleneck_p);
+        r->push_back(new Queue(access_rate, buffer, eventlist, NULL));
+        r->push_back(new Pipe(access_delay, eventlist));
+        r->push_back(end);
+        return r;
+    };
     for (int i = 0; i < conns; i++) {
         CountingSrc* src = new CountingSrc(eventlist);
         CountingSink* sink = new CountingSink();
         rtx_scanner.registerTcp(*src);
 
-        route_t* out = new route_t();
-        out->push_back(new Queue(access_rate, buffer, eventlist, NULL)); // host_l -> L
-        out->push_back(new Pipe(access_delay, eventlist));
-        out->push_back(&fwd_q);                                          // L -> R
-        out->push_back(&fwd_p);
-        out->push_back(new Queue(access_rate, buffer, eventlist, NULL)); // R -> host_r
-        out->push_back(new Pipe(access_delay, eventlist));
-        out->push_back(sink);
-
-        route_t* back = new route_t();
-        back->push_back(new Queue(access_rate, buffer, eventlist, NULL)); // host_r -> R
-        back->push_back(new Pipe(access_delay, eventlist));
-        back->push_back(&rev_q);                                          // R -> L
-        back->push_back(&rev_p);
-        back->push_back(new Queue(access_rate, buffer, eventlist, NULL)); // L -> host_l
-        back->push_back(new Pipe(access_delay, eventlist));
-        back->push_back(src);
+        route_t* out = dumbbell_route(fwd_q, fwd_p, sink);  // host_l -> L -> R -> host_r
+        route_t* back = dumbbell_route(rev_q, rev_p, src);  // host_r -> R -> L -> host_l
 
         src->connect(*out, *back, *sink, drand() * timeFromMs(1));
         srcs.push_back(src);
